@@ -1,0 +1,101 @@
+#include "core/thread_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define OXYD_PAUSE() _mm_pause()
+#else
+#define OXYD_PAUSE() std::this_thread::yield()
+#endif
+
+namespace oxyd {
+namespace {
+constexpr int kSpinIters = 1 << 16;
+std::unique_ptr<ThreadPool> g_pool;
+std::mutex g_pool_mu;
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+  for (int i = 1; i < num_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true);
+    generation_.fetch_add(1);
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::run(const std::function<void(int, int)>& fn) {
+  if (num_threads_ == 1) {
+    fn(0, 1);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &fn;
+    pending_.store(num_threads_ - 1);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  cv_.notify_all();
+  fn(0, num_threads_);
+  while (pending_.load(std::memory_order_acquire) != 0) OXYD_PAUSE();
+}
+
+void ThreadPool::worker(int idx) {
+  uint64_t seen = 0;
+  for (;;) {
+    int spins = 0;
+    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIters) {
+      OXYD_PAUSE();
+      ++spins;
+    }
+    if (generation_.load(std::memory_order_acquire) == seen) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return generation_.load() != seen; });
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load()) return;
+    (*job_)(idx, num_threads_);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+ThreadPool& ThreadPool::global() {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  if (!g_pool) {
+    int n = int(std::thread::hardware_concurrency());
+    if (const char* env = std::getenv("OXYD_NUM_THREADS")) n = std::atoi(env);
+    g_pool = std::make_unique<ThreadPool>(n > 0 ? n : 1);
+  }
+  return *g_pool;
+}
+
+void ThreadPool::set_global_threads(int num_threads) {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  g_pool = std::make_unique<ThreadPool>(num_threads);
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  ThreadPool& pool = ThreadPool::global();
+  const int64_t max_parts = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
+  const int parts = int(std::min<int64_t>(pool.num_threads(), max_parts));
+  if (parts <= 1) {
+    fn(0, n);
+    return;
+  }
+  pool.run([&](int idx, int num) {
+    if (idx >= parts) return;
+    const int64_t begin = n * idx / parts, end = n * (idx + 1) / parts;
+    if (begin < end) fn(begin, end);
+  });
+}
+
+}  // namespace oxyd
