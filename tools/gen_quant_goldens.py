@@ -11,8 +11,8 @@ Oracles:
   * ggml's own C reference code (ggml-quants.c, compiled here with gcc -O2 -ffp-contract=off from the
     llama.cpp copy inside the PyPI sdist of llama-cpp-python 0.3.36, fetched with
     `pip download llama-cpp-python==0.3.36 --no-deps --no-binary :all:` unless --ggml-src points at an
-    unpacked ggml/ folder): the encoders gguf-py lacks (Q8_1, Q8_K, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) and
-    the Q8_K decoder. Nothing of it is committed.
+    unpacked ggml/ folder): the encoders gguf-py lacks (Q8_1, Q8_K, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+    IQ4_NL, IQ4_XS) and the Q8_K decoder. Nothing of it is committed.
   * ml_dtypes (PyPI): F8_E4M3 and F8_E5M2 decoding, every one of the 256 codes.
 Matmul goldens: y = x · dequant(w)ᵀ in float64 numpy on the oracle's dequantized weights.
 
@@ -62,7 +62,7 @@ F16_SCALES = {
 GGUF_DEQUANT = ["F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
                 "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"]
 GGUF_QUANT = ["F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4"]
-GGML_QUANT = ["Q8_1", "Q8_K", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+GGML_QUANT = ["Q8_1", "Q8_K", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
 
 
 # ---------------------------------------------------------------- ggml C reference (oracle only)
@@ -107,6 +107,9 @@ def ggml_quantize(lib: ctypes.CDLL, name: str, x: np.ndarray) -> np.ndarray:
         blocks = out.reshape(-1, bb)
         zero = blocks[:, :4].view(np.float32).ravel() == 0
         blocks[zero, 260:] = 0
+    if name == "IQ4_NL":  # ggml packs uninitialised indices for an all-zero block (d = 0); we write 0
+        blocks = out.reshape(-1, bb)
+        blocks[np.abs(x.reshape(-1, qk)).max(axis=1) < 1e-15, 2:] = 0
     return out
 
 

@@ -78,7 +78,7 @@ TEST_P(QuantGoldenTest, MatchesOracleBytesExactly) {
 
 INSTANTIATE_TEST_SUITE_P(AllEncoders, QuantGoldenTest,
                          ::testing::Values("F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "MXFP4",
-                                           "Q8_K", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"),
+                                           "Q8_K", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"),
                          [](const auto& info) { return info.param; });
 
 // Block-scaled FP8: per-code values come from the ml_dtypes golden, not from our decoder.
