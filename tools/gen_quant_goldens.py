@@ -21,6 +21,10 @@ u32 kind (0 dequant: u8[num_bytes] then f32[num_elems]; 1 quant: f32[num_elems] 
 u32 num_elems, u32 num_bytes, u32 oracle (0 gguf-py, 1 ggml C, 2 ml_dtypes).
 matmul.bin: b"OXQM", u32 num_cases, then per case u32 dtype, m, n, k, num_w_bytes,
 f32 x[m*k], u8 w[num_w_bytes], f32 y[m*n].
+bulk.bin (encoders on 262144 values each, too many to commit; the test regenerates the same inputs
+from an integer LCG, see lcg_inputs): b"OXQB", u32 version=1, u32 num_formats, then per format
+u32 dtype, num_elems, seed, blocks_per_hash, num_hashes, oracle, u64 fnv1a64[num_hashes] (one per
+blocks_per_hash blocks of the oracle's output bytes).
 """
 from __future__ import annotations
 
@@ -216,6 +220,47 @@ def bf16_inputs(rng: np.random.Generator) -> np.ndarray:
     return bits.view(np.float32)
 
 
+def lcg_inputs(seed: int, n: int) -> np.ndarray:
+    """Exactly representable floats from a 64-bit LCG, reproduced bit for bit by tests/quant
+    (quant_bulk_test.cc). Per 32 values a scale 2^(e-15), e in [-23, 0], and a pattern: plain
+    16-bit ints, offset (all positive), sparse, tiny ints (rounding ties), all negative, zeros."""
+    mask = (1 << 64) - 1
+    state = seed
+
+    def nxt() -> int:
+        nonlocal state
+        state = (state * 6364136223846793005 + 1442695040888963407) & mask
+        return state >> 33
+
+    vals = np.empty(n, dtype=np.int64)
+    exps = np.empty(n, dtype=np.int64)
+    for g in range(n // 32):
+        r = nxt()
+        e, kind = -(r % 24), (r >> 8) % 6
+        for i in range(32):
+            r = nxt()
+            v = (r & 0xFFFF) - 32768
+            if kind == 1:
+                v += 3 * 32768
+            elif kind == 2:
+                v = v if (r >> 16) % 8 == 0 else 0
+            elif kind == 3:
+                v >>= 12
+            elif kind == 4:
+                v = -abs(v)
+            elif kind == 5:
+                v = 0
+            vals[32 * g + i], exps[32 * g + i] = v, e - 15
+    return (vals.astype(np.float64) * np.exp2(exps.astype(np.float64))).astype(np.float32)
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & ((1 << 64) - 1)
+    return h
+
+
 # ---------------------------------------------------------------- writers
 def write_case(path: pathlib.Path, name: str, kind: int, num_elems: int, raw: np.ndarray, floats: np.ndarray,
                oracle: int) -> None:
@@ -320,6 +365,24 @@ def main() -> None:
                          + y.tobytes())
         with open(OUT / "matmul.bin", "wb") as f:
             f.write(b"OXQM" + struct.pack("<I", len(cases)) + b"".join(cases))
+
+        # Bulk encoder check: many blocks, committed as hashes only.
+        records = []
+        for name in GGUF_QUANT + GGML_QUANT:
+            dtype_id, qk, bb = FORMATS[name]
+            n, seed, per_hash = 262144, 1000 + dtype_id, 4096 // qk  # 64 hashes per format
+            x = lcg_inputs(seed, n)
+            if name in GGUF_QUANT:
+                with np.errstate(over="ignore"):
+                    q, oracle = np.ascontiguousarray(quants.quantize(x, gguf_type(name))).view(np.uint8).ravel(), ORACLE_GGUF_PY
+            else:
+                q, oracle = ggml_quantize(lib, name, x), ORACLE_GGML
+            chunk = per_hash * bb
+            hashes = [fnv1a64(q[i:i + chunk].tobytes()) for i in range(0, q.size, chunk)]
+            records.append(struct.pack("<6I", dtype_id, n, seed, per_hash, len(hashes), oracle)
+                           + struct.pack(f"<{len(hashes)}Q", *hashes))
+        with open(OUT / "bulk.bin", "wb") as f:
+            f.write(b"OXQB" + struct.pack("<2I", 1, len(records)) + b"".join(records))
     total = sum(p.stat().st_size for p in OUT.glob("*.bin"))
     print(f"wrote {len(list(OUT.glob('*.bin')))} files, {total} bytes to {OUT}")
 
