@@ -134,6 +134,31 @@ TEST(CudaStream, AsyncRoundTripOnTwoStreams) {
   EXPECT_EQ(std::memcmp(back1.data(), back2.data(), n), 0);
 }
 
+// An event recorded on one stream orders a second stream's work after it, and times it.
+TEST(CudaStream, EventOrdersStreamsAndTimes) {
+  OXYD_REQUIRE_CUDA();
+  const size_t n = size_t(64) << 20;  // 64 MiB: long enough that a missing wait would show
+  Stream producer, consumer;
+  PinnedBuffer src(n), back(n);
+  for (size_t i = 0; i < n; i += 4096) src.as<uint8_t>()[i] = uint8_t(i >> 12);
+  DeviceBuffer a(n), b(n);
+  memset_async(b.data(), 0, n, consumer);
+  consumer.synchronize();
+  Event start, copied;
+  start.record(producer);
+  copy_to_device_async(a.data(), src.data(), n, producer);
+  copied.record(producer);
+  consumer.wait(copied);
+  copy_device_to_device_async(b.data(), a.data(), n, consumer);
+  copy_to_host_async(back.data(), b.data(), n, consumer);
+  consumer.synchronize();
+  for (size_t i = 0; i < n; i += 4096) ASSERT_EQ(back.as<uint8_t>()[i], uint8_t(i >> 12)) << i;
+  copied.synchronize();
+  const float ms = copied.elapsed_ms(start);
+  EXPECT_GT(ms, 0.0f);
+  std::printf("64 MiB host->device (pinned): %.3f ms, %.1f GB/s\n", ms, double(n) / ms / 1e6);
+}
+
 // Streams are usable from several host threads at once (one engine thread per model).
 TEST(CudaStream, ConcurrentThreads) {
   OXYD_REQUIRE_CUDA();

@@ -98,6 +98,41 @@ bool Stream::done() const {
   return true;
 }
 
+void Stream::wait(const Event& event) const {
+  OXYD_CUDA_CHECK(cudaStreamWaitEvent(handle_, event.handle(), 0));
+}
+
+// ---- Event ----
+
+Event::Event() {
+  cudaEvent_t e = nullptr;
+  OXYD_CUDA_CHECK(cudaEventCreate(&e));
+  handle_ = e;
+}
+
+Event::~Event() {
+  if (handle_) (void)cudaEventDestroy(handle_);
+}
+
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    if (handle_) (void)cudaEventDestroy(handle_);
+    handle_ = other.handle_;
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+void Event::record(const Stream& stream) { OXYD_CUDA_CHECK(cudaEventRecord(handle_, stream.handle())); }
+
+void Event::synchronize() const { OXYD_CUDA_CHECK(cudaEventSynchronize(handle_)); }
+
+float Event::elapsed_ms(const Event& start) const {
+  float ms = 0.0f;
+  OXYD_CUDA_CHECK(cudaEventElapsedTime(&ms, start.handle_, handle_));
+  return ms;
+}
+
 // ---- DeviceBuffer ----
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
@@ -183,6 +218,10 @@ void copy_to_device_async(void* dst, const void* src, size_t bytes, const Stream
 void copy_to_host_async(void* dst, const void* src, size_t bytes, const Stream& stream) {
   if (bytes)
     OXYD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.handle()));
+}
+void copy_device_to_device_async(void* dst, const void* src, size_t bytes, const Stream& stream) {
+  if (bytes)
+    OXYD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream.handle()));
 }
 void memset_async(void* dst, int value, size_t bytes, const Stream& stream) {
   if (bytes) OXYD_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, stream.handle()));

@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 
 struct CUstream_st;  // cudaStream_t is `CUstream_st*` in the CUDA runtime
+struct CUevent_st;   // cudaEvent_t is `CUevent_st*`
 
 namespace oxyd::backend::cuda {
 
@@ -44,6 +45,8 @@ void set_device(int index);
 /// Blocks until all work on the current device has finished; surfaces asynchronous errors.
 void device_synchronize();
 
+class Event;
+
 /// A CUDA stream owned by this object (created non-blocking); move-only.
 class Stream {
  public:
@@ -59,9 +62,34 @@ class Stream {
   void synchronize() const;
   /// True when all queued work has finished (cudaStreamQuery), without blocking.
   bool done() const;
+  /// Work queued on this stream after this call waits for `event` (no host blocking).
+  void wait(const Event& event) const;
 
  private:
   StreamHandle handle_ = nullptr;
+};
+
+/// A CUDA event with timing enabled; move-only. Orders work across streams (Stream::wait) and
+/// times GPU work (elapsed_ms between two recorded events).
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  CUevent_st* handle() const { return handle_; }
+  /// Captures the work queued on `stream` so far.
+  void record(const Stream& stream);
+  /// Blocks until the recorded work has finished.
+  void synchronize() const;
+  /// Milliseconds of GPU time from `start` to this event; both recorded and finished.
+  float elapsed_ms(const Event& start) const;
+
+ private:
+  CUevent_st* handle_ = nullptr;
 };
 
 /// Device memory from cudaMalloc, freed on destruction; move-only. Size 0 holds no memory.
@@ -97,6 +125,8 @@ void copy_device_to_device(void* dst_device, const void* src_device, size_t byte
 /// reaches the copy; it overlaps with compute only when the host memory is pinned.
 void copy_to_device_async(void* dst_device, const void* src_host, size_t bytes, const Stream& stream);
 void copy_to_host_async(void* dst_host, const void* src_device, size_t bytes, const Stream& stream);
+void copy_device_to_device_async(void* dst_device, const void* src_device, size_t bytes,
+                                 const Stream& stream);
 void memset_async(void* dst_device, int value, size_t bytes, const Stream& stream);
 
 /// Page-locked host memory (cudaMallocHost), for asynchronous copies that really overlap.
