@@ -6,7 +6,8 @@
 #                                # nlohmann/json headers into .gpu_deps/ (git-ignored, ~5 MB)
 #   tools/gpu_check.sh           # THERE: builds tools/gpu_check/CMakeLists.txt for sm_90 only
 #                                # (core, backend/reference, backend/cuda, tests/cuda), runs
-#                                # `ctest -L gpu`, prints device, build time and results
+#                                # `ctest -L gpu`, then bench/cuda/ops_bench.cc; prints device,
+#                                # build time, test results and the bandwidth table
 #
 # With the device tool: run(command="tools/gpu_check.sh", carry=[".gpu_deps"], timeout_s=420).
 # Expect about 1 minute of building on 16 cores. Env: OXYD_CUDA_ARCH (default 90), BUILD_DIR
@@ -42,7 +43,7 @@ cmake -S tools/gpu_check -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   > "$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
 echo "== build"
 set +e
-cmake --build "$BUILD" -j"$(nproc)" --target test_cuda > "$BUILD/build.log" 2>&1
+cmake --build "$BUILD" -j"$(nproc)" --target test_cuda cuda_ops_bench > "$BUILD/build.log" 2>&1
 build_rc=$?
 set -e
 grep -Ev '^\[[0-9]+/[0-9]+\] ' "$BUILD/build.log" || true  # warnings and errors only
@@ -51,4 +52,10 @@ echo "build took $(( $(date +%s) - t0 )) s"
 cd "$BUILD"
 ./test_cuda --gtest_filter=CudaDevice.Query 2>&1 | grep -E "^device|OK|FAILED" || true
 echo "== ctest -L gpu"
+set +e
 ctest -L gpu --output-on-failure --timeout 300
+rc=$?
+set -e
+echo "== cuda_ops_bench (bandwidth of the simple ops vs device copy)"
+./cuda_ops_bench || echo "bench FAILED"
+exit $rc
