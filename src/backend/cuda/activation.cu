@@ -9,12 +9,14 @@ namespace oxyd::backend::cuda {
 namespace {
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+// 1 + erf(z) = erfc(−z): no cancellation for negative x, where 1 + erff(z) loses all digits.
 __device__ __forceinline__ float gelu_erf(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  return 0.5f * x * erfcf(x * -0.70710678118654752f);
 }
+// ½x(1 + tanh u) = x·σ(2u), again free of the cancellation at negative x.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  constexpr float kSqrt2OverPi = 0.79788456080286536f;
-  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * fmaf(0.044715f * x, x * x, x)));
+  constexpr float kTwoSqrt2OverPi = 1.5957691216057307f;  // 2·√(2/π)
+  return x / (1.0f + expf(-kTwoSqrt2OverPi * fmaf(0.044715f * x, x * x, x)));
 }
 
 // kGated: y = act(a)·b; otherwise y = act(a).
