@@ -1,10 +1,12 @@
-// RMSNorm and softmax on the GPU against backend/reference (float64) on the same inputs, for
+// RMSNorm, LayerNorm and softmax on the GPU against backend/reference (float64) on the same inputs, for
 // F32, BF16 and F16 storage; shapes cover the warp-per-row and block-per-row paths, the 16-byte
 // and scalar paths (odd widths, offset pointers), in-place use and masked (-inf) logits.
 #include <gtest/gtest.h>
 
+#include "backend/cuda/layer_norm.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/softmax.h"
+#include "backend/reference/layer_norm.h"
 #include "backend/reference/rms_norm.h"
 #include "backend/reference/softmax.h"
 #include "cuda_test_util.h"
@@ -57,6 +59,50 @@ TEST_P(CudaNorm, RmsNormMatchesReference) {
     rms_norm(tx, c.weight ? &tw : nullptr, 1e-6f, ty, stream);
     stream.synchronize();
     expect_close(download(dt, ty.data, x.size()), want, tolerance_for(dt), what);
+  }
+}
+
+TEST_P(CudaNorm, LayerNormMatchesReference) {
+  OXYD_REQUIRE_CUDA();
+  const DType dt = GetParam();
+  const NormCase cases[] = {
+      {1, 768, true, false, 0},  {9, 384, true, true, 0},   {40, 64, false, false, 0},
+      {3, 1001, true, false, 0}, {2, 4096, true, false, 1}, {2, 8192, false, true, 0},
+  };
+  Stream stream;
+  for (const NormCase& c : cases) {
+    const std::string what = std::string("layer_norm ") + dtype_label(dt) + " [" +
+                             std::to_string(c.rows) + ", " + std::to_string(c.n) + "]";
+    // A mean of about 10 per row: the centred variance must not cancel.
+    std::vector<float> x = random_floats(size_t(c.rows * c.n), uint32_t(c.rows * 17 + c.n), 7, 13);
+    std::vector<float> w = random_floats(size_t(c.n), uint32_t(c.n + 5), 0.5f, 1.5f);
+    std::vector<float> b = random_floats(size_t(c.n), uint32_t(c.n + 6), -0.5f, 0.5f);
+    round_to(dt, x);
+    std::vector<float> want(x.size());
+    const Tensor w_host(DType::F32, w.data(), {c.n}), b_host(DType::F32, b.data(), {c.n});
+    reference::layer_norm(Tensor(DType::F32, x.data(), {c.rows, c.n}), c.weight ? &w_host : nullptr,
+                          c.weight ? &b_host : nullptr, 1e-5f,
+                          Tensor(DType::F32, want.data(), {c.rows, c.n}));
+    auto padded = [&](const std::vector<float>& v) {
+      std::vector<float> p(c.offset, 0.0f);
+      p.insert(p.end(), v.begin(), v.end());
+      return p;
+    };
+    DeviceBuffer dx = upload(dt, padded(x)), dw = upload(DType::F32, padded(w)),
+                 db = upload(DType::F32, padded(b)), dy(x.size() * elem_bytes(dt) + 16);
+    auto at = [&](const DeviceBuffer& buf, DType t) {
+      return static_cast<uint8_t*>(buf.data()) + c.offset * elem_bytes(t);
+    };
+    const Tensor tx(dt, at(dx, dt), {c.rows, c.n}, Device::CUDA);
+    const Tensor ty(dt, c.in_place ? at(dx, dt) : at(dy, dt), {c.rows, c.n}, Device::CUDA);
+    const Tensor tw(DType::F32, at(dw, DType::F32), {c.n}, Device::CUDA);
+    const Tensor tb(DType::F32, at(db, DType::F32), {c.n}, Device::CUDA);
+    layer_norm(tx, c.weight ? &tw : nullptr, c.weight ? &tb : nullptr, 1e-5f, ty, stream);
+    stream.synchronize();
+    // The fp32 row mean (~10) is off by ~1e-6, which shows as absolute error near y = 0.
+    Tolerance tol = tolerance_for(dt, 5e-5);
+    tol.abs = 5e-6;
+    expect_close(download(dt, ty.data, x.size()), want, tol, what);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -74,6 +75,21 @@ __device__ __forceinline__ float row_group_sum(float v, float* scratch) {
   __syncthreads();
   v = lane < num_warps ? s[lane] : 0.0f;
   return warp_sum(v);
+}
+
+/// Row-group layout shared by the row kernels (rms_norm, layer_norm, softmax): blockDim.x
+/// threads own one row (one per 16-byte pack, 32..1024), rows shorter than 128 packs share a
+/// block (blockDim.y rows, at most kMaxRowsPerBlock), grid.x covers the rows.
+constexpr int kMaxRowsPerBlock = 4;
+struct RowGroups {
+  dim3 grid, block;
+};
+inline RowGroups row_groups(int64_t rows, int num_packs) {
+  const int threads_per_row = num_packs >= 1024 ? 1024 : std::max(32, (num_packs + 31) / 32 * 32);
+  const int rows_per_block =
+      threads_per_row >= 128 ? 1 : std::min(kMaxRowsPerBlock, 128 / threads_per_row);
+  return {dim3(unsigned((rows + rows_per_block - 1) / rows_per_block)),
+          dim3(unsigned(threads_per_row), unsigned(rows_per_block))};
 }
 
 /// Host-side: the storage type of a float activation dtype.

@@ -9,8 +9,6 @@
 namespace oxyd::backend::cuda {
 namespace {
 
-constexpr int kMaxRowsPerBlock = 4;
-
 // x, y [rows, n]; w [n] or nullptr. y may alias x, hence no __restrict__ on them.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rms_norm_kernel(const T* x, const float* __restrict__ w,
@@ -58,14 +56,8 @@ template <typename T, int VEC>
 void launch(const Tensor& x, const float* w, float eps, const Tensor& y, cudaStream_t stream) {
   const int64_t rows = x.rows();
   const int n = int(x.cols());
-  const int num_packs = n / VEC;
-  // One thread per pack up to 1024; rows shorter than 128 packs share a block.
-  const int threads_per_row = std::min(1024, std::max(32, (num_packs + 31) / 32 * 32));
-  const int rows_per_block =
-      threads_per_row >= 128 ? 1 : std::min<int>(kMaxRowsPerBlock, 128 / threads_per_row);
-  const dim3 block(threads_per_row, rows_per_block);
-  const dim3 grid(ceil_div(rows, rows_per_block));
-  rms_norm_kernel<T, VEC><<<grid, block, 0, stream>>>(x.ptr<const T>(), w, y.ptr<T>(), rows, n, eps);
+  const RowGroups rg = row_groups(rows, n / VEC);
+  rms_norm_kernel<T, VEC><<<rg.grid, rg.block, 0, stream>>>(x.ptr<const T>(), w, y.ptr<T>(), rows, n, eps);
   OXYD_CUDA_CHECK_LAUNCH();
 }
 

@@ -11,8 +11,6 @@
 namespace oxyd::backend::cuda {
 namespace {
 
-constexpr int kMaxRowsPerBlock = 4;
-
 struct MaxSum {
   float m, s;
 };
@@ -92,13 +90,8 @@ template <typename T, int VEC>
 void launch(const Tensor& x, float scale, const Tensor& y, cudaStream_t stream) {
   const int64_t rows = x.rows();
   const int n = int(x.cols());
-  const int num_packs = n / VEC;
-  const int threads_per_row = std::min(1024, std::max(32, (num_packs + 31) / 32 * 32));
-  const int rows_per_block =
-      threads_per_row >= 128 ? 1 : std::min<int>(kMaxRowsPerBlock, 128 / threads_per_row);
-  const dim3 block(threads_per_row, rows_per_block);
-  const dim3 grid(ceil_div(rows, rows_per_block));
-  softmax_kernel<T, VEC><<<grid, block, 0, stream>>>(x.ptr<const T>(), y.ptr<T>(), rows, n, scale);
+  const RowGroups rg = row_groups(rows, n / VEC);
+  softmax_kernel<T, VEC><<<rg.grid, rg.block, 0, stream>>>(x.ptr<const T>(), y.ptr<T>(), rows, n, scale);
   OXYD_CUDA_CHECK_LAUNCH();
 }
 
