@@ -1,4 +1,4 @@
-// Bandwidth of the CUDA simple ops (rms_norm, softmax, rope, add, glu_fused) at sizes far past
+// Bandwidth of the CUDA simple ops (rms_norm, layer_norm, softmax, rope, add, glu_fused) at sizes far past
 // the L2 cache, against the same GPU's device-to-device copy in the same run (the hardware
 // limit these memory-bound kernels can reach). Prints one table; not part of the test run.
 // Run: build/bin/cuda_ops_bench (main build) or build-gpu/cuda_ops_bench (tools/gpu_check.sh).
@@ -11,6 +11,7 @@
 #include "backend/cuda/activation.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/layer_norm.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/softmax.h"
@@ -69,6 +70,8 @@ int main() {
     const Tensor xf = a.view(DType::F32, {r / 2, n}), yf = c.view(DType::F32, {r / 2, n});
     rows.push_back({"rms_norm f32", "[16384, 8192]",
                     time_ms(stream, [&] { rms_norm(xf, &tw, 1e-6f, yf, stream); }), 2.0 * r / 2 * n * 4});
+    rows.push_back({"layer_norm bf16 (no w/b)", "[32768, 8192]",
+                    time_ms(stream, [&] { layer_norm(x, nullptr, nullptr, 1e-5f, y, stream); }), 2.0 * r * n * 2});
     const Tensor xh = a.view(DType::BF16, {r * 64, 128}), yh = c.view(DType::BF16, {r * 64, 128});
     rows.push_back({"rms_norm bf16 (head)", "[2097152, 128]",
                     time_ms(stream, [&] { rms_norm(xh, nullptr, 1e-6f, yh, stream); }), 2.0 * r * 64 * 128 * 2});
