@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds and runs the CUDA tests (ctest label `gpu`) on a machine with an NVIDIA GPU, e.g. the
+# lent H200, which has nvcc/CMake/ninja but none of the project's other packages and no network.
+#
+#   tools/gpu_check.sh prepare   # HERE, in the repo root: copies GoogleTest's source and the
+#                                # nlohmann/json headers into .gpu_deps/ (git-ignored, ~5 MB)
+#   tools/gpu_check.sh           # THERE: builds tools/gpu_check/CMakeLists.txt for sm_90 only
+#                                # (core, backend/reference, backend/cuda, tests/cuda), runs
+#                                # `ctest -L gpu`, then bench/cuda/ops_bench.cc; prints device,
+#                                # build time, test results and the bandwidth table
+#
+# With the device tool: run(command="tools/gpu_check.sh", carry=[".gpu_deps"], timeout_s=420).
+# Expect about 1 minute of building on 16 cores. Env: OXYD_CUDA_ARCH (default 90), BUILD_DIR
+# (default build-gpu). The log is also written to $OUT/gpu_check.log when $OUT is set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+DEPS=$REPO/.gpu_deps
+
+if [[ "${1:-}" == "prepare" ]]; then
+  [[ -d /usr/src/googletest ]] || { echo "need /usr/src/googletest (Debian: apt-get install googletest)"; exit 1; }
+  [[ -d /usr/include/nlohmann ]] || { echo "need /usr/include/nlohmann (apt-get install nlohmann-json3-dev)"; exit 1; }
+  rm -rf "$DEPS" && mkdir -p "$DEPS/include"
+  cp -r /usr/src/googletest "$DEPS/googletest"
+  cp -r /usr/include/nlohmann "$DEPS/include/"
+  echo "prepared $DEPS ($(du -sh "$DEPS" | cut -f1)); carry it: carry=[\".gpu_deps\"]"
+  exit 0
+fi
+
+if [[ -n "${OUT:-}" ]]; then exec > >(tee "$OUT/gpu_check.log") 2>&1; fi
+export PATH=/usr/local/cuda/bin:$PATH
+ARCH=${OXYD_CUDA_ARCH:-90}
+BUILD=${BUILD_DIR:-$REPO/build-gpu}
+echo "== device"
+nvidia-smi -L || echo "nvidia-smi failed (no driver?)"
+nvcc --version | tail -1
+echo "== configure (sm_$ARCH)"
+t0=$(date +%s)
+mkdir -p "$BUILD"
+cmake -S tools/gpu_check -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
+  -DOXYD_GTEST_SRC="$DEPS/googletest" -DOXYD_JSON_INCLUDE="$DEPS/include" \
+  > "$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
+echo "== build"
+set +e
+cmake --build "$BUILD" -j"$(nproc)" --target test_cuda cuda_ops_bench > "$BUILD/build.log" 2>&1
+build_rc=$?
+set -e
+grep -Ev '^\[[0-9]+/[0-9]+\] ' "$BUILD/build.log" || true  # warnings and errors only
+[[ $build_rc -eq 0 ]] || { echo "build FAILED (rc $build_rc)"; exit 1; }
+echo "build took $(( $(date +%s) - t0 )) s"
+cd "$BUILD"
+./test_cuda --gtest_filter=CudaDevice.Query 2>&1 | grep -E "^device|OK|FAILED" || true
+echo "== ctest -L gpu"
+set +e
+ctest -L gpu --output-on-failure --timeout 300
+rc=$?
+set -e
+echo "== cuda_ops_bench (bandwidth of the simple ops vs device copy)"
+./cuda_ops_bench || echo "bench FAILED"
+exit $rc
