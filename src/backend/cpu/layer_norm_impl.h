@@ -21,12 +21,10 @@ void layer_norm_rows(const float* x, const float* w, const float* b, float* y, i
     }
     for (; i < n; i += kW) {
       const int t = int(n - i < kW ? n - i : kW);
-      const F d = load_n(x + i, t) - vm;
+      const F d = keep_n(load_n(x + i, t) - vm, t);  // tail lanes would be 0 − mean
       v0 = fma(d, d, v0);
     }
-    // Tail lanes of the last load_n are 0 - mean; remove their contribution exactly.
-    const int64_t pad = n % kW ? kW - n % kW : 0;
-    const float var = (hsum(v0 + v1) - float(pad) * mean * mean) / float(n);
+    const float var = hsum(v0 + v1) / float(n);
     const F inv = set1(1.0f / std::sqrt(var + eps));
     for (i = 0; i < n; i += kW) {
       const int t = int(n - i < kW ? n - i : kW);
