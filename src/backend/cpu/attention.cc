@@ -32,18 +32,20 @@ void paged_attention(const AttentionParams& p) {
   const int64_t tile_tokens = std::max<int64_t>(1, kTileRows / group);
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
   // items_before[r] = work items of requests < r; request r has tiles(r) · num_kv_heads items.
+  // Reused storage of the calling thread; workers read it through `before`.
   thread_local std::vector<int64_t> items_before;
   items_before.assign(size_t(num_reqs + 1), 0);
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int64_t tiles = (qsl[r + 1] - qsl[r] + tile_tokens - 1) / tile_tokens;
     items_before[r + 1] = items_before[r] + tiles * num_kv_heads;
   }
-  const int64_t num_items = items_before[num_reqs];
+  const int64_t* before = items_before.data();
+  const int64_t num_items = before[num_reqs];
   std::atomic<int64_t> next{0};
   auto work = [&](int, int) {
     for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < num_items;) {
-      const int64_t r = std::upper_bound(items_before.begin(), items_before.end(), item) - items_before.begin() - 1;
-      const int64_t local = item - items_before[r];
+      const int64_t r = std::upper_bound(before, before + num_reqs + 1, item) - before - 1;
+      const int64_t local = item - before[r];
       const int64_t g = local % num_kv_heads, tile = local / num_kv_heads;
       const int64_t query_len = qsl[r + 1] - qsl[r];
       const int64_t i0 = tile * tile_tokens, i1 = std::min(query_len, i0 + tile_tokens);
