@@ -15,41 +15,61 @@
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
-#define OXYD_DECL void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t)
+#define OXYD_DECL \
+  void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
 
 namespace {
-// Query rows per tile (tile tokens × GQA group): acc is kTileRows × head_dim floats.
+// Query rows per tile (queries × kv heads × GQA group): acc is about kTileRows × head_dim floats.
+// Prefill tiles take one KV head and several queries; decode tiles take several KV heads, so a
+// cache block's tokens are read as long contiguous runs.
 constexpr int64_t kTileRows = 32;
+
+struct ReqSplit {
+  int64_t tile_tokens, heads_per_item, head_ranges, items_before;
+};
 }  // namespace
 
 void paged_attention(const AttentionParams& p) {
   const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
   const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
   const int64_t group = p.num_heads() / num_kv_heads;
-  const int64_t tile_tokens = std::max<int64_t>(1, kTileRows / group);
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
-  // items_before[r] = work items of requests < r; request r has tiles(r) · num_kv_heads items.
-  // Reused storage of the calling thread; workers read it through `before`.
-  thread_local std::vector<int64_t> items_before;
-  items_before.assign(size_t(num_reqs + 1), 0);
-  for (int64_t r = 0; r < num_reqs; ++r) {
-    const int64_t tiles = (qsl[r + 1] - qsl[r] + tile_tokens - 1) / tile_tokens;
-    items_before[r + 1] = items_before[r] + tiles * num_kv_heads;
+  const int num_threads = ThreadPool::global().num_threads();
+  // Reused storage of the calling thread; the workers read it through `split`.
+  thread_local std::vector<ReqSplit> splits;
+  splits.assign(size_t(num_reqs + 1), ReqSplit{});
+  // Heads per item: as many as fit kTileRows, capped so that there are at least as many items
+  // as threads when the batch is small (a single decode request).
+  for (int64_t cap = num_kv_heads;; cap = (cap + 1) / 2) {
+    int64_t items = 0;
+    for (int64_t r = 0; r < num_reqs; ++r) {
+      ReqSplit& sp = splits[r];
+      const int64_t query_len = qsl[r + 1] - qsl[r];
+      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, kTileRows / group));
+      sp.heads_per_item = std::clamp<int64_t>(kTileRows / (sp.tile_tokens * group), 1, cap);
+      sp.head_ranges = (num_kv_heads + sp.heads_per_item - 1) / sp.heads_per_item;
+      sp.items_before = items;
+      items += (query_len + sp.tile_tokens - 1) / sp.tile_tokens * sp.head_ranges;
+    }
+    splits[num_reqs].items_before = items;
+    if (cap == 1 || items >= num_threads) break;
   }
-  const int64_t* before = items_before.data();
-  const int64_t num_items = before[num_reqs];
+  const ReqSplit* split = splits.data();
+  const int64_t num_items = split[num_reqs].items_before;
   std::atomic<int64_t> next{0};
   auto work = [&](int, int) {
     for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < num_items;) {
-      const int64_t r = std::upper_bound(before, before + num_reqs + 1, item) - before - 1;
-      const int64_t local = item - before[r];
-      const int64_t g = local % num_kv_heads, tile = local / num_kv_heads;
-      const int64_t query_len = qsl[r + 1] - qsl[r];
-      const int64_t i0 = tile * tile_tokens, i1 = std::min(query_len, i0 + tile_tokens);
-      kernel(p, r, g, i0, i1);
+      const int64_t r = std::upper_bound(split, split + num_reqs + 1, item,
+                                         [](int64_t v, const ReqSplit& sp) { return v < sp.items_before; }) - split - 1;
+      const ReqSplit& sp = split[r];
+      const int64_t local = item - sp.items_before;
+      const int64_t hr = local % sp.head_ranges, tile = local / sp.head_ranges;
+      const int64_t g0 = hr * sp.heads_per_item, g1 = std::min(num_kv_heads, g0 + sp.heads_per_item);
+      const int64_t i0 = tile * sp.tile_tokens, i1 = std::min<int64_t>(qsl[r + 1] - qsl[r], i0 + sp.tile_tokens);
+      kernel(p, r, g0, g1, i0, i1);
     }
   };
   if (num_items <= 1) work(0, 1);
