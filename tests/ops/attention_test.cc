@@ -30,6 +30,7 @@ struct Case {
   int sliding_window = 0;
   float softcap = 0;
   bool sinks = false;
+  float q_range = 2.0f;  // q ~ U(−q_range, q_range): large values make the running max jump
 };
 
 float round_to(DType dt, float v) {
@@ -93,7 +94,7 @@ struct Batch {
     std::memset(k_cache.buf.data(), 0xff, k_cache.buf.size());  // NaN garbage in unwritten slots
     std::memset(v_cache.buf.data(), 0xff, v_cache.buf.size());
     q = HostTensor(DType::F32, {num_tokens, c.num_heads, c.head_dim});
-    for (int64_t i = 0; i < q.n(); ++i) q.f()[i] = 2.0f * dist(rng);
+    for (int64_t i = 0; i < q.n(); ++i) q.f()[i] = c.q_range * dist(rng);
     sinks = HostTensor(DType::F32, {c.num_heads});
     for (int64_t h = 0; h < c.num_heads; ++h) sinks.f()[h] = 3.0f * dist(rng);
   }
@@ -158,6 +159,10 @@ std::vector<Case> cases() {
       {"sinks_only", {{7, 4}, {0, 2}}, 4, 2, 128, 32, DType::F16, 0, 0, true},
       {"all_features_hd96", {{0, 70}, {64, 2}, {129, 1}}, 8, 2, 96, 16, DType::BF16, 24, 20.0f, true},
       {"long_prefill_tiles", {{0, 100}, {3, 65}}, 2, 2, 64, 16},
+      {"peaked_scores", {{0, 50}, {77, 1}, {20, 9}}, 4, 2, 128, 8, DType::F32, 0, 0, false, 40.0f},
+      {"peaked_sinks_softcap", {{0, 30}, {45, 2}}, 4, 1, 64, 16, DType::F16, 0, 15.0f, true, 60.0f},
+      {"block_size_1_hd40", {{0, 6}, {9, 1}, {4, 3}}, 6, 3, 40, 1},
+      {"hd72_gqa3_window", {{0, 33}, {50, 1}}, 12, 4, 72, 16, DType::BF16, 7},
   };
 }
 
