@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "backend/reference/attention.h"
 #include "op_test_util.h"
 #include "ops/attention.h"
+#include "core/thread_pool.h"
 
 namespace oxyd::test {
 namespace {
@@ -197,6 +199,23 @@ TEST_P(AttentionTest, CpuMatchesNaiveAndReference) {
     const std::vector<float> dense = b.naive();
     expect_close(got.f(), dense.data(), got.n(), tolerance(DType::F32), "cpu vs naive " + c.name);
   }
+}
+
+// The work split depends on the pool size (heads per tile shrink until every thread has an
+// item); results must not.
+TEST(AttentionThreads, SameResultForEveryPoolSize) {
+  for (int threads : {1, 3, 5}) {
+    ThreadPool::set_global_threads(threads);
+    for (const Case& c : cases()) {
+      Batch b(c);
+      ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t);
+      HostTensor want(b.q.t), got(b.q.t);
+      backend::reference::paged_attention(b.params(want));
+      ops::paged_attention(b.params(got));
+      expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), c.name + " threads " + std::to_string(threads));
+    }
+  }
+  ThreadPool::set_global_threads(int(std::thread::hardware_concurrency()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, AttentionTest, testing::ValuesIn(isas_to_test()), isa_param_name);
