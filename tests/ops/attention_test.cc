@@ -164,6 +164,8 @@ std::vector<Case> cases() {
       {"peaked_scores", {{0, 50}, {77, 1}, {20, 9}}, 4, 2, 128, 8, DType::F32, 0, 0, false, 40.0f},
       {"peaked_sinks_softcap", {{0, 30}, {45, 2}}, 4, 1, 64, 16, DType::F16, 0, 15.0f, true, 60.0f},
       {"block_size_1_hd40", {{0, 6}, {9, 1}, {4, 3}}, 6, 3, 40, 1},
+      {"hd36_vector_tails_f16", {{0, 11}, {14, 1}}, 4, 2, 36, 4, DType::F16},
+      {"hd20_vector_tails_bf16", {{3, 5}}, 2, 1, 20, 16, DType::BF16, 0, 0, true},
       {"hd72_gqa3_window", {{0, 33}, {50, 1}}, 12, 4, 72, 16, DType::BF16, 7},
   };
 }
