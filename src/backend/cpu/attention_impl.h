@@ -90,7 +90,10 @@ void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int6
 
 }  // namespace
 
-void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1) {
+// keys [k_begin, k_end) limit the keys visited (split-K); partial == nullptr writes p.out,
+// otherwise row m's unnormalized state goes to partial[m · (hd + 2)]: max, sum, acc[hd].
+void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1,
+                    int64_t k_begin, int64_t k_end, float* partial) {
   const int64_t num_heads = p.num_heads(), num_kv_heads = p.num_kv_heads();
   const int64_t hd = p.head_dim(), bs = p.block_size(), group = num_heads / num_kv_heads;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
@@ -117,12 +120,12 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   std::fill(mrow, mrow + M, -INFINITY);
   std::fill(lrow, lrow + M, 0.0f);
 
-  const int64_t k_lo = W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0;
-  const int64_t k_hi = ctx + i1;  // exclusive
+  const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
+  const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
   const F vscale = set1(p.scale);
   const bool cap = p.logit_softcap > 0;
   const F vcap = set1(p.logit_softcap), vinv = set1(cap ? 1.0f / p.logit_softcap : 0.0f);
-  for (int64_t blk = k_lo / bs; blk * bs < k_hi; ++blk) {
+  for (int64_t blk = k_lo / bs; k_lo < k_hi && blk * bs < k_hi; ++blk) {
     const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
     for (int64_t g = g0; g < g1; ++g) {
       const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
@@ -172,6 +175,14 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
         }
       }
     }
+  }
+  if (partial) {
+    for (int64_t m = 0; m < M; ++m) {
+      float* dst = partial + m * (hd + 2);
+      dst[0] = mrow[m], dst[1] = lrow[m];
+      std::copy(acc + m * hd, acc + (m + 1) * hd, dst + 2);
+    }
+    return;
   }
   for (int64_t m = 0; m < M; ++m) {
     const int64_t ti = m / (G * group), g = g0 + (m / group) % G, h = g * group + m % group;
