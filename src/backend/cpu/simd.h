@@ -1,7 +1,7 @@
 // A thin vector-of-floats wrapper so each CPU kernel is written once and compiled three times:
 // the includer defines exactly one of OXYD_ISA_SCALAR / OXYD_ISA_AVX2 / OXYD_ISA_AVX512, and
 // everything lands in namespace oxyd::backend::cpu::OXYD_SIMD_NS (simd_scalar / simd_avx2 /
-// simd_avx512), so the copies never collide at link time. Also: exp, tanh, erf, silu, gelu in
+// simd_avx512), so the copies never collide at link time. Also: exp, tanh, erfc, silu, gelu in
 // float32 (absolute error ≲ 2e-7 on O(1) values; see the per-function notes).
 #pragma once
 
