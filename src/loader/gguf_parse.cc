@@ -28,6 +28,7 @@ class Reader {
       : buf_(buf), name_(name), file_size_(file_size) {}
 
   uint64_t pos() const { return pos_; }
+  uint64_t available() const { return buf_.size() - pos_; }
   /// Bytes that can still follow pos: known exactly when the file size is known.
   std::optional<uint64_t> remaining() const {
     if (file_size_) return file_size_ > pos_ ? file_size_ - pos_ : 0;
@@ -136,7 +137,8 @@ GgufValue read_array(Reader& r, const std::string& what, uint32_t depth) {
   if (elem == GgufType::STRING) {
     r.check_count(count, 8, what + " string array");
     std::vector<std::string> items;
-    items.reserve(count);  // bounded by check_count when the size is known
+    // Reserve only what the bytes at hand can hold (a prefix of unknown size checks no count).
+    items.reserve(std::min<uint64_t>(count, r.available() / 8));
     for (uint64_t i = 0; i < count; ++i) items.push_back(r.str(what + "[" + std::to_string(i) + "]"));
     return GgufValue::string_array(std::move(items));
   }
