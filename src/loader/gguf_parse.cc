@@ -85,6 +85,21 @@ class Reader {
     return std::string(reinterpret_cast<const char*>(b.data()), b.size());
   }
 
+  // Element i of a string array: the common in-bounds case builds no message strings.
+  std::string str_elem(const std::string& what, uint64_t i) {
+    uint64_t avail = buf_.size() - pos_;
+    if (avail >= 8) {
+      uint64_t len;
+      std::memcpy(&len, buf_.data() + pos_, 8);
+      if (len <= avail - 8) {
+        std::string s(reinterpret_cast<const char*>(buf_.data() + pos_ + 8), len);
+        pos_ += 8 + len;
+        return s;
+      }
+    }
+    return str(what + "[" + std::to_string(i) + "]");  // slow path: exact error or NeedMore
+  }
+
   // Rejects a count whose minimal encoding could not fit in what is left of the file.
   void check_count(uint64_t count, uint64_t min_item_bytes, const std::string& what) const {
     auto rem = remaining();
@@ -139,7 +154,7 @@ GgufValue read_array(Reader& r, const std::string& what, uint32_t depth) {
     std::vector<std::string> items;
     // Reserve only what the bytes at hand can hold (a prefix of unknown size checks no count).
     items.reserve(std::min<uint64_t>(count, r.available() / 8));
-    for (uint64_t i = 0; i < count; ++i) items.push_back(r.str(what + "[" + std::to_string(i) + "]"));
+    for (uint64_t i = 0; i < count; ++i) items.push_back(r.str_elem(what, i));
     return GgufValue::string_array(std::move(items));
   }
   // ARRAY of ARRAY: each item is a type + length (12 bytes at least).
