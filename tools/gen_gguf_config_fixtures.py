@@ -183,6 +183,33 @@ def main():
         w.add_vocab_size(tc.vocab_size)
     write("roberta_granite_embedding_v4", "bert", f, top); made.append("roberta_granite_embedding_v4")
 
+    top, tc = load("ministral3_v5")   # mistral3: yarn keys + attention temperature (llama_4_scaling_beta)
+    def f(w):
+        hd = common(w, tc)
+        r = rope(tc)
+        w.add_rope_dimension_count(hd)
+        w.add_rope_freq_base(r["rope_theta"])
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(r["factor"])
+        w.add_rope_scaling_orig_ctx_len(r["original_max_position_embeddings"])
+        w.add_rope_scaling_yarn_beta_fast(r["beta_fast"])
+        w.add_rope_scaling_yarn_beta_slow(r["beta_slow"])
+        w.add_rope_scaling_yarn_log_mul(r["mscale_all_dim"])
+        w.add_attn_temperature_scale(r["llama_4_scaling_beta"])
+    write("ministral3_v5", "mistral3", f, top); made.append("ministral3_v5")
+
+    top, tc = load("phi3_v5")   # longrope: factor tensors + attn_factor key, no scaling type
+    def f(w):
+        hd = common(w, tc)
+        r = rope(tc)
+        w.add_rope_dimension_count(int(r["partial_rotary_factor"] * tc.hidden_size) // tc.num_attention_heads)
+        w.add_rope_freq_base(r["rope_theta"])
+        w.add_rope_scaling_orig_ctx_len(r["original_max_position_embeddings"])
+        w.add_rope_scaling_attn_factors(1.0)
+        w.add_tensor("rope_factors_long.weight", np.array(r["long_factor"], dtype=np.float32))
+        w.add_tensor("rope_factors_short.weight", np.array(r["short_factor"], dtype=np.float32))
+    write("phi3_v5", "phi3", f, top); made.append("phi3_v5")
+
     print("wrote", made)
 
 

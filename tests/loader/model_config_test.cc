@@ -279,8 +279,19 @@ TEST_P(GgufConfig, AgreesWithHfConfig) {
       EXPECT_EQ(a.rope_type, b.rope_type);
       EXPECT_DOUBLE_EQ(a.factor, b.factor);
       EXPECT_DOUBLE_EQ(a.partial_rotary_factor, b.partial_rotary_factor);
-      if (b.rope_type == "yarn") {
+      if (b.rope_type == "yarn" || b.rope_type == "longrope") {
         EXPECT_EQ(a.original_max_position_embeddings, b.original_max_position_embeddings);
+      }
+      if (b.rope_type == "yarn") {
+        EXPECT_DOUBLE_EQ(a.beta_fast, b.beta_fast);
+        EXPECT_DOUBLE_EQ(a.beta_slow, b.beta_slow);
+      }
+      if (b.mscale_all_dim) {
+        EXPECT_EQ(a.mscale_all_dim, b.mscale_all_dim);
+      }
+      EXPECT_EQ(a.llama_4_scaling_beta.has_value(), b.llama_4_scaling_beta.has_value());
+      if (b.llama_4_scaling_beta) {
+        EXPECT_NEAR(*a.llama_4_scaling_beta, *b.llama_4_scaling_beta, 1e-7);
       }
     }
   }
@@ -289,7 +300,8 @@ TEST_P(GgufConfig, AgreesWithHfConfig) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, GgufConfig,
                          ::testing::Values("llama32_v4", "qwen3_v5", "qwen3_moe_v5", "gemma3_mm_v4",
                                            "gpt_oss_v4", "qwen36_moe_fp8_v4", "gemma4_v5", "granite_v4",
-                                           "roberta_granite_embedding_v4"),
+                                           "roberta_granite_embedding_v4", "ministral3_v5",
+                                           "phi3_v5"),
                          [](const auto& info) { return info.param; });
 
 TEST(GgufConfigErrors, MissingKeysAndUnknownArch) {
