@@ -309,6 +309,8 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   };
   positive("hidden_size", c.hidden_size);
   positive("num_hidden_layers", c.num_hidden_layers);
+  if (c.num_hidden_layers > kMaxLayers)
+    t.bad("num_hidden_layers", "at most " + std::to_string(kMaxLayers) + " layers");
   positive("num_attention_heads", c.num_attention_heads);
   positive("vocab_size", c.vocab_size);
   c.num_key_value_heads = t.get_int("num_key_value_heads", c.num_attention_heads);

@@ -182,6 +182,10 @@ TEST(HfConfigErrors, MissingAndWrongKeys) {
   j["layer_types"] = {"full_attention"};
   expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT, {"'layer_types'"});
   j = base;
+  j["num_hidden_layers"] = 4000000000LL;  // would size per-layer vectors
+  expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT,
+               {"'num_hidden_layers'", "at most"});
+  j = base;
   j["rope_scaling"] = 3;
   expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT, {"'rope_scaling'"});
   j = base;
@@ -310,7 +314,10 @@ TEST(GgufConfigErrors, MissingKeysAndUnknownArch) {
   expect_error([&] { model_config_from_gguf(md); }, ErrorCode::UNSUPPORTED, {"m.gguf", "mamba2"});
   GgufMetadata q("q.gguf");
   q.add("general.architecture", GgufValue::string("qwen3"));
-  q.add("qwen3.block_count", GgufValue::scalar<uint32_t>(2));
+  q.add("qwen3.block_count", GgufValue::scalar<uint32_t>(4000000000u));
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
+               {"'qwen3.block_count'", "implausible"});  // gguf_fuzz find: 64 GB layer_types
+  q.set("qwen3.block_count", GgufValue::scalar<uint32_t>(2));
   q.add("qwen3.context_length", GgufValue::scalar<uint32_t>(128));
   expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
                {"q.gguf", "'qwen3.embedding_length'", "missing"});
