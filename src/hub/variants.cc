@@ -44,17 +44,17 @@ int64_t sum_sizes(const std::vector<RepoFile>& files) {
 }  // namespace
 
 std::optional<GgufShard> parse_gguf_shard(const std::string& path) {
-  // ...-00001-of-00003.gguf : "-" 5 digits "-of-" 5 digits ".gguf" = 21 characters.
+  // ...-00001-of-00003.gguf : "-" 5 digits "-of-" 5 digits ".gguf" = 20 characters.
   const std::string l = lower(path);
-  if (!ends_with(l, ".gguf") || l.size() < 21) return std::nullopt;
-  std::string tail = l.substr(l.size() - 21);
+  if (!ends_with(l, ".gguf") || l.size() < 20) return std::nullopt;
+  std::string tail = l.substr(l.size() - 20);
   auto digits = [](const std::string& s) {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
   };
   if (tail[0] != '-' || tail.substr(6, 4) != "-of-" || !digits(tail.substr(1, 5)) ||
       !digits(tail.substr(10, 5)))
     return std::nullopt;
-  GgufShard s{path.substr(0, path.size() - 21), std::stoi(tail.substr(1, 5)), std::stoi(tail.substr(10, 5))};
+  GgufShard s{path.substr(0, path.size() - 20), std::stoi(tail.substr(1, 5)), std::stoi(tail.substr(10, 5))};
   if (s.index < 1 || s.count < 1 || s.index > s.count) return std::nullopt;
   return s;
 }
