@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdio>
 
 namespace oxyd::hub::testing {
 
@@ -92,7 +93,7 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
           res.set_redirect("/cdn/" + id + "/" + path, 302);
           return;
         }
-        return serve_file(repo, f, req.get_header_value("Range"), &res);
+        return serve_file(repo, f, &req, &res);
       }
     error(res, 404, "EntryNotFound", path + " does not exist");
   });
@@ -107,9 +108,8 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
       if (it == repos_.end()) return error(res, 404, "", "no such object");
       repo = it->second;
     }
-    if (ignore_range) const_cast<httplib::Request&>(req).ranges.clear();
     for (const auto& f : repo.files)
-      if (f.path == path) return serve_file(repo, f, req.get_header_value("Range"), &res);
+      if (f.path == path) return serve_file(repo, f, &req, &res);
     error(res, 404, "", "no such object");
   });
 
@@ -143,15 +143,35 @@ void FakeHub::reset_counters() {
   file_requests = 0;
 }
 
-void FakeHub::serve_file(const FakeRepo&, const FakeFile& f, const std::string& range_header, void* res_ptr) {
+// Range is handled here, not by httplib (0.11 does not clamp a range that runs past the end):
+// one "bytes=a-b" / "bytes=a-" range, clamped; a start at or past the end answers 416.
+void FakeHub::serve_file(const FakeRepo&, const FakeFile& f, const void* req_ptr, void* res_ptr) {
+  auto& req = *const_cast<httplib::Request*>(static_cast<const httplib::Request*>(req_ptr));
   auto& res = *static_cast<httplib::Response*>(res_ptr);
   ++file_requests;
+  const std::string range_header = req.get_header_value("Range");
   {
     std::lock_guard<std::mutex> lk(mu_);
     ranges_.push_back({f.path, range_header});
   }
+  req.ranges.clear();  // keep httplib from applying the range a second time
   auto content = std::make_shared<std::string>(f.content);
   if (corrupt_content && !content->empty()) (*content)[content->size() / 2] ^= 0x5a;
+  size_t first = 0, last = content->size() ? content->size() - 1 : 0;
+  if (!range_header.empty() && !ignore_range) {
+    unsigned long long a = 0, b = 0;
+    int n = std::sscanf(range_header.c_str(), "bytes=%llu-%llu", &a, &b);
+    if (n < 1 || a >= content->size()) {
+      res.status = 416;
+      res.set_header("Content-Range", "bytes */" + std::to_string(content->size()));
+      return;
+    }
+    first = size_t(a);
+    if (n == 2) last = std::min<size_t>(size_t(b), content->size() - 1);
+    res.status = 206;
+    res.set_header("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
+                                        std::to_string(content->size()));
+  }
   struct State {
     int64_t sent = 0;
     int64_t drop_at = -1;
@@ -159,17 +179,19 @@ void FakeHub::serve_file(const FakeRepo&, const FakeFile& f, const std::string& 
   auto st = std::make_shared<State>();
   st->drop_at = drop_after_bytes.exchange(-1);
   const int64_t bps = bytes_per_second;
-  res.set_content_provider(content->size(), "application/octet-stream",
-                           [this, content, st, bps](size_t offset, size_t length, httplib::DataSink& sink) {
+  const size_t len = content->empty() ? 0 : last - first + 1;
+  res.set_content_provider(len, "application/octet-stream",
+                           [this, content, st, bps, first](size_t offset, size_t length, httplib::DataSink& sink) {
+                             const char* base = content->data() + first;
                              size_t n = std::min<size_t>(length, 16384);
                              if (st->drop_at >= 0 && st->sent + int64_t(n) >= st->drop_at) {
                                size_t part = size_t(std::max<int64_t>(0, st->drop_at - st->sent));
-                               if (part) sink.write(content->data() + offset, part);
+                               if (part) sink.write(base + offset, part);
                                body_bytes_served += int64_t(part);
                                return false;  // drops the connection mid-body
                              }
                              if (bps > 0) std::this_thread::sleep_for(std::chrono::duration<double>(double(n) / double(bps)));
-                             if (!sink.write(content->data() + offset, n)) return false;
+                             if (!sink.write(base + offset, n)) return false;
                              st->sent += int64_t(n);
                              body_bytes_served += int64_t(n);
                              return true;

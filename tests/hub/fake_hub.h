@@ -61,7 +61,7 @@ class FakeHub {
   void reset_counters();
 
  private:
-  void serve_file(const FakeRepo& repo, const FakeFile& f, const std::string& range_header, void* res);
+  void serve_file(const FakeRepo& repo, const FakeFile& f, const void* req, void* res);
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
