@@ -168,6 +168,7 @@ DownloadResult download_file(HttpClient& http, const DownloadRequest& req, const
         hash.reset();
       } else if (!is_transient(r) && r.transfer_ok()) {
         if (progress) progress->end(false);
+        if (offset == 0) std::filesystem::remove(part_path);  // leave no empty leftovers
         on_failure(r);
         throw_error(ErrorCode::IO, name + ": HTTP " + std::to_string(r.status));
       } else if (!is_transient(r)) {
