@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   oxyd::cli::register_pull(app, exit_code);
   oxyd::cli::register_list(app, exit_code);
   oxyd::cli::register_rm(app, exit_code);
+  oxyd::cli::register_show(app, exit_code);
+  oxyd::cli::register_estimate(app, exit_code);
 
   try {
     app.parse(argc, argv);
