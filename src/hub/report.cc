@@ -84,6 +84,9 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
            "-token step + logits, f32)");
   o << "  " << pad("", 10) << "──────────\n";
   line("Total", e.total(), "");
+  if (meta.config.max_position_embeddings > 0 && p.context_len > meta.config.max_position_embeddings)
+    o << "\n  note: --context-len " << p.context_len << " is beyond the model's trained context of "
+      << meta.config.max_position_embeddings << " tokens\n";
   return o.str();
 }
 

@@ -22,6 +22,9 @@ std::string tiny_gguf(int64_t bytes, uint32_t seed, const std::string& arch) {
   w.add_scalar<uint32_t>(arch + ".context_length", 128);
   w.add_scalar<uint32_t>(arch + ".embedding_length", 16);
   w.add_scalar<uint32_t>(arch + ".attention.head_count", 2);
+  w.add_scalar<uint32_t>(arch + ".attention.head_count_kv", 1);
+  w.add_scalar<uint32_t>(arch + ".feed_forward_length", 32);
+  w.add_scalar<uint32_t>(arch + ".vocab_size", 64);
   int64_t rows = std::max<int64_t>(1, (bytes - 512) / 64);
   std::string data = random_bytes(size_t(rows * 64), seed);
   w.add_tensor("token_embd.weight", DType::I8, {rows, 64},
