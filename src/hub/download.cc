@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "hub/sha256.h"
+#include "hub/content_hash.h"
 
 namespace oxyd::hub {
 namespace {
@@ -65,7 +65,7 @@ class PartFile {
     }
     return 0;
   }
-  void hash_prefix(Sha256& h, int64_t n) {
+  void hash_prefix(ContentHash& h, int64_t n) {
     std::vector<char> buf(1 << 20);
     for (int64_t off = 0; off < n;) {
       ssize_t r = ::pread(fd_, buf.data(), size_t(std::min<int64_t>(n - off, int64_t(buf.size()))), off);
@@ -119,8 +119,11 @@ DownloadResult download_file(HttpClient& http, const DownloadRequest& req, const
     if (free_b >= 0 && free_b < req.expected_size - offset) throw_disk_full(req.dest_path, req.expected_size - offset);
   }
 
-  const bool hashing = !req.expected_sha256.empty();
-  Sha256 hash;
+  // The sha256 (LFS oid) when the hub gives one, else the git blob id (needs the size).
+  const bool git = req.expected_sha256.empty() && !req.expected_git_oid.empty() && req.expected_size >= 0;
+  const std::string expected = git ? req.expected_git_oid : req.expected_sha256;
+  const bool hashing = !expected.empty();
+  ContentHash hash(git ? HashKind::GIT_BLOB_SHA1 : HashKind::SHA256, req.expected_size);
   if (hashing && offset > 0) part.hash_prefix(hash, offset);
 
   if (progress) progress->begin(name, req.expected_size, offset);
@@ -196,7 +199,7 @@ DownloadResult download_file(HttpClient& http, const DownloadRequest& req, const
     // Complete: verify before the file may count as present.
     if (hashing) {
       std::string got = hash.hex_digest();
-      if (got != req.expected_sha256) {
+      if (got != expected) {
         part.truncate_to(0);
         offset = 0;
         finished = false;
@@ -207,7 +210,7 @@ DownloadResult download_file(HttpClient& http, const DownloadRequest& req, const
         }
         if (progress) progress->end(false);
         std::filesystem::remove(part_path);
-        throw_error(ErrorCode::IO, name + ": checksum mismatch: the hub lists sha256 " + req.expected_sha256 +
+        throw_error(ErrorCode::IO, name + ": checksum mismatch: the hub lists " + (git ? "git blob id " : "sha256 ") + expected +
                                        " but the downloaded bytes hash to " + got +
                                        "; the file was discarded (nothing was installed)");
       }

@@ -18,8 +18,9 @@ struct DownloadRequest {
   std::string url;
   std::string dest_path;        // final path; its directory must exist
   int64_t expected_size = -1;   // -1: unknown (then only the transfer's own length is checked)
-  std::string expected_sha256;  // LFS oid; "" for plain git files (size check only)
+  std::string expected_sha256;  // LFS oid; "" for plain git files
   std::string display_name;
+  std::string expected_git_oid; // plain git files: blob id (checked when there is no sha256)
 };
 
 struct DownloadResult {
@@ -31,7 +32,7 @@ struct DownloadResult {
 using HttpFailure = std::function<void(const HttpResponse&)>;
 
 /// Downloads req.url to req.dest_path as described above. Throws Error(IO) after retries run out,
-/// on a checksum mismatch (the partial file is deleted: a rerun starts clean) or on a full disk.
+/// on a checksum mismatch (sha256, or the git blob id for plain files) (the partial file is deleted: a rerun starts clean) or on a full disk.
 DownloadResult download_file(HttpClient& http, const DownloadRequest& req, const RetryPolicy& retry,
                              Progress* progress, const HttpFailure& on_failure);
 

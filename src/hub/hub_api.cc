@@ -87,6 +87,10 @@ RepoInfo parse_repo_info(const std::string& body, const std::string& what) {
       for (char& c : f.sha256) c = char(std::tolower(static_cast<unsigned char>(c)));
       if (f.sha256.size() != 64 || f.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
         bad("siblings[" + f.path + "].lfs.sha256", "64 hex digits");
+    } else if (s.contains("blobId") && s["blobId"].is_string()) {
+      std::string oid = s["blobId"];
+      for (char& c : oid) c = char(std::tolower(static_cast<unsigned char>(c)));
+      if (oid.size() == 40 && oid.find_first_not_of("0123456789abcdef") == std::string::npos) f.git_oid = oid;
     }
     info.files.push_back(std::move(f));
   }

@@ -17,7 +17,8 @@ namespace oxyd::hub {
 struct RepoFile {
   std::string path;    // repo-relative, '/'-separated
   int64_t size = -1;   // bytes; -1 when the hub did not say
-  std::string sha256;  // LFS oid (lower-case hex), empty for plain git files
+  std::string sha256;   // LFS oid (lower-case hex), empty for plain git files
+  std::string git_oid;  // plain git files: the blob id (SHA-1 of "blob <size>\0" + bytes)
 };
 
 struct RepoInfo {

@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "hub/download.h"
 #include "hub/registry.h"
-#include "hub/sha256.h"
+#include "hub/content_hash.h"
 #include "hub/store.h"
 
 namespace fs = std::filesystem;
@@ -48,13 +48,18 @@ std::string now_iso8601() {
   return buf;
 }
 
-// True when `p` holds exactly the hub's file: same size, and same sha256 when the hub gives one.
-// HF-cache snapshots link to blobs named by their sha256, which is checked without hashing.
+// True when `p` holds exactly the hub's file: same size, and the same sha256 (LFS) or git blob
+// id (plain files) when the hub gives one. HF-cache snapshots link to blobs named by their
+// sha256 (LFS) or git blob id, which is checked without hashing.
 bool matches(const fs::path& p, const RepoFile& f, const Registry* reg) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return false;
   if (f.size >= 0 && int64_t(fs::file_size(p, ec)) != f.size) return false;
-  if (f.sha256.empty()) return true;
+  if (f.sha256.empty()) {
+    if (f.git_oid.empty()) return true;
+    if (fs::is_symlink(p, ec) && fs::read_symlink(p, ec).filename() == f.git_oid) return true;
+    return hash_file(p.string(), HashKind::GIT_BLOB_SHA1) == f.git_oid;
+  }
   if (fs::is_symlink(p, ec) && fs::read_symlink(p, ec).filename() == f.sha256) return true;
   if (reg && reg->is_verified(p.string(), f.size, f.sha256)) return true;
   return sha256_file(p.string()) == f.sha256;
@@ -203,7 +208,7 @@ PullResult pull(HubClient& hub, const PullOptions& opts, Progress& progress, std
       fs::remove(target.string() + kPartSuffix);
     }
     if (!(fs::exists(target) && matches(target, f, &reg))) {
-      DownloadRequest req{hub.file_url(opts.repo, rev, f.path), target.string(), f.size, f.sha256, f.path};
+      DownloadRequest req{hub.file_url(opts.repo, rev, f.path), target.string(), f.size, f.sha256, f.path, f.git_oid};
       auto on_fail = [&](const HttpResponse& r) {
         throw_http_error(r, opts.repo + "/" + f.path, hub.endpoint(), opts.repo, hub.has_token(), true);
       };

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "fake_hub.h"
+#include "hub/content_hash.h"
 #include "hub/download.h"
 #include "hub/hub_api.h"
 #include "hub_test_util.h"
@@ -20,6 +21,7 @@ using testing::expect_error;
 using testing::FakeHub;
 using testing::random_bytes;
 using testing::read_file;
+using testing::git_blob_sha1;
 using testing::sha256_hex;
 using testing::TempDir;
 using testing::write_file;
@@ -38,8 +40,9 @@ struct DownloadFixture : ::testing::Test {
   }
   DownloadRequest req(const std::string& path = "m-Q4_K_M.gguf") {
     const std::string& c = path == "config.json" ? std::string(R"({"a":1})") : content;
+    const bool git = path == "config.json";
     return {client.file_url("ns/repo", "main", path), tmp / path, int64_t(c.size()),
-            path == "config.json" ? "" : sha256_hex(c), path};
+            git ? "" : sha256_hex(c), path, git ? git_blob_sha1(c) : ""};
   }
   DownloadResult get(const DownloadRequest& r) {
     return download_file(client.http(), r, fast, nullptr, [&](const HttpResponse& resp) {
@@ -86,6 +89,23 @@ TEST_F(DownloadFixture, ChecksumMismatchIsRejected) {
   EXPECT_FALSE(fs::exists(tmp / "m-Q4_K_M.gguf"));
   EXPECT_FALSE(fs::exists(tmp / "m-Q4_K_M.gguf.part"));
   EXPECT_EQ(hub.file_requests.load(), 2);  // one clean retry from zero, then rejection
+}
+
+TEST_F(DownloadFixture, PlainGitFilesAreVerifiedByBlobId) {
+  hub.corrupt_content = true;
+  expect_error([&] { get(req("config.json")); }, ErrorCode::IO, {"checksum mismatch", "git blob id"});
+  EXPECT_FALSE(fs::exists(tmp / "config.json"));
+}
+
+TEST(ContentHash, KnownVectors) {
+  // FIPS 180-2 "abc"; `printf 'hello\n' | git hash-object --stdin`.
+  ContentHash sha;
+  sha.update("abc", 3);
+  EXPECT_EQ(sha.hex_digest(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  ContentHash git(HashKind::GIT_BLOB_SHA1, 6);
+  git.update("hello\n", 6);
+  EXPECT_EQ(git.hex_digest(), "ce013625030ba8dba906f756967f9e9ca394464a");
+  EXPECT_EQ(testing::git_blob_sha1("hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
 }
 
 TEST_F(DownloadFixture, CorruptResumeBaseIsRedoneCleanly) {

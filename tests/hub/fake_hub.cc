@@ -23,6 +23,20 @@ std::string sha256_hex(const std::string& bytes) {
   return out;
 }
 
+std::string git_blob_sha1(const std::string& bytes) {
+  const std::string blob = "blob " + std::to_string(bytes.size()) + std::string(1, '\0') + bytes;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(blob.data(), blob.size(), md, &len, EVP_sha1(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
 namespace {
 
 void error(httplib::Response& res, int status, const std::string& code, const std::string& msg) {
@@ -50,8 +64,12 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
     if (!rev.empty() && rev != "main" && rev != r.sha) return error(res, 404, "RevisionNotFound", "Invalid rev id: " + rev);
     nlohmann::json sib = nlohmann::json::array();
     for (const auto& f : r.files) {
-      nlohmann::json e = {{"rfilename", f.path}, {"blobId", sha256_hex(f.path).substr(0, 40)}, {"size", f.content.size()}};
-      if (f.lfs) e["lfs"] = {{"sha256", sha256_hex(f.content)}, {"size", f.content.size()}, {"pointerSize", 134}};
+      // As the hub: blobId is the git blob id of what git stores (the pointer file for LFS).
+      const std::string pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256_hex(f.content) +
+                                  "\nsize " + std::to_string(f.content.size()) + "\n";
+      nlohmann::json e = {{"rfilename", f.path}, {"blobId", git_blob_sha1(f.lfs ? pointer : f.content)},
+                          {"size", f.content.size()}};
+      if (f.lfs) e["lfs"] = {{"sha256", sha256_hex(f.content)}, {"size", f.content.size()}, {"pointerSize", pointer.size()}};
       sib.push_back(e);
     }
     nlohmann::json j = {{"_id", "65f0c0ffee"}, {"id", r.id},       {"modelId", r.id}, {"sha", r.sha},

@@ -71,5 +71,7 @@ class FakeHub {
 };
 
 std::string sha256_hex(const std::string& bytes);
+/// git's blob id: SHA-1 of "blob <size>\0" + bytes.
+std::string git_blob_sha1(const std::string& bytes);
 
 }  // namespace oxyd::hub::testing

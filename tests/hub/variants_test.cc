@@ -15,7 +15,7 @@ using testing::expect_error;
 RepoInfo repo(std::vector<std::pair<std::string, int64_t>> files) {
   RepoInfo r;
   r.id = "ns/repo";
-  for (auto& [p, s] : files) r.files.push_back({p, s, ""});
+  for (auto& [p, s] : files) r.files.push_back({p, s, "", ""});
   return r;
 }
 

@@ -1,34 +1,39 @@
-#include "hub/sha256.h"
+#include "hub/content_hash.h"
 
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 #include "core/error.h"
 
 namespace oxyd::hub {
 
-Sha256::Sha256() {
+ContentHash::ContentHash(HashKind kind, int64_t size) : kind_(kind), size_(size) {
   ctx_ = EVP_MD_CTX_new();
   OXYD_CHECK(ctx_ != nullptr, "EVP_MD_CTX_new");
   reset();
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+ContentHash::~ContentHash() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
-void Sha256::reset() {
-  OXYD_CHECK(EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1,
-             "EVP_DigestInit_ex(sha256)");
+void ContentHash::reset() {
+  auto* c = static_cast<EVP_MD_CTX*>(ctx_);
+  OXYD_CHECK(EVP_DigestInit_ex(c, kind_ == HashKind::SHA256 ? EVP_sha256() : EVP_sha1(), nullptr) == 1,
+             "EVP_DigestInit_ex");
+  if (kind_ == HashKind::GIT_BLOB_SHA1) {
+    const std::string header = "blob " + std::to_string(size_) + std::string(1, '\0');
+    EVP_DigestUpdate(c, header.data(), header.size());
+  }
 }
 
-void Sha256::update(const void* data, size_t size) {
+void ContentHash::update(const void* data, size_t size) {
   if (size) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, size);
 }
 
-std::string Sha256::hex_digest() {
+std::string ContentHash::hex_digest() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len);
@@ -42,10 +47,12 @@ std::string Sha256::hex_digest() {
   return out;
 }
 
-std::string sha256_file(const std::string& path, int64_t limit) {
+std::string hash_file(const std::string& path, HashKind kind, int64_t limit) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw_error(ErrorCode::IO, "cannot open " + path + " to verify its checksum");
-  Sha256 h;
+  std::error_code ec;
+  const int64_t size = int64_t(std::filesystem::file_size(path, ec));
+  ContentHash h(kind, limit < 0 ? size : std::min(limit, size));
   std::vector<char> buf(1 << 20);
   int64_t left = limit < 0 ? INT64_MAX : limit;
   while (left > 0) {
