@@ -57,8 +57,12 @@ struct Cli : ::testing::Test {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, (tmp / "stdin").c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, (tmp / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, (tmp / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // Each run gets its own output files: a still-running earlier process keeps writing to its own.
+    ++runs_;
+    const std::string out_path = tmp / ("stdout." + std::to_string(runs_));
+    const std::string err_path = tmp / ("stderr." + std::to_string(runs_));
+    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = -1;
     int rc = posix_spawn(&pid, OXYD_CLI_BIN, &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
@@ -74,8 +78,9 @@ struct Cli : ::testing::Test {
           const std::vector<std::string>& extra_env = {}) {
     return wait_for(spawn(args, stdin_text, extra_env));
   }
-  std::string out() { return read_file(tmp / "stdout"); }
-  std::string err() { return read_file(tmp / "stderr"); }
+  std::string out() { return read_file(tmp / ("stdout." + std::to_string(runs_))); }
+  std::string err() { return read_file(tmp / ("stderr." + std::to_string(runs_))); }
+  int runs_ = 0;
 };
 
 TEST_F(Cli, KilledPullResumesToAByteIdenticalFile) {
@@ -87,6 +92,9 @@ TEST_F(Cli, KilledPullResumesToAByteIdenticalFile) {
   std::error_code ec;
   while (std::chrono::steady_clock::now() < deadline && int64_t(fs::file_size(part, ec)) < 300 * 1024)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // A second pull into the same folder is refused while the first runs (lock on the folder).
+  EXPECT_EQ(run({"pull", "Qwen/Kill-GGUF", "--models-dir", root}), 1);
+  EXPECT_NE(err().find("another `oxydllm pull` is writing"), std::string::npos) << err();
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   EXPECT_EQ(wait_for(pid), -SIGKILL);
   ASSERT_TRUE(fs::exists(part)) << err();

@@ -4,6 +4,7 @@
 // giving up, a server that ignores Range, a full disk (/dev/full), progress lines on a slow link.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "fake_hub.h"
@@ -162,6 +163,29 @@ TEST_F(DownloadFixture, SlowLinkShowsPlainProgressLines) {
   EXPECT_NE(text.find("ETA"), std::string::npos) << text;
   EXPECT_NE(text.find("done m-Q4_K_M.gguf"), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos);  // no bar redraws in plain mode
+}
+
+TEST_F(DownloadFixture, TerminalShowsALiveBar) {
+  hub.bytes_per_second = 2 * 1024 * 1024;  // ~0.3 s
+  std::FILE* log = std::tmpfile();
+  Progress progress(log, /*interactive=*/true);
+  download_file(client.http(), req(), fast, &progress, [](const HttpResponse&) {});
+  std::rewind(log);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), log));
+  std::fclose(log);
+  EXPECT_GE(std::count(text.begin(), text.end(), '\r'), 2) << "the bar is redrawn in place";
+  EXPECT_NE(text.find("\033[K"), std::string::npos);
+  EXPECT_NE(text.find("] 100% 600 KiB / 600 KiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("/s  ETA"), std::string::npos);
+  EXPECT_EQ(text.back(), '\n');  // the final state stays on screen
+}
+
+TEST(Progress, FormatsBinaryUnits) {
+  EXPECT_EQ(format_bytes(17), "17 B");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes(int64_t(576) << 20), "576 MiB");
+  EXPECT_EQ(format_bytes(int64_t(5) << 30), "5.00 GiB");
 }
 
 TEST(HubApi, ParsesModelInfoAsTheHubSendsIt) {
