@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   } catch (const oxyd::Error& e) {
     std::fprintf(stderr, "oxydllm: %s\n", e.what());
     return 1;
+  } catch (const std::exception& e) {  // std::filesystem and friends, from a verb's callback
+    std::fprintf(stderr, "oxydllm: %s\n", e.what());
+    return 1;
   }
   if (exit_code >= 0) return exit_code;
   try {

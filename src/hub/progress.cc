@@ -34,7 +34,7 @@ void Progress::begin(const std::string& name, int64_t total, int64_t already) {
   samples_.emplace_back(Clock::now(), already);
   last_draw_ = Clock::now();
   if (!interactive_) {
-    std::fprintf(out_, "downloading %s (%s%s)\n", name.c_str(), format_bytes(total).c_str(),
+    std::fprintf(out_, "downloading %s (%s%s)\n", name.c_str(), total >= 0 ? format_bytes(total).c_str() : "size unknown",
                  already > 0 ? (", resuming at " + format_bytes(already)).c_str() : "");
     std::fflush(out_);
   } else {

@@ -59,17 +59,18 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = repos_.find(id);
     if (it == repos_.end()) return error(res, 401, "RepoNotFound", "Repository not found");
-    const FakeRepo& r = it->second;
+    const FakeRepo& r = *it->second;
     std::string rev = req.matches[3];
     if (!rev.empty() && rev != "main" && rev != r.sha) return error(res, 404, "RevisionNotFound", "Invalid rev id: " + rev);
     nlohmann::json sib = nlohmann::json::array();
     for (const auto& f : r.files) {
       // As the hub: blobId is the git blob id of what git stores (the pointer file for LFS).
-      const std::string pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256_hex(f.content) +
+      const std::string& sha = sha256_[r.id + "/" + f.path];
+      const std::string pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha +
                                   "\nsize " + std::to_string(f.content.size()) + "\n";
       nlohmann::json e = {{"rfilename", f.path}, {"blobId", git_blob_sha1(f.lfs ? pointer : f.content)},
                           {"size", f.content.size()}};
-      if (f.lfs) e["lfs"] = {{"sha256", sha256_hex(f.content)}, {"size", f.content.size()}, {"pointerSize", pointer.size()}};
+      if (f.lfs) e["lfs"] = {{"sha256", sha}, {"size", f.content.size()}, {"pointerSize", pointer.size()}};
       sib.push_back(e);
     }
     nlohmann::json j = {{"_id", "65f0c0ffee"}, {"id", r.id},       {"modelId", r.id}, {"sha", r.sha},
@@ -81,13 +82,14 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
   s.Get(R"(/([^/]+)/([^/]+)/resolve/([^/]+)/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     std::string id = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
     std::string rev = req.matches[3], path = req.matches[4];
-    FakeRepo repo;
+    std::shared_ptr<const FakeRepo> rp;
     {
       std::lock_guard<std::mutex> lk(mu_);
       auto it = repos_.find(id);
       if (it == repos_.end()) return error(res, 401, "RepoNotFound", "Repository not found");
-      repo = it->second;
+      rp = it->second;
     }
+    const FakeRepo& repo = *rp;
     if (rev != "main" && rev != repo.sha) return error(res, 404, "RevisionNotFound", "Invalid rev id");
     if (!repo.gated_token.empty()) {
       std::string auth = req.get_header_value("Authorization");
@@ -111,7 +113,7 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
           res.set_redirect("/cdn/" + id + "/" + path, 302);
           return;
         }
-        return serve_file(repo, f, &req, &res);
+        return serve_file(rp, f, &req, &res);
       }
     error(res, 404, "EntryNotFound", path + " does not exist");
   });
@@ -119,15 +121,15 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
   s.Get(R"(/cdn/([^/]+)/([^/]+)/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     std::string id = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
     std::string path = req.matches[3];
-    FakeRepo repo;
+    std::shared_ptr<const FakeRepo> rp;
     {
       std::lock_guard<std::mutex> lk(mu_);
       auto it = repos_.find(id);
       if (it == repos_.end()) return error(res, 404, "", "no such object");
-      repo = it->second;
+      rp = it->second;
     }
-    for (const auto& f : repo.files)
-      if (f.path == path) return serve_file(repo, f, &req, &res);
+    for (const auto& f : rp->files)
+      if (f.path == path) return serve_file(rp, f, &req, &res);
     error(res, 404, "", "no such object");
   });
 
@@ -146,7 +148,8 @@ std::string FakeHub::endpoint() const { return "http://127.0.0.1:" + std::to_str
 void FakeHub::add_repo(FakeRepo repo) {
   std::lock_guard<std::mutex> lk(mu_);
   std::string id = repo.id;
-  repos_[id] = std::move(repo);
+  for (const auto& f : repo.files) sha256_[id + "/" + f.path] = sha256_hex(f.content);
+  repos_[id] = std::make_shared<const FakeRepo>(std::move(repo));
 }
 
 std::vector<RangeLog> FakeHub::ranges() const {
@@ -163,7 +166,8 @@ void FakeHub::reset_counters() {
 
 // Range is handled here, not by httplib (0.11 does not clamp a range that runs past the end):
 // one "bytes=a-b" / "bytes=a-" range, clamped; a start at or past the end answers 416.
-void FakeHub::serve_file(const FakeRepo&, const FakeFile& f, const void* req_ptr, void* res_ptr) {
+void FakeHub::serve_file(std::shared_ptr<const FakeRepo> repo, const FakeFile& f, const void* req_ptr,
+                         void* res_ptr) {
   auto& req = *const_cast<httplib::Request*>(static_cast<const httplib::Request*>(req_ptr));
   auto& res = *static_cast<httplib::Response*>(res_ptr);
   ++file_requests;
@@ -173,8 +177,13 @@ void FakeHub::serve_file(const FakeRepo&, const FakeFile& f, const void* req_ptr
     ranges_.push_back({f.path, range_header});
   }
   req.ranges.clear();  // keep httplib from applying the range a second time
-  auto content = std::make_shared<std::string>(f.content);
-  if (corrupt_content && !content->empty()) (*content)[content->size() / 2] ^= 0x5a;
+  // The repo stays alive (shared) for as long as httplib streams from it; corruption copies.
+  std::shared_ptr<const std::string> content(repo, &f.content);
+  if (corrupt_content && !f.content.empty()) {
+    auto bad = std::make_shared<std::string>(f.content);
+    (*bad)[bad->size() / 2] ^= 0x5a;
+    content = bad;
+  }
   size_t first = 0, last = content->size() ? content->size() - 1 : 0;
   if (!range_header.empty() && !ignore_range) {
     unsigned long long a = 0, b = 0;

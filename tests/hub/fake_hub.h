@@ -61,12 +61,13 @@ class FakeHub {
   void reset_counters();
 
  private:
-  void serve_file(const FakeRepo& repo, const FakeFile& f, const void* req, void* res);
+  void serve_file(std::shared_ptr<const FakeRepo> repo, const FakeFile& f, const void* req, void* res);
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
   mutable std::mutex mu_;
-  std::map<std::string, FakeRepo> repos_;
+  std::map<std::string, std::shared_ptr<const FakeRepo>> repos_;
+  std::map<std::string, std::string> sha256_;  // "repo/path" → sha256 of the content (computed once)
   std::vector<RangeLog> ranges_;
 };
 
