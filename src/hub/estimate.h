@@ -22,6 +22,10 @@
 //   where ffn_width = 2 × max(dense intermediate, top_k × expert width + shared width), plus the
 //   logits rows S × vocab × 4. Attention uses the paged cache with an online softmax, so no
 //   T × ctx score matrix is counted.
+// Checking it against the engine (pending the engine): load with the same EstimateParams and a
+// full context allocated, then compare term by term — weights with the resident weight buffers,
+// kv_bytes with the KV block pool, state_bytes with the recurrent-state slots, runtime_bytes with
+// the step workspace + logits buffer — and the total with the process's device/host usage.
 #pragma once
 
 #include <cstdint>

@@ -22,6 +22,7 @@ struct Transfer {
   const BodySink* sink;
   int64_t max_body_bytes;
   bool aborted_by_sink = false;
+  bool too_big = false;
 };
 
 size_t on_header(char* buf, size_t size, size_t n, void* user) {
@@ -57,7 +58,10 @@ size_t on_body(char* buf, size_t size, size_t n, void* user) {
     }
     return bytes;
   }
-  if (int64_t(t->resp->body.size() + bytes) > t->max_body_bytes) return 0;
+  if (int64_t(t->resp->body.size() + bytes) > t->max_body_bytes) {
+    t->too_big = true;
+    return 0;
+  }
   t->resp->body.append(buf, bytes);
   return bytes;
 }
@@ -151,6 +155,9 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string& rang
   if (rc != CURLE_OK) {
     resp.curl_error = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     if (t.aborted_by_sink) resp.curl_error = "aborted by the writer";
+    if (t.too_big)
+      resp.curl_error = "the response is larger than the " + std::to_string(max_body_bytes) +
+                        " bytes expected (a server that ignores Range requests?); stopped reading";
   }
   return resp;
 }

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 
 #include "core/error.h"
 
@@ -39,7 +40,15 @@ std::string hub_endpoint_from_env() {
 
 std::string hub_token_from_env(const std::string& flag_token) {
   if (!flag_token.empty()) return flag_token;
-  return env_or("HF_TOKEN", env_or("HUGGING_FACE_HUB_TOKEN", ""));
+  std::string t = env_or("HF_TOKEN", env_or("HUGGING_FACE_HUB_TOKEN", ""));
+  if (!t.empty()) return t;
+  std::string path = env_or("HF_TOKEN_PATH", "");
+  if (path.empty() && !env_or("HF_HOME", "").empty()) path = env_or("HF_HOME", "") + "/token";
+  if (path.empty() && !env_or("HOME", "").empty()) path = env_or("HOME", "") + "/.cache/huggingface/token";
+  std::ifstream in(path);
+  if (in) std::getline(in, t);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  return t;
 }
 
 void check_repo_id(const std::string& repo) {

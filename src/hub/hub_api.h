@@ -32,7 +32,8 @@ struct RepoInfo {
 
 /// Endpoint without a trailing slash: HF_ENDPOINT, else https://huggingface.co.
 std::string hub_endpoint_from_env();
-/// --token, else HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else "" (anonymous).
+/// --token, else HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file `hf auth login`
+/// writes (HF_TOKEN_PATH, else $HF_HOME/token, else ~/.cache/huggingface/token), else "".
 std::string hub_token_from_env(const std::string& flag_token);
 
 /// Validates "namespace/name" (hub rules: [A-Za-z0-9._-], no "..", no leading/trailing '.'/'-');

@@ -208,6 +208,24 @@ TEST(HubApi, ParsesModelInfoAsTheHubSendsIt) {
   expect_error([] { parse_repo_info("not json", "t"); }, ErrorCode::INVALID_ARGUMENT, {"not JSON"});
 }
 
+TEST(HubApi, TokenPrecedence) {
+  TempDir tmp;
+  write_file(tmp / "hf/token", "hf_from_file\n");
+  testing::ScopedEnv a("HF_TOKEN", std::nullopt), b("HUGGING_FACE_HUB_TOKEN", std::nullopt),
+      c("HF_TOKEN_PATH", std::nullopt), d("HF_HOME", tmp / "hf");
+  EXPECT_EQ(hub_token_from_env(""), "hf_from_file");
+  {
+    testing::ScopedEnv e("HUGGING_FACE_HUB_TOKEN", "hf_legacy");
+    EXPECT_EQ(hub_token_from_env(""), "hf_legacy");
+    testing::ScopedEnv f("HF_TOKEN", "hf_env");
+    EXPECT_EQ(hub_token_from_env(""), "hf_env");
+    EXPECT_EQ(hub_token_from_env("hf_flag"), "hf_flag");
+  }
+  testing::ScopedEnv g("HF_HOME", tmp / "nowhere"), h("HOME", tmp / "nohome");
+  EXPECT_EQ(hub_token_from_env(""), "");
+  EXPECT_EQ(hub_endpoint_from_env().rfind("http", 0), 0u);
+}
+
 TEST(HubApi, ModelInfoRetriesThenExplainsFailures) {
   FakeHub hub;
   hub.add_repo({"ns/repo", "4f1c0e0b5a7d9e2c3b4a5f6e7d8c9b0a1f2e3d4c", {{"a-Q4_0.gguf", "xx", true}}, ""});

@@ -213,8 +213,13 @@ TEST(Estimate, MoeExpertsCountedWhole) {
 struct RemoteFixture : ::testing::Test {
   FakeHub hub;
   TempDir tmp;
-  Built q4 = qwen3_gguf(6000, 40000, 1), q8 = qwen3_gguf(40000, 40000, 2);  // q8: 11 MB, header ~0.7 MB
-  Built s1 = qwen3_gguf(2000, 40000, 3), s2 = qwen3_gguf(1000, 10, 4);
+  // Built once per process (a few hundred ms of generation).
+  static const Built& built(int i) {
+    static const Built b[4] = {qwen3_gguf(6000, 40000, 1), qwen3_gguf(40000, 40000, 2),  // q8: 11 MB, header ~0.7 MB
+                               qwen3_gguf(2000, 40000, 3), qwen3_gguf(1000, 10, 4)};
+    return b[i];
+  }
+  const Built &q4 = built(0), &q8 = built(1), &s1 = built(2), &s2 = built(3);
   std::string st_config = R"({"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":256,
     "intermediate_size":512,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,
     "vocab_size":1000,"max_position_embeddings":4096,"rms_norm_eps":1e-6,"rope_theta":1000000})";
@@ -263,6 +268,16 @@ TEST_F(RemoteFixture, ReadsHeadersOnlyAndAgreesWithLocal) {
   EXPECT_EQ(read_remote_meta(client, info, info.sha, split).weight_bytes, s1.weight_bytes + s2.weight_bytes);
   // safetensors: the index's total_size.
   EXPECT_EQ(read_remote_meta(client, info, info.sha, vs[size_t(find_variant(vs, "safetensors"))]).weight_bytes, 123456);
+}
+
+TEST_F(RemoteFixture, ServerIgnoringRangeIsNotReadWhole) {
+  HubClient client(hub.endpoint(), "");
+  RepoInfo info = client.model_info("Qwen/Est-GGUF");
+  auto vs = list_variants(info);
+  hub.ignore_range = true;
+  expect_error([&] { read_remote_meta(client, info, info.sha, vs[size_t(find_variant(vs, "Q8_0"))]); },
+               ErrorCode::IO, {"ignores Range", "stopped reading"});
+  EXPECT_LT(client.bytes_received(), int64_t(q8.bytes.size()) / 4);
 }
 
 TEST_F(RemoteFixture, SafetensorsWithoutIndexUsesHeaderLength) {
