@@ -135,6 +135,11 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   } else if (st == "longrope") {
     full.rope_type = st;
   }
+  if (tensors && full.rope_type == "default") {
+    // Phi-3 longrope is signalled by its factor tensors, not by rope.scaling.type.
+    for (const auto& t : *tensors)
+      if (t.name == "rope_factors_long.weight") full.rope_type = "longrope";
+  }
   if (auto o = md.get_opt<int64_t>(k("rope.scaling.original_context_length")))
     full.original_max_position_embeddings = *o;
   full.beta_fast = md.get<double>(k("rope.scaling.yarn_beta_fast"), 32.0);
