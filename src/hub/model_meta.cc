@@ -22,36 +22,18 @@ std::string gguf_tokenizer_kind(const std::string& model) {
   return model.empty() ? "none" : model;
 }
 
-uint64_t read_le64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
-// Local safetensors file: 8-byte little-endian header length, then the JSON header.
-SafetensorsSummary read_safetensors_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char len_bytes[8];
-  if (!in.read(len_bytes, 8)) throw_error(ErrorCode::INVALID_ARGUMENT, path + ": shorter than a safetensors header");
-  const uint64_t n = read_le64(len_bytes);
-  const uint64_t size = fs::file_size(path);
-  if (n > size - 8 || n > (uint64_t(100) << 20))
-    throw_error(ErrorCode::INVALID_ARGUMENT, path + ": safetensors header length " + std::to_string(n) +
-                                                 " does not fit in the file (" + std::to_string(size) + " bytes)");
-  std::string json(n, '\0');
-  in.read(json.data(), std::streamsize(n));
-  SafetensorsSummary s = summarize_safetensors_header(json, path);
-  if (uint64_t(s.data_bytes) > size - 8 - n)
-    throw_error(ErrorCode::INVALID_ARGUMENT, path + ": tensors need " + std::to_string(s.data_bytes) +
-                                                 " data bytes, the file has " + std::to_string(size - 8 - n));
-  return s;
-}
-
-void add_summary(const SafetensorsSummary& s, ModelMeta& m) {
-  m.weight_bytes += s.data_bytes;
-  m.num_params += s.numel;
-  m.num_tensors += s.num_tensors;
-  for (const auto& [k, v] : s.dtypes) m.tensor_types[k] += v;
+// The header of a safetensors file: 8 bytes of length, then that many bytes of JSON. `read`
+// returns bytes [first, first+count) of the file.
+template <typename Read>
+loader::SafetensorsHeader read_safetensors_header(const std::string& name, uint64_t file_size, Read&& read) {
+  std::string prefix = read(0, 8);
+  auto span = [](const std::string& s) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  auto n = loader::safetensors_header_size(span(prefix), name, file_size);
+  if (!n) throw_error(ErrorCode::INVALID_ARGUMENT, name + ": shorter than a safetensors header");
+  std::string head = prefix + read(8, int64_t(*n) - 8);
+  return loader::parse_safetensors_header(span(head), name, file_size);
 }
 
 void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
@@ -89,37 +71,13 @@ void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
 
 }  // namespace
 
-SafetensorsSummary summarize_safetensors_header(std::string_view json, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const std::exception& e) {
-    throw_error(ErrorCode::INVALID_ARGUMENT, name + ": safetensors header is not JSON (" + e.what() + ")");
+void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
+  for (const auto& t : h.tensors) {
+    m.weight_bytes += int64_t(t.nbytes());
+    m.num_params += t.numel();
+    m.num_tensors += 1;
+    m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
   }
-  if (!j.is_object()) throw_error(ErrorCode::INVALID_ARGUMENT, name + ": safetensors header is not an object");
-  SafetensorsSummary s;
-  for (const auto& [tname, t] : j.items()) {
-    if (tname == "__metadata__") continue;
-    auto bad = [&](const std::string& what) {
-      throw_error(ErrorCode::INVALID_ARGUMENT, name + ": tensor '" + tname + "': " + what);
-    };
-    if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string()) bad("no dtype");
-    if (!t.contains("shape") || !t["shape"].is_array()) bad("no shape");
-    if (!t.contains("data_offsets") || !t["data_offsets"].is_array() || t["data_offsets"].size() != 2) bad("no data_offsets");
-    int64_t numel = 1;
-    for (const auto& d : t["shape"]) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0) bad("bad shape");
-      numel *= d.get<int64_t>();
-    }
-    const auto& off = t["data_offsets"];
-    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned() || off[1].get<uint64_t>() < off[0].get<uint64_t>())
-      bad("bad data_offsets");
-    s.data_bytes += int64_t(off[1].get<uint64_t>() - off[0].get<uint64_t>());
-    s.numel += numel;
-    s.num_tensors += 1;
-    s.dtypes[t["dtype"].get<std::string>()] += 1;
-  }
-  return s;
 }
 
 void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const loader::GgufHeader*>& headers,
@@ -152,7 +110,16 @@ ModelMeta read_local_meta(const LocalModel& lm) {
     return m;
   }
   m.config = loader::load_hf_config((fs::path(lm.dir) / "config.json").string());
-  for (const auto& f : lm.weight_files) add_summary(read_safetensors_file(f), m);
+  for (const auto& f : lm.weight_files) {
+    std::ifstream in(f, std::ios::binary);
+    auto read = [&](int64_t first, int64_t count) {
+      std::string b(size_t(count), '\0');
+      in.seekg(first);
+      if (!in.read(b.data(), count)) throw_error(ErrorCode::INVALID_ARGUMENT, f + ": truncated safetensors header");
+      return b;
+    };
+    add_safetensors_header(read_safetensors_header(f, fs::file_size(f), read), m);
+  }
   hf_tokenizer_and_template(lm.dir, m);
   return m;
 }
@@ -205,12 +172,8 @@ ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::stri
   }
   for (const auto& f : v.files) {
     if (f.path.size() < 12 || f.path.compare(f.path.size() - 12, 12, ".safetensors") != 0) continue;
-    std::string head = hub.read_range(repo, rev, f.path, 0, 8);
-    if (head.size() != 8) throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/" + f.path + ": too short for safetensors");
-    const int64_t n = int64_t(read_le64(head.data()));
-    if (n < 0 || (f.size >= 0 && n > f.size - 8))
-      throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/" + f.path + ": bad safetensors header length");
-    m.weight_bytes += f.size - 8 - n;
+    auto read = [&](int64_t first, int64_t count) { return hub.read_range(repo, rev, f.path, first, count); };
+    add_safetensors_header(read_safetensors_header(repo + "/" + f.path, uint64_t(std::max<int64_t>(0, f.size)), read), m);
   }
   return m;
 }

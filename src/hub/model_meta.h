@@ -15,6 +15,7 @@
 #include "hub/variants.h"
 #include "loader/gguf.h"
 #include "loader/model_config.h"
+#include "loader/safetensors.h"
 
 namespace oxyd::hub {
 
@@ -32,12 +33,8 @@ struct ModelMeta {
 /// Reads a local model's metadata (headers and small JSON files only).
 ModelMeta read_local_meta(const LocalModel& m);
 
-/// Data bytes, element count and dtype counts of one safetensors JSON header (`name` in errors).
-struct SafetensorsSummary {
-  int64_t data_bytes = 0, numel = 0, num_tensors = 0;
-  std::map<std::string, int64_t> dtypes;
-};
-SafetensorsSummary summarize_safetensors_header(std::string_view json, const std::string& name);
+/// Adds one safetensors header's tensors (bytes, elements, dtype counts) to `m`.
+void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m);
 
 /// Fetches the header of a remote GGUF with Range requests: first 256 KiB, then as much more as
 /// the parser says it needs (at least doubling), never the tensor data.
@@ -45,7 +42,7 @@ loader::GgufHeader fetch_remote_gguf_header(HubClient& hub, const std::string& r
                                             const RepoFile& file);
 
 /// Metadata of one remote variant (GGUF: every shard's header; safetensors: config.json and the
-/// index's total_size, or the single file's header length).
+/// index's total_size, or each file's header read by Range).
 ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::string& rev, const Variant& v);
 
 /// Fills config, tokenizer/template and tensor fields from GGUF metadata (the first shard's) and

@@ -210,6 +210,36 @@ TEST(Estimate, MoeExpertsCountedWhole) {
   EXPECT_NE(r.find("all 8 experts counted (2 active per token)"), std::string::npos) << r;
 }
 
+// A valid safetensors file: "w" F32 [n] then "b" BF16 [1000], header padded to 8 bytes.
+std::string tiny_safetensors(int64_t n, uint32_t seed) {
+  std::string header = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[)" + std::to_string(n) +
+                       R"(],"data_offsets":[0,)" + std::to_string(4 * n) + R"(]},"b":{"dtype":"BF16","shape":[1000],"data_offsets":[)" +
+                       std::to_string(4 * n) + "," + std::to_string(4 * n + 2000) + "]}}";
+  while (header.size() % 8) header += ' ';
+  std::string len(8, '\0');
+  for (int i = 0; i < 8; ++i) len[size_t(i)] = char((header.size() >> (8 * i)) & 0xff);
+  return len + header + random_bytes(size_t(4 * n + 2000), seed);
+}
+
+TEST(Estimate, LocalSafetensorsFromHeaders) {
+  TempDir tmp;
+  write_file(tmp / "ns/St/config.json", R"({"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":256,
+    "intermediate_size":512,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,
+    "vocab_size":1000,"max_position_embeddings":4096})");
+  write_file(tmp / "ns/St/model.safetensors", tiny_safetensors(300, 1));
+  write_file(tmp / "ns/St/tokenizer.json", R"({"model":{"type":"BPE"}})");
+  write_file(tmp / "ns/St/chat_template.jinja", "{{ x }}");
+  ModelMeta m = read_local_meta(local_model_for_path(tmp / "ns/St"));
+  EXPECT_EQ(m.weight_bytes, 1200 + 2000);
+  EXPECT_EQ(m.num_params, 1300);
+  EXPECT_EQ(m.config.num_hidden_layers, 2);
+  EXPECT_EQ(m.tokenizer_kind, "tokenizer.json BPE");
+  EXPECT_EQ(m.chat_template_source, "chat_template.jinja");
+  write_file(tmp / "ns/St/model.safetensors", tiny_safetensors(300, 1).substr(0, 100));  // truncated
+  expect_error([&] { read_local_meta(local_model_for_path(tmp / "ns/St")); }, ErrorCode::INVALID_ARGUMENT,
+               {"model.safetensors"});
+}
+
 struct RemoteFixture : ::testing::Test {
   FakeHub hub;
   TempDir tmp;
@@ -231,9 +261,9 @@ struct RemoteFixture : ::testing::Test {
                    {"Est-Q2_K-00002-of-00002.gguf", s2.bytes, true},
                    {"config.json", st_config, false},
                    {"model.safetensors.index.json", R"({"metadata":{"total_size":123456},"weight_map":{"a":"model.safetensors"}})", false},
-                   {"model.safetensors", std::string("\x10\0\0\0\0\0\0\0", 8) + "{\"__metadata__\":{}}" + random_bytes(1000, 5), true}},
+                   {"model.safetensors", tiny_safetensors(250, 5), true}},
                   ""});
-    std::string st = std::string("\x02\0\0\0\0\0\0\0", 8) + "{}" + random_bytes(5000, 6);
+    std::string st = tiny_safetensors(1250, 6);
     hub.add_repo({"meta/One-ST", "4f1c0e0b5a7d9e2c3b4a5f6e7d8c9b0a1f2e3d4c",
                   {{"config.json", st_config, false}, {"model.safetensors", st, true}}, ""});
   }
@@ -285,7 +315,10 @@ TEST_F(RemoteFixture, SafetensorsWithoutIndexUsesHeaderLength) {
   RepoInfo info = client.model_info("meta/One-ST");
   auto vs = list_variants(info);
   ModelMeta m = read_remote_meta(client, info, info.sha, vs[0]);
-  EXPECT_EQ(m.weight_bytes, 5000);  // file − 8 − header
+  EXPECT_EQ(m.weight_bytes, 5000 + 2000);  // "w" F32 [1250] + "b" BF16 [1000], from the header read by Range
+  EXPECT_EQ(m.num_params, 2250);
+  EXPECT_EQ(m.tensor_types["F32"], 1);
+  EXPECT_EQ(m.tensor_types["BF16"], 1);
   EXPECT_EQ(m.config.family, "qwen3");
 }
 
