@@ -31,6 +31,7 @@ size_t on_header(char* buf, size_t size, size_t n, void* user) {
   // A new status line starts a new hop (redirects, 100-continue): keep only the last hop's headers.
   if (line.rfind("HTTP/", 0) == 0) {
     t->resp->headers.clear();
+    t->resp->body.clear();  // a body before this status line belonged to a redirect
     auto sp = line.find(' ');
     t->resp->status = sp == std::string::npos ? 0 : std::atol(line.c_str() + sp + 1);
     return size * n;

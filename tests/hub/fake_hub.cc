@@ -111,6 +111,9 @@ FakeHub::FakeHub() : server_(std::make_unique<httplib::Server>()) {
           res.set_header("X-Linked-Etag", "\"" + sha256_hex(f.content) + "\"");
           res.set_header("X-Repo-Commit", repo.sha);
           res.set_redirect("/cdn/" + id + "/" + path, 302);
+          // A body, as the hub sends; httplib must not apply the request's Range to it.
+          const_cast<httplib::Request&>(req).ranges.clear();
+          res.set_content("Found. Redirecting to /cdn/" + id + "/" + path, "text/plain");
           return;
         }
         return serve_file(rp, f, &req, &res);
