@@ -11,6 +11,12 @@ tests/data/tokenizer/<vocab>.out.jsonl: one line per corpus line,
        ft = decode(f, skip_special_tokens=True); "f"/"ft" are omitted for strings over 4 KB.
 Invalid UTF-8 corpus entries are stored as {"hex": ...}; both the oracle and oxydllm see them
 with every maximal invalid subpart replaced by U+FFFD (bytes.decode("utf-8", "replace")).
+Variants (tests/data/tokenizer/variants.json): real vocabularies with their normalizer /
+pre-tokenizer / decoder / post-processor / added-token flags replaced by other configurations
+tokenizer.json can declare (Metaspace, Whitespace, Digits, Punctuation, NFKC, StripAccents,
+Split behaviours, lstrip/rstrip/single_word...), so every supported component is checked against
+the oracle even where no shipped vocabulary uses it. Their goldens (variant_<name>.out.jsonl,
+records carry the corpus index "i") cover every third corpus string under 4 KB.
 Truncation and padding declared in a tokenizer.json are switched off (the engine never uses them).
 
 Command (from the repository root):
@@ -240,6 +246,69 @@ def build_corpus():
     return entries
 
 
+SP = "\u2581"
+SPM_DECODER = {"type": "Sequence", "decoders": [
+    {"type": "Replace", "pattern": {"String": SP}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
+    {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+
+
+def qwen_added_flags(base):
+    out = []
+    for a in base["added_tokens"]:
+        a = dict(a)
+        if a["content"] == "<think>":
+            a["lstrip"] = True
+        if a["content"] == "</think>":
+            a["rstrip"] = True
+        if a["content"] == "<tool_call>":
+            a["single_word"] = True
+        if a["content"] == "<|im_start|>":
+            a["normalized"] = True
+        out.append(a)
+    return out
+
+
+VARIANTS = {
+    "llama2_metaspace_first": ("llama2", lambda b: {
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": SP, "prepend_scheme": "first", "split": False},
+        "decoder": SPM_DECODER}),
+    "llama2_metaspace_always_split": ("llama2", lambda b: {
+        "normalizer": {"type": "NFKC"},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": SP, "prepend_scheme": "always", "split": True},
+        "decoder": {"type": "Metaspace", "replacement": SP, "prepend_scheme": "always", "split": True}}),
+    "minilm_whitespace_digits": ("minilm", lambda b: {
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFKC"}, {"type": "Strip", "strip_left": True, "strip_right": True},
+            {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Whitespace"}, {"type": "Digits", "individual_digits": True}]},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": False}}),
+    "minilm_nfd_punctuation": ("minilm", lambda b: {
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, {"type": "Punctuation", "behavior": "Contiguous"},
+            {"type": "Digits", "individual_digits": False}]},
+        "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]}}),
+    "minilm_bert_cased": ("minilm", lambda b: {
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": False,
+                       "strip_accents": None, "lowercase": False}}),
+    "qwen3_gpt2_bytelevel": ("qwen3", lambda b: {
+        "normalizer": {"type": "NFKD"},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}}),
+    "qwen3_split_behaviors": ("qwen3", lambda b: {
+        "normalizer": {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, {"type": "NFKC"}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "MergedWithNext", "invert": False},
+            {"type": "Split", "pattern": {"String": "e"}, "behavior": "MergedWithPrevious", "invert": False},
+            {"type": "Split", "pattern": {"Regex": "[0-9]+"}, "behavior": "Contiguous", "invert": True},
+            {"type": "Split", "pattern": {"String": "x"}, "behavior": "Removed", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]}}),
+    "qwen3_added_flags": ("qwen3", lambda b: {"added_tokens": qwen_added_flags(b)}),
+}
+
+
 def entry_text(e):
     return e["t"] if "t" in e else bytes.fromhex(e["hex"]).decode("utf-8", "replace")
 
@@ -283,6 +352,31 @@ def main():
                         rec["ft"] = ft
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
         print(f"{name}: done")
+
+    variants = {}
+    for vname, (base, fn) in VARIANTS.items():
+        d = os.path.join(args.shared, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, "minilm")
+        base_json = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
+        override = fn(base_json)
+        variants[vname] = {"base": base, "override": override}
+        merged = dict(base_json)
+        merged.update(override)
+        tok = Tokenizer.from_str(json.dumps(merged))
+        tok.no_truncation()
+        tok.no_padding()
+        with open(os.path.join(out_dir, f"variant_{vname}.out.jsonl"), "w", encoding="utf-8") as f:
+            for i, t in enumerate(texts):
+                if i % 3 or len(t.encode()) > 4096:
+                    continue
+                tok.encode_special_tokens = True
+                p = tok.encode(t, add_special_tokens=False).ids
+                tok.encode_special_tokens = False
+                fids = tok.encode(t, add_special_tokens=True).ids
+                f.write(json.dumps({"i": i, "p": p, "pt": tok.decode(p, skip_special_tokens=False), "f": fids,
+                                    "ft": tok.decode(fids, skip_special_tokens=True)}, ensure_ascii=False) + "\n")
+        print(f"variant {vname}: done")
+    with open(os.path.join(out_dir, "variants.json"), "w", encoding="utf-8") as f:
+        json.dump(variants, f, ensure_ascii=False, indent=1)
 
 
 if __name__ == "__main__":

@@ -196,7 +196,14 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
                    SplitBehavior::ISOLATED, false);
       return;
     case Kind::WHITESPACE: {
-      static const Pattern words = Pattern::regex(R"(\w+|[^\w\s]+)", "Whitespace pre-tokenizer");
+      // tokenizers compiles \w+|[^\w\s]+ with Rust's regex crate, whose \w is UTS #18 "word"
+      // (Alphabetic, marks, Nd, Pc, joiners) and \s is White_Space; spelled out for PCRE2.
+#define OXYD_W R"(\p{L}\p{Nl}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\x{24B6}-\x{24E9}\x{1F130}-\x{1F149}\x{1F150}-\x{1F169}\x{1F170}-\x{1F189})"
+#define OXYD_S R"(\t\n\x{0B}\f\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})"
+      static const Pattern words =
+          Pattern::regex("[" OXYD_W "]+|[^" OXYD_W OXYD_S "]+", "Whitespace pre-tokenizer");
+#undef OXYD_W
+#undef OXYD_S
       split_pieces(pieces, [](const std::string& t, auto& m) { words.find_all(t, m); },
                    SplitBehavior::REMOVED, true);
       return;
