@@ -39,6 +39,7 @@ VOCABS = {
     "llama2": "data/tokenizers/llama2",
     "deepseek_v3": "data/tokenizers/deepseek_v3",
     "minilm": None,  # committed: tests/data/tokenizer/minilm
+    "unigram": None,  # committed: tests/data/tokenizer/unigram (tools/gen_tokenizer_unigram.py)
 }
 
 PROSE = [
@@ -306,6 +307,12 @@ VARIANTS = {
             {"type": "Split", "pattern": {"String": "x"}, "behavior": "Removed", "invert": False},
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]}}),
     "qwen3_added_flags": ("qwen3", lambda b: {"added_tokens": qwen_added_flags(b)}),
+    "unigram_byte_fallback": ("unigram", lambda b: {
+        "normalizer": {"type": "NFKC"},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": SP, "prepend_scheme": "first", "split": False},
+        "decoder": SPM_DECODER,
+        "model": dict(b["model"], byte_fallback=True,
+                      vocab=b["model"]["vocab"] + [[f"<0x{i:02X}>", -30.0] for i in range(256)])}),
 }
 
 
@@ -331,7 +338,7 @@ def main():
     texts = [entry_text(e) for e in entries]
     print(f"corpus: {len(texts)} strings")
     for name, rel in VOCABS.items():
-        d = os.path.join(args.shared, rel) if rel else os.path.join(out_dir, "minilm")
+        d = os.path.join(args.shared, rel) if rel else os.path.join(out_dir, name)
         tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
         tok.no_truncation()
         tok.no_padding()
@@ -355,7 +362,7 @@ def main():
 
     variants = {}
     for vname, (base, fn) in VARIANTS.items():
-        d = os.path.join(args.shared, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, "minilm")
+        d = os.path.join(args.shared, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, base)
         base_json = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
         override = fn(base_json)
         variants[vname] = {"base": base, "override": override}

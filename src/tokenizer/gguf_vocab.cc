@@ -2,11 +2,12 @@
 // llama.cpp's convert_hf_to_gguf.py writes them. model gpt2 = byte-level BPE (pre-tokenizer chosen
 // by tokenizer.ggml.pre), llama = SentencePiece BPE with byte fallback (merges if present, else
 // derived from scores), bert = WordPiece (tokens stored with the converter's "▁word"/"suffix"
-// spelling). CONTROL/UNKNOWN tokens become special added tokens, USER_DEFINED plain added tokens.
+// spelling), t5 = Unigram with Metaspace. CONTROL/UNKNOWN tokens become special added tokens, USER_DEFINED plain added tokens.
 #include "core/error.h"
 #include "loader/gguf.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unigram.h"
 #include "tokenizer/wordpiece.h"
 
 namespace oxyd::tokenizer {
@@ -78,8 +79,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
   t->pad_id_ = id_key("tokenizer.ggml.padding_token_id");
   t->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
   t->chat_template_ = gguf.get_string("tokenizer.chat_template", "");
-  const bool is_spm = model == "llama";
-  t->add_bos_ = gguf.get_bool("tokenizer.ggml.add_bos_token", is_spm || model == "bert");
+  const bool is_spm = model == "llama" || model == "t5";
+  t->add_bos_ = gguf.get_bool("tokenizer.ggml.add_bos_token", model == "llama" || model == "bert");
   t->add_eos_ = gguf.get_bool("tokenizer.ggml.add_eos_token", false);
 
   std::vector<std::pair<std::string, int32_t>> vocab;
@@ -223,9 +224,37 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
     if (sep < 0) sep = t->eos_id_;
     const bool add_sep = gguf.get_bool("tokenizer.ggml.add_sep_token", true);
     template_from_flags(t->add_bos_ ? cls : -1, add_sep ? sep : -1);
+  } else if (model == "t5") {
+    // SentencePiece unigram. A precompiled normalization charsmap is not supported.
+    if (gguf.has("tokenizer.ggml.precompiled_charsmap") &&
+        gguf.find("tokenizer.ggml.precompiled_charsmap")->size() > 0) {
+      throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.precompiled_charsmap: "
+                                                "SentencePiece precompiled normalization is not supported");
+    }
+    std::vector<float> scores = gguf.get_array<float>("tokenizer.ggml.scores");
+    if (scores.size() != n) fail("tokenizer.ggml.scores", "expected one score per token");
+    std::vector<std::pair<std::string, double>> pieces;
+    pieces.reserve(n);
+    // As for llama: the converter's -1000 for control / user-defined pieces is SentencePiece's 0.
+    for (size_t i = 0; i < n; ++i) {
+      const bool added = types[i] == kTypeControl || types[i] == kTypeUserDefined || types[i] == kTypeUnknown;
+      pieces.emplace_back(vocab[i].first, added ? 0.0 : scores[i]);
+    }
+    std::optional<int32_t> unk;
+    if (t->unk_id_ >= 0) unk = t->unk_id_;
+    bool byte_fallback = false;
+    for (int32_t type : types) byte_fallback |= type == 6;
+    t->model_ = std::make_unique<Unigram>(std::move(pieces), unk, byte_fallback, src + ": tokenizer.ggml");
+    const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
+    t->pre_tokenizer_.kind = PreTokenizer::Kind::METASPACE;
+    t->pre_tokenizer_.prepend_scheme = add_space_prefix ? PreTokenizer::Prepend::ALWAYS : PreTokenizer::Prepend::NEVER;
+    t->pre_tokenizer_.split = true;
+    t->decoder_.kind = Decoder::Kind::METASPACE;
+    t->decoder_.prepend_first = add_space_prefix;
+    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else {
     throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.model: '" + model +
-                                            "' is not supported (supported: gpt2, llama, bert)");
+                                            "' is not supported (supported: gpt2, llama, bert, t5)");
   }
   if (t->template_.size() == 1) t->template_.clear();
   t->finish(src);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unigram.h"
 #include "tokenizer/wordpiece.h"
 
 namespace oxyd::tokenizer {
@@ -218,9 +219,30 @@ std::vector<std::pair<std::string, int32_t>> parse_vocab(const Ctx& c, const jso
   return out;
 }
 
+std::unique_ptr<Model> parse_unigram(const Ctx& c, const json& m) {
+  const std::string path = "model";
+  const json& v = c.get(m, "vocab", path);
+  if (!v.is_array()) c.fail(path + ".vocab", "expected an array of [piece, score]");
+  std::vector<std::pair<std::string, double>> pieces;
+  pieces.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+      c.fail(path + ".vocab[" + std::to_string(i) + "]", "expected [piece, score]");
+    pieces.emplace_back(e[0].get<std::string>(), e[1].get<double>());
+  }
+  std::optional<int32_t> unk;
+  if (m.contains("unk_id") && !m["unk_id"].is_null()) {
+    if (!m["unk_id"].is_number_integer()) c.fail(path + ".unk_id", "expected an integer or null");
+    unk = m["unk_id"].get<int32_t>();
+  }
+  return std::make_unique<Unigram>(std::move(pieces), unk, c.flag(m, "byte_fallback", false, path), c.file);
+}
+
 std::unique_ptr<Model> parse_model(const Ctx& c, const json& m) {
   const std::string path = "model";
   std::string type = m.contains("type") ? c.str(m, "type", path) : "BPE";
+  if (type == "Unigram") return parse_unigram(c, m);
   auto vocab = parse_vocab(c, c.get(m, "vocab", path), path + ".vocab");
   auto opt_str = [&](const char* key) -> std::string {
     return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
@@ -262,7 +284,7 @@ std::unique_ptr<Model> parse_model(const Ctx& c, const json& m) {
     return std::make_unique<WordPiece>(std::move(vocab), c.str(m, "unk_token", path), prefix,
                                        max_chars, c.file);
   }
-  c.fail(path + ".type", "unsupported model type '" + type + "' (supported: BPE, WordPiece)");
+  c.fail(path + ".type", "unsupported model type '" + type + "' (supported: BPE, WordPiece, Unigram)");
 }
 
 // A tokenizer_config.json token entry: "text", {"content": "text"} or null.

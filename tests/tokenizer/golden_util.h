@@ -120,7 +120,7 @@ inline size_t check_against_golden(const Tokenizer& tok, const std::string& voca
 }
 
 inline std::string hf_dir(const std::string& vocab) {
-  return vocab == "minilm" ? data_dir() + "/minilm" : shared_tokenizers() + "/" + vocab;
+  return vocab == "minilm" || vocab == "unigram" ? data_dir() + "/" + vocab : shared_tokenizers() + "/" + vocab;
 }
 
 /// Tokenizers are expensive to load (up to 33 MB of JSON): one per vocabulary per process.
@@ -133,7 +133,7 @@ inline const Tokenizer& hf_tokenizer(const std::string& vocab) {
 
 inline const std::vector<std::string>& all_vocabs() {
   static const std::vector<std::string> v = {"qwen3", "llama3", "llama3_1", "gemma3", "gptoss",
-                                             "llama2", "deepseek_v3", "minilm"};
+                                             "llama2", "deepseek_v3", "minilm", "unigram"};
   return v;
 }
 

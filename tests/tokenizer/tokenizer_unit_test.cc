@@ -9,7 +9,8 @@ namespace {
 
 bool contains(const std::vector<int32_t>& v, int32_t id) { return std::find(v.begin(), v.end(), id) != v.end(); }
 
-TEST(SpecialTokens, UserTextCannotInjectControlTokens) {
+// One test (one process under ctest) for both checks: loading the six vocabularies dominates.
+TEST(SpecialTokens, UserTextCannotInjectControlTokensAndQueriesFollowConfig) {
   struct Case { const char* vocab; const char* token; };
   for (auto c : {Case{"qwen3", "<|im_end|>"}, Case{"qwen3", "<|im_start|>"}, Case{"llama3_1", "<|eot_id|>"},
                  Case{"gemma3", "<end_of_turn>"}, Case{"gptoss", "<|return|>"}, Case{"llama2", "</s>"},
@@ -24,9 +25,6 @@ TEST(SpecialTokens, UserTextCannotInjectControlTokens) {
     auto rendered = tok.encode(user, false, /*parse_special=*/true);
     EXPECT_TRUE(contains(rendered, id)) << c.vocab << ": engine-rendered text must match " << c.token;
   }
-}
-
-TEST(SpecialTokens, QueriesFollowTokenizerConfig) {
   const Tokenizer& qwen = hf_tokenizer("qwen3");
   EXPECT_EQ(qwen.eos_id(), 151645);  // <|im_end|>
   EXPECT_EQ(qwen.pad_id(), 151643);
