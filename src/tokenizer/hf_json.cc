@@ -18,6 +18,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr int64_t kMaxIdSlack = 1 << 20;  // ids may exceed the entry count by this much
+
 struct Ctx {
   std::string file;
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
@@ -210,10 +212,12 @@ std::vector<std::pair<std::string, int32_t>> parse_vocab(const Ctx& c, const jso
   if (!v.is_object()) c.fail(path, "expected an object {token: id}");
   std::vector<std::pair<std::string, int32_t>> out;
   out.reserve(v.size());
+  // Ids are dense in real files; a bound keeps a malformed file from allocating gigabytes.
+  const int64_t max_id = static_cast<int64_t>(v.size()) + kMaxIdSlack;
   for (auto it = v.begin(); it != v.end(); ++it) {
     if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-        it.value().get<int64_t>() > (1 << 30))
-      c.fail(path + "[\"" + it.key() + "\"]", "expected a non-negative integer id");
+        it.value().get<int64_t>() > max_id)
+      c.fail(path + "[\"" + it.key() + "\"]", "expected an integer id in [0, " + std::to_string(max_id) + "]");
     out.emplace_back(it.key(), it.value().get<int32_t>());
   }
   return out;
@@ -331,7 +335,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
         AddedToken a;
         a.content = c.str(e, "content", path);
         const json& id = c.get(e, "id", path);
-        if (!id.is_number_integer() || id.get<int64_t>() < 0) c.fail(path + ".id", "expected a non-negative integer");
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+            id.get<int64_t>() > static_cast<int64_t>(t->model_->vocab().size() + list.size()) + kMaxIdSlack)
+          c.fail(path + ".id", "expected a non-negative integer id near the vocabulary size");
         a.id = id.get<int32_t>();
         a.special = c.flag(e, "special", false, path);
         a.normalized = c.flag(e, "normalized", !a.special, path);
@@ -361,8 +367,11 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
           } else if (item.contains("SpecialToken")) {
             std::string name = c.str(item["SpecialToken"], "id", ipath + ".SpecialToken");
             if (!specials.contains(name)) c.fail(path + ".special_tokens", "no entry for '" + name + "'");
-            for (const json& id : c.get(specials[name], "ids", path + ".special_tokens." + name))
+            for (const json& id : c.get(specials[name], "ids", path + ".special_tokens." + name)) {
+              if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (int64_t{1} << 30))
+                c.fail(path + ".special_tokens." + name + ".ids", "expected non-negative integer ids");
               ti.ids.push_back(id.get<int32_t>());
+            }
           } else {
             c.fail(ipath, "expected Sequence or SpecialToken");
           }

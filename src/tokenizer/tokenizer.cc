@@ -37,6 +37,14 @@ void Tokenizer::finish(const std::string& source) {
       }
     }
   }
+  for (const TemplateItem& item : template_) {
+    for (int32_t id : item.ids) {
+      if (id < 0 || static_cast<size_t>(id) >= vocab_size()) {
+        throw_error(ErrorCode::INVALID_ARGUMENT, source + ": post_processor: template token id " +
+                                                     std::to_string(id) + " is outside the vocabulary");
+      }
+    }
+  }
   raw_matcher_.build(&added_, std::move(raw_idx), raw_pat);
   normalized_matcher_.build(&added_, std::move(norm_idx), norm_pat);
 
