@@ -1,5 +1,8 @@
 // Behaviour beyond the golden corpus: special tokens in user text (prompt injection), special-token
 // queries from tokenizer_config.json, and errors for malformed tokenizer files.
+#include <atomic>
+#include <thread>
+
 #include "golden_util.h"
 #include "loader/gguf.h"
 #include "loader/gguf_writer.h"
@@ -133,6 +136,29 @@ TEST(Encode, InvalidUtf8IsReplacedNotRejected) {
   EXPECT_EQ(tok.encode("a\xff" "b", false, false), tok.encode("a\xEF\xBF\xBD" "b", false, false));
   EXPECT_TRUE(tok.encode("", true, true).empty());
   EXPECT_EQ(tok.decode({-1, 99999999}), "");
+}
+
+}  // namespace
+}  // namespace oxyd::tokenizer::testing
+
+namespace oxyd::tokenizer::testing {
+namespace {
+
+TEST(Encode, ConcurrentCallersGetTheOracleIds) {
+  // One Tokenizer shared by four threads (the BPE word cache and PCRE2 scratch are shared state).
+  const Tokenizer& tok = hf_tokenizer("qwen3");
+  auto golden = load_golden("qwen3");
+  const auto& texts = corpus();
+  std::atomic<size_t> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < texts.size(); i += 2)
+        if (tok.encode(texts[i], false, false) != golden[i].plain_ids) ++bad;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0u);
 }
 
 }  // namespace
