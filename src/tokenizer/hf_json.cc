@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/hf_json_fast.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unigram.h"
 #include "tokenizer/wordpiece.h"
@@ -243,11 +244,24 @@ std::unique_ptr<Model> parse_unigram(const Ctx& c, const json& m) {
   return std::make_unique<Unigram>(std::move(pieces), unk, c.flag(m, "byte_fallback", false, path), c.file);
 }
 
-std::unique_ptr<Model> parse_model(const Ctx& c, const json& m) {
+std::unique_ptr<Model> parse_model(const Ctx& c, const json& m, CapturedModel& cap) {
   const std::string path = "model";
   std::string type = m.contains("type") ? c.str(m, "type", path) : "BPE";
   if (type == "Unigram") return parse_unigram(c, m);
-  auto vocab = parse_vocab(c, c.get(m, "vocab", path), path + ".vocab");
+  if (!cap.error.empty()) c.fail(cap.error.substr(0, cap.error.find(':')), cap.error.substr(cap.error.find(':') + 2));
+  std::vector<std::pair<std::string, int32_t>> vocab;
+  if (cap.has_vocab) {
+    const int64_t max_id = static_cast<int64_t>(cap.vocab.size()) + kMaxIdSlack;
+    vocab.reserve(cap.vocab.size());
+    for (auto& [tok, id] : cap.vocab) {
+      if (id < 0 || id > max_id)
+        c.fail(path + ".vocab[\"" + tok + "\"]", "expected an integer id in [0, " + std::to_string(max_id) + "]");
+      vocab.emplace_back(std::move(tok), static_cast<int32_t>(id));
+    }
+    cap.vocab.clear();
+  } else {
+    vocab = parse_vocab(c, c.get(m, "vocab", path), path + ".vocab");
+  }
   auto opt_str = [&](const char* key) -> std::string {
     return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
   };
@@ -261,6 +275,7 @@ std::unique_ptr<Model> parse_model(const Ctx& c, const json& m) {
     o.end_of_word_suffix = opt_str("end_of_word_suffix");
     if (m.contains("dropout") && !m["dropout"].is_null())
       c.fail(path + ".dropout", "BPE dropout is not supported for inference");
+    if (cap.has_merges) return std::make_unique<Bpe>(std::move(vocab), cap.merges, std::move(o), c.file);
     const json& mj = c.get(m, "merges", path);
     if (!mj.is_array()) c.fail(path + ".merges", "expected an array");
     std::vector<std::pair<std::string, std::string>> merges;
@@ -314,8 +329,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
                                                    const std::string& source) {
   Ctx c{source};
   json j;
+  CapturedModel cap;
   try {
-    j = json::parse(tokenizer_json);
+    j = parse_tokenizer_json(tokenizer_json, cap);
   } catch (const json::exception& e) {
     throw_error(ErrorCode::INVALID_ARGUMENT, source + ": not valid JSON: " + e.what());
   }
@@ -325,7 +341,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
     t->normalizer_ = parse_normalizer(c, j.value("normalizer", json()), "normalizer");
     t->pre_tokenizer_ = parse_pre_tokenizer(c, j.value("pre_tokenizer", json()), "pre_tokenizer");
     t->decoder_ = parse_decoder(c, j.value("decoder", json()), "decoder");
-    t->model_ = parse_model(c, c.get(j, "model", ""));
+    t->model_ = parse_model(c, c.get(j, "model", ""), cap);
     if (j.contains("added_tokens")) {
       const json& list = j["added_tokens"];
       if (!list.is_array()) c.fail("added_tokens", "expected an array");
