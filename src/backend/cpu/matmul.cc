@@ -4,6 +4,7 @@
 #include "backend/cpu/matmul.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -107,8 +108,9 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (kern.prepare) {
     const int64_t row_bytes = kern.act_row_bytes(k);
     std::vector<uint8_t>& buf = act_scratch();
-    if (buf.size() < size_t(m * row_bytes)) buf.resize(size_t(m * row_bytes));
-    uint8_t* a = buf.data();
+    if (buf.size() < size_t(m * row_bytes + 64)) buf.resize(size_t(m * row_bytes + 64));
+    // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
+    uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
     const float* xs = x.ptr<float>();
     // Preparing a row costs ~k ops; only split over threads when there is enough of it.
     parallel_for(m, std::max<int64_t>(1, 65536 / std::max<int64_t>(k, 1)), [&](int64_t b, int64_t e) {

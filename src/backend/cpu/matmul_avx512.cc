@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/matmul_generic.h"
+#include "backend/cpu/matmul_q_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -35,8 +36,8 @@ struct Avx512Dot {
 }  // namespace
 
 MatmulKernel avx512_kernel(DType t) {
-  MatmulKernel k;
-  k.tile = generic_tile<Avx512Dot>;
+  MatmulKernel k = avx512_q32_kernel(t);
+  if (!k.tile) k.tile = generic_tile<Avx512Dot>;
   return k;
 }
 

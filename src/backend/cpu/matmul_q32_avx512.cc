@@ -1,0 +1,256 @@
+// AVX-512 VNNI kernels for the 32-element block formats Q4_0, Q4_1, IQ4_NL, MXFP4 and Q8_0.
+// Activations are quantized once per matmul to 8 bits per 32-block and laid out so that one
+// vpermt2b gathers the weight bytes of 4 blocks into a register whose int32 lanes line up with
+// the activation bytes; vpdpbusd then multiplies unsigned weight codes by signed activations.
+// A format's zero offset (Q4_0's 8, a table's shift to unsigned) is removed via per-lane sums of
+// the activations, precomputed in the same layout. Decode is ~12 vector ops per 72 bytes.
+// vpermt2b/vpermb need AVX512_VBMI, which the build's AVX-512 flags leave out; isa_supported(AVX512)
+// requires it at run time.
+#pragma GCC target("avx512vbmi")
+#include <immintrin.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul_q_avx512.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+// One group of 4 quantized activation blocks (128 elements).
+// kNib layout (4-bit formats): qs[0..63] = elements 0..15 of blocks 0..3, qs[64..127] = 16..31;
+//   int32 lane l of a dot belongs to block l/4.
+// natural layout (Q8_0): qs in element order; dot vector v (0, 1) covers blocks 2v, 2v+1 and its
+//   lane l belongs to block 2v + l/8.
+struct alignas(64) A32Group {
+  int8_t qs[128];
+  float dl[32];     // activation scale per lane (kNib: lanes 0..15; natural: 2 vectors)
+  int32_t nsl[32];  // −Σ of the activation codes each lane multiplies
+  float sxl[16];    // kNib: scale·Σ codes per lane (Q4_1's min term)
+};
+static_assert(sizeof(A32Group) == 448);
+
+int64_t a32_row_bytes(int64_t k) { return (k / 32 + 3) / 4 * int64_t(sizeof(A32Group)); }
+
+// Symmetric 8-bit quantization of n values: q = round(x / d), d = max|x| / 127.
+inline float quant_block(const float* x, int n, int8_t* q) {
+  float amax = 0.0f;
+  for (int i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+  for (int i = 0; i < n; ++i) q[i] = int8_t(std::nearbyint(x[i] * id));
+  return d;
+}
+
+template <bool kNib>
+void prep_a32(const float* x, int64_t k, uint8_t* out) {
+  const int64_t nb = k / 32, ng = (nb + 3) / 4;
+  A32Group* groups = reinterpret_cast<A32Group*>(out);
+  for (int64_t gi = 0; gi < ng; ++gi) {
+    A32Group& g = groups[gi];
+    std::memset(&g, 0, sizeof(g));
+    int8_t q[4][32] = {};
+    float d[4] = {0, 0, 0, 0};
+    for (int b = 0; b < 4 && gi * 4 + b < nb; ++b) d[b] = quant_block(x + (gi * 4 + b) * 32, 32, q[b]);
+    if (kNib) {
+      for (int b = 0; b < 4; ++b)
+        for (int j = 0; j < 16; ++j) {
+          g.qs[16 * b + j] = q[b][j];
+          g.qs[64 + 16 * b + j] = q[b][16 + j];
+        }
+      for (int l = 0; l < 16; ++l) {
+        const int b = l / 4, t0 = 4 * (l % 4);
+        int s = 0;
+        for (int t = 0; t < 4; ++t) s += q[b][t0 + t] + q[b][16 + t0 + t];
+        g.dl[l] = d[b];
+        g.nsl[l] = -s;
+        g.sxl[l] = d[b] * float(s);
+      }
+    } else {
+      for (int b = 0; b < 4; ++b) std::memcpy(g.qs + 32 * b, q[b], 32);
+      for (int v = 0; v < 2; ++v)
+        for (int l = 0; l < 16; ++l) {
+          const int b = 2 * v + l / 8, t0 = 4 * (l % 8);
+          int s = 0;
+          for (int t = 0; t < 4; ++t) s += q[b][t0 + t];
+          g.dl[16 * v + l] = d[b];
+          g.nsl[16 * v + l] = -s;
+        }
+    }
+  }
+}
+
+inline __mmask64 bytes_mask(int64_t n) {
+  return n >= 64 ? ~__mmask64(0) : n <= 0 ? __mmask64(0) : (__mmask64(1) << n) - 1;
+}
+
+enum class Scale { F16, F16_MIN, E8M0 };
+enum class Lut { NONE, IQ4NL, MXFP4 };
+
+// Permutation indices of a nibble format (built at compile time): qidx gathers the 16 qs bytes
+// of 4 blocks, didx/midx the f16 d/m words (4 lanes per block), eidx the E8M0 byte per block.
+struct NibTables {
+  alignas(64) std::array<uint8_t, 64> qidx{}, eidx{};
+  alignas(64) std::array<uint16_t, 32> didx{}, midx{};
+  alignas(16) std::array<int8_t, 16> lut{};
+};
+template <int BB, int QOFF, Lut LUT>
+constexpr NibTables make_nib_tables() {
+  NibTables t;
+  for (int i = 0; i < 64; ++i) {
+    t.qidx[i] = uint8_t(BB * (i / 16) + QOFF + i % 16);
+    t.eidx[i] = uint8_t(BB * (i / 16));
+  }
+  for (int i = 0; i < 32; ++i) {
+    t.didx[i] = uint16_t(BB * (i / 4 % 4) / 2);
+    t.midx[i] = uint16_t((BB * (i / 4 % 4) + 2) / 2);
+  }
+  constexpr int8_t iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  constexpr int8_t mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+  for (int i = 0; i < 16; ++i)
+    t.lut[i] = LUT == Lut::IQ4NL ? int8_t(iq4nl[i] + 128) : LUT == Lut::MXFP4 ? int8_t(mxfp4[i] + 16) : 0;
+  return t;
+}
+template <int BB, int QOFF, Lut LUT>
+alignas(64) constexpr NibTables kNibTables = make_nib_tables<BB, QOFF, LUT>();
+
+// 4-bit formats with the j / j+16 nibble layout. BB: block bytes, QOFF: offset of qs in a block,
+// SHIFT: the weight codes are unsigned value + 2^SHIFT (0: no offset).
+template <int BB, int QOFF, int SHIFT, Scale SC, Lut LUT>
+struct NibKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const int64_t nb = k / 32, ng = (nb + 3) / 4;
+    constexpr const NibTables& kT = kNibTables<BB, QOFF, LUT>;
+    const __m512i vq = _mm512_load_si512(kT.qidx.data()), vd = _mm512_load_si512(kT.didx.data());
+    const __m512i vm = _mm512_load_si512(kT.midx.data()), ve = _mm512_load_si512(kT.eidx.data());
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    const __m512i lut = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kT.lut.data())));
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t gi = 0; gi < ng; ++gi) {
+      const uint8_t* p = w + gi * 4 * BB;
+      const int64_t left = (nb - gi * 4) * BB;
+      __m512i A, B;
+      if (left >= 128) {
+        A = _mm512_loadu_si512(p);
+        B = _mm512_loadu_si512(p + 64);
+      } else {
+        A = _mm512_maskz_loadu_epi8(bytes_mask(left), p);
+        B = _mm512_maskz_loadu_epi8(bytes_mask(left - 64), p + 64);
+      }
+      const __m512i q = _mm512_permutex2var_epi8(A, vq, B);
+      __m512i lo = _mm512_and_si512(q, m0f);
+      __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m0f);
+      if constexpr (LUT != Lut::NONE) {
+        lo = _mm512_shuffle_epi8(lut, lo);
+        hi = _mm512_shuffle_epi8(lut, hi);
+      }
+      __m512 dw, dm = _mm512_setzero_ps();
+      if constexpr (SC == Scale::E8M0) {
+        const __m512i e = _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, ve, A);
+        dw = _mm512_scalef_ps(_mm512_set1_ps(1.0f),
+                              _mm512_sub_ps(_mm512_cvtepi32_ps(e), _mm512_set1_ps(128.0f)));
+      } else {
+        dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(vd, A)));
+        if constexpr (SC == Scale::F16_MIN)
+          dm = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(vm, A)));
+      }
+      for (int r = 0; r < NR; ++r) {
+        const A32Group& g = reinterpret_cast<const A32Group*>(a + r * a_stride)[gi];
+        __m512i s = SHIFT ? _mm512_slli_epi32(_mm512_load_si512(g.nsl), SHIFT) : _mm512_setzero_si512();
+        s = _mm512_dpbusd_epi32(s, lo, _mm512_load_si512(g.qs));
+        s = _mm512_dpbusd_epi32(s, hi, _mm512_load_si512(g.qs + 64));
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_load_ps(g.dl)), acc[r]);
+        if constexpr (SC == Scale::F16_MIN) acc[r] = _mm512_fmadd_ps(dm, _mm512_load_ps(g.sxl), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+};
+
+// Q8_0 indices: i0/i1 gather the qs of blocks 0,1 (from A:B) and 2,3 (from B:C); id the d
+// words, 8 lanes per block.
+struct Q8Tables {
+  alignas(64) std::array<uint8_t, 64> i0{}, i1{};
+  alignas(64) std::array<uint16_t, 32> id{};
+};
+constexpr Q8Tables make_q8_tables() {
+  Q8Tables t;
+  for (int i = 0; i < 64; ++i) {
+    t.i0[i] = uint8_t(i < 32 ? 2 + i : 36 + i - 32);
+    t.i1[i] = uint8_t(i < 32 ? 6 + i : 40 + i - 32);
+  }
+  for (int i = 0; i < 32; ++i) t.id[i] = uint16_t(17 * (i / 8));
+  return t;
+}
+alignas(64) constexpr Q8Tables kQ8Tables = make_q8_tables();
+
+// Q8_0: 4 blocks = 136 bytes = 3 loads; two registers of 2 blocks each. Weights are made
+// unsigned by flipping the sign bit (w + 128), removed again via −128·Σ activation codes.
+struct Q8_0Kernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const int64_t nb = k / 32, ng = (nb + 3) / 4;
+    constexpr const Q8Tables& kT = kQ8Tables;
+    const __m512i v0 = _mm512_load_si512(kT.i0.data()), v1 = _mm512_load_si512(kT.i1.data());
+    const __m512i vd = _mm512_load_si512(kT.id.data());
+    const __m512i flip = _mm512_set1_epi8(char(0x80));
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t gi = 0; gi < ng; ++gi) {
+      const uint8_t* p = w + gi * 136;
+      const int64_t left = (nb - gi * 4) * 34;
+      __m512i A, B, C;
+      if (left >= 192) {
+        A = _mm512_loadu_si512(p);
+        B = _mm512_loadu_si512(p + 64);
+        C = _mm512_loadu_si512(p + 128);
+      } else {
+        A = _mm512_maskz_loadu_epi8(bytes_mask(left), p);
+        B = _mm512_maskz_loadu_epi8(bytes_mask(left - 64), p + 64);
+        C = _mm512_maskz_loadu_epi8(bytes_mask(left - 128), p + 128);
+      }
+      const __m512i z0 = _mm512_xor_si512(_mm512_permutex2var_epi8(A, v0, B), flip);
+      const __m512i z1 = _mm512_xor_si512(_mm512_permutex2var_epi8(B, v1, C), flip);
+      const __m512i dd = _mm512_permutex2var_epi16(A, vd, B);
+      const __m512 d0 = _mm512_cvtph_ps(_mm512_castsi512_si256(dd));
+      const __m512 d1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dd, 1));
+      for (int r = 0; r < NR; ++r) {
+        const A32Group& g = reinterpret_cast<const A32Group*>(a + r * a_stride)[gi];
+        __m512i s0 = _mm512_slli_epi32(_mm512_load_si512(g.nsl), 7);
+        __m512i s1 = _mm512_slli_epi32(_mm512_load_si512(g.nsl + 16), 7);
+        s0 = _mm512_dpbusd_epi32(s0, z0, _mm512_load_si512(g.qs));
+        s1 = _mm512_dpbusd_epi32(s1, z1, _mm512_load_si512(g.qs + 64));
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(d0, _mm512_load_ps(g.dl)), acc[r]);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_mul_ps(d1, _mm512_load_ps(g.dl + 16)), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+};
+
+template <class K, bool kNib>
+MatmulKernel make() {
+  MatmulKernel m;
+  m.act_row_bytes = a32_row_bytes;
+  m.prepare = prep_a32<kNib>;
+  m.tile = tile_rows<K>;
+  return m;
+}
+
+}  // namespace
+
+MatmulKernel avx512_q32_kernel(DType t) {
+  switch (t) {
+    case DType::Q4_0: return make<NibKernel<18, 2, 3, Scale::F16, Lut::NONE>, true>();
+    case DType::Q4_1: return make<NibKernel<20, 4, 0, Scale::F16_MIN, Lut::NONE>, true>();
+    case DType::IQ4_NL: return make<NibKernel<18, 2, 7, Scale::F16, Lut::IQ4NL>, true>();
+    case DType::MXFP4: return make<NibKernel<17, 1, 4, Scale::E8M0, Lut::MXFP4>, true>();
+    case DType::Q8_0: return make<Q8_0Kernel, false>();
+    default: return {};
+  }
+}
+
+}  // namespace oxyd::backend::cpu
