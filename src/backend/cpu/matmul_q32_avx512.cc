@@ -34,14 +34,20 @@ static_assert(sizeof(A32Group) == 448);
 
 int64_t a32_row_bytes(int64_t k) { return (k / 32 + 3) / 4 * int64_t(sizeof(A32Group)); }
 
-// Symmetric 8-bit quantization of n values: q = round(x / d), d = max|x| / 127.
-inline float quant_block(const float* x, int n, int8_t* q) {
-  float amax = 0.0f;
-  for (int i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-  const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
-  for (int i = 0; i < n; ++i) q[i] = int8_t(std::nearbyint(x[i] * id));
-  return d;
+// Symmetric 8-bit quantization of 32 values: q = round(x / d), d = max|x| / 127 (round to
+// nearest even, the MXCSR default). Returns d; q gets 32 bytes.
+inline float quant32(const float* x, int8_t* q) {
+  const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+  const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
+  const __m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(a, id))));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16),
+                   _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(b, id))));
+  return amax / 127.0f;
 }
+
+// Σ of each int32 lane's 4 signed bytes.
+inline __m512i lane_sums(__m512i v) { return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), v); }
 
 template <bool kNib>
 void prep_a32(const float* x, int64_t k, uint8_t* out) {
@@ -49,34 +55,28 @@ void prep_a32(const float* x, int64_t k, uint8_t* out) {
   A32Group* groups = reinterpret_cast<A32Group*>(out);
   for (int64_t gi = 0; gi < ng; ++gi) {
     A32Group& g = groups[gi];
-    std::memset(&g, 0, sizeof(g));
-    int8_t q[4][32] = {};
+    alignas(64) int8_t q[4][32] = {};
     float d[4] = {0, 0, 0, 0};
-    for (int b = 0; b < 4 && gi * 4 + b < nb; ++b) d[b] = quant_block(x + (gi * 4 + b) * 32, 32, q[b]);
+    for (int b = 0; b < 4 && gi * 4 + b < nb; ++b) d[b] = quant32(x + (gi * 4 + b) * 32, q[b]);
     if (kNib) {
-      for (int b = 0; b < 4; ++b)
-        for (int j = 0; j < 16; ++j) {
-          g.qs[16 * b + j] = q[b][j];
-          g.qs[64 + 16 * b + j] = q[b][16 + j];
-        }
-      for (int l = 0; l < 16; ++l) {
-        const int b = l / 4, t0 = 4 * (l % 4);
-        int s = 0;
-        for (int t = 0; t < 4; ++t) s += q[b][t0 + t] + q[b][16 + t0 + t];
-        g.dl[l] = d[b];
-        g.nsl[l] = -s;
-        g.sxl[l] = d[b] * float(s);
+      for (int b = 0; b < 4; ++b) {
+        std::memcpy(g.qs + 16 * b, q[b], 16);
+        std::memcpy(g.qs + 64 + 16 * b, q[b] + 16, 16);
       }
+      const __m512i s = _mm512_add_epi32(lane_sums(_mm512_load_si512(g.qs)), lane_sums(_mm512_load_si512(g.qs + 64)));
+      const __m512 dl = _mm512_setr_ps(d[0], d[0], d[0], d[0], d[1], d[1], d[1], d[1], d[2], d[2], d[2], d[2],
+                                       d[3], d[3], d[3], d[3]);
+      _mm512_store_ps(g.dl, dl);
+      _mm512_store_si512(g.nsl, _mm512_sub_epi32(_mm512_setzero_si512(), s));
+      _mm512_store_ps(g.sxl, _mm512_mul_ps(dl, _mm512_cvtepi32_ps(s)));
     } else {
-      for (int b = 0; b < 4; ++b) std::memcpy(g.qs + 32 * b, q[b], 32);
-      for (int v = 0; v < 2; ++v)
-        for (int l = 0; l < 16; ++l) {
-          const int b = 2 * v + l / 8, t0 = 4 * (l % 8);
-          int s = 0;
-          for (int t = 0; t < 4; ++t) s += q[b][t0 + t];
-          g.dl[16 * v + l] = d[b];
-          g.nsl[16 * v + l] = -s;
-        }
+      std::memcpy(g.qs, q, 128);
+      for (int v = 0; v < 2; ++v) {
+        const __m512i s = lane_sums(_mm512_load_si512(g.qs + 64 * v));
+        const float d0 = d[2 * v], d1 = d[2 * v + 1];
+        _mm512_store_ps(g.dl + 16 * v, _mm512_setr_ps(d0, d0, d0, d0, d0, d0, d0, d0, d1, d1, d1, d1, d1, d1, d1, d1));
+        _mm512_store_si512(g.nsl + 16 * v, _mm512_sub_epi32(_mm512_setzero_si512(), s));
+      }
     }
   }
 }
