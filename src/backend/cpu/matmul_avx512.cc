@@ -37,6 +37,7 @@ struct Avx512Dot {
 
 MatmulKernel avx512_kernel(DType t) {
   MatmulKernel k = avx512_q32_kernel(t);
+  if (!k.tile) k = avx512_qk_kernel(t);
   if (!k.tile) k = avx512_float_kernel(t);
   if (!k.tile) k.tile = generic_tile<Avx512Dot>;
   return k;

@@ -1,0 +1,184 @@
+// AVX-512 VNNI kernels for the K-quants Q4_K and Q6_K. Activations are quantized once per matmul
+// to 8 bits per 256-element super-block (Q8_K-like) with per-16/32 sums, in the element order the
+// weight registers come out in. Per super-block: unpack the codes with a few and/shift ops,
+// vpmaddubsw (u8 codes × s8 activations → s16 pairs), vpdpwssd with the sub-block scales
+// broadcast per word (→ int32), one int→float and one FMA with d·d_x. Mins / the −32 offset
+// are applied through the activation sums.
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+
+#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul_tile.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+struct alignas(64) A256Block {
+  int8_t qs[256];       // codes, in the kernel's sub-block order (Q4_K: 0 2 1 3 4 6 5 7 of 32)
+  int16_t bsum32[8];    // Σ codes per 32-sub-block, natural order
+  int16_t nbsum16[16];  // −Σ codes per 16-sub-block, natural order
+  float d;
+  uint8_t pad[12];
+};
+static_assert(sizeof(A256Block) == 320);
+
+int64_t a256_row_bytes(int64_t k) { return k / 256 * int64_t(sizeof(A256Block)); }
+
+template <bool kQ4KOrder>
+void prep_a256(const float* x, int64_t k, uint8_t* out) {
+  A256Block* blocks = reinterpret_cast<A256Block*>(out);
+  for (int64_t sb = 0; sb < k / 256; ++sb) {
+    const float* xs = x + sb * 256;
+    A256Block& b = blocks[sb];
+    __m512 mx = _mm512_setzero_ps();
+    for (int i = 0; i < 256; i += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_loadu_ps(xs + i)));
+    const float amax = _mm512_reduce_max_ps(mx);
+    const __m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+    alignas(64) int8_t q[256];
+    for (int i = 0; i < 256; i += 16)
+      _mm_store_si128(reinterpret_cast<__m128i*>(q + i),
+                      _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xs + i), id))));
+    b.d = amax / 127.0f;
+    for (int s = 0; s < 16; ++s) {
+      int sum = 0;
+      for (int i = 0; i < 16; ++i) sum += q[16 * s + i];
+      b.nbsum16[s] = int16_t(-sum);
+    }
+    for (int s = 0; s < 8; ++s) b.bsum32[s] = int16_t(-(b.nbsum16[2 * s] + b.nbsum16[2 * s + 1]));
+    static constexpr int kQ4KSub[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (int s = 0; s < 8; ++s) std::memcpy(b.qs + 32 * s, q + 32 * (kQ4KOrder ? kQ4KSub[s] : s), 32);
+    std::memset(b.pad, 0, sizeof(b.pad));
+  }
+}
+
+// Word-index vectors for vpermw: Q4_K scale per word of each of the 4 code registers, Q6_K per
+// half (h) for the low-/high-nibble registers, and Q6_K's per-half qh shift counts.
+struct KTables {
+  alignas(64) std::array<uint16_t, 32> q4k[4]{}, q6l[2]{}, q6h[2]{}, shl{}, shr{};
+};
+constexpr KTables make_k_tables() {
+  KTables t;
+  constexpr int sub[4][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+  for (int v = 0; v < 4; ++v)
+    for (int w = 0; w < 32; ++w) t.q4k[v][w] = uint16_t(sub[v][w / 16]);
+  for (int h = 0; h < 2; ++h)
+    for (int w = 0; w < 32; ++w) {
+      t.q6l[h][w] = uint16_t(8 * h + w / 8);
+      t.q6h[h][w] = uint16_t(8 * h + 4 + w / 8);
+    }
+  for (int w = 0; w < 32; ++w) {
+    t.shl[w] = w < 16 ? 4 : 2;
+    t.shr[w] = w < 16 ? 0 : 2;
+  }
+  return t;
+}
+alignas(64) constexpr KTables kK = make_k_tables();
+
+inline float f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline float hsum4(__m128 v) {
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  v = _mm_add_ss(v, _mm_movehdup_ps(v));
+  return _mm_cvtss_f32(v);
+}
+
+struct Q4KKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    constexpr uint32_t kM1 = 0x3f3f3f3f, kM2 = 0x0f0f0f0f, kM3 = 0x03030303;
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    __m512i si[4];
+    for (int v = 0; v < 4; ++v) si[v] = _mm512_load_si512(kK.q4k[v].data());
+    __m512 facc[NR];
+    __m128 macc[NR];
+    for (int r = 0; r < NR; ++r) {
+      facc[r] = _mm512_setzero_ps();
+      macc[r] = _mm_setzero_ps();
+    }
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * 144;  // d, dmin, scales[12], qs[128]
+      const float d = f16(p), dmin = f16(p + 2);
+      uint32_t u[3];
+      std::memcpy(u, p + 4, 12);
+      const uint64_t sc = uint64_t(u[0] & kM1) | uint64_t((u[2] & kM2) | (((u[0] >> 6) & kM3) << 4)) << 32;
+      const uint64_t mn = uint64_t(u[1] & kM1) | uint64_t(((u[2] >> 4) & kM2) | (((u[1] >> 6) & kM3) << 4)) << 32;
+      const __m512i scz = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sc))));
+      const __m128i mn16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mn)));
+      const __m512i v0 = _mm512_loadu_si512(p + 16), v1 = _mm512_loadu_si512(p + 80);
+      const __m512i c[4] = {_mm512_and_si512(v0, m0f), _mm512_and_si512(_mm512_srli_epi16(v0, 4), m0f),
+                            _mm512_and_si512(v1, m0f), _mm512_and_si512(_mm512_srli_epi16(v1, 4), m0f)};
+      __m512i s[4];
+      for (int v = 0; v < 4; ++v) s[v] = _mm512_permutexvar_epi16(si[v], scz);
+      for (int r = 0; r < NR; ++r) {
+        const A256Block& x = reinterpret_cast<const A256Block*>(a + r * a_stride)[sb];
+        __m512i acc = _mm512_setzero_si512();
+        for (int v = 0; v < 4; ++v)
+          acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(c[v], _mm512_load_si512(x.qs + 64 * v)), s[v]);
+        facc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(d * x.d), facc[r]);
+        const __m128i mm = _mm_madd_epi16(mn16, _mm_load_si128(reinterpret_cast<const __m128i*>(x.bsum32)));
+        macc[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(mm), _mm_set1_ps(dmin * x.d), macc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(facc[r]) - hsum4(macc[r]);
+  }
+};
+
+struct Q6KKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m512i m0f = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const __m512i shl = _mm512_load_si512(kK.shl.data()), shr = _mm512_load_si512(kK.shr.data());
+    __m512 facc[NR];
+    for (int r = 0; r < NR; ++r) facc[r] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * 210;  // ql[128], qh[64], scales[16], d
+      const float d = f16(p + 208);
+      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
+      const __m512i scz = _mm512_castsi256_si512(sc16);
+      const __m512i corr = _mm512_zextsi256_si512(_mm256_slli_epi16(sc16, 5));  // 32·scale
+      __m512i lo[2], hi[2], sl[2], sh[2];
+      for (int h = 0; h < 2; ++h) {
+        const __m512i v = _mm512_loadu_si512(p + 64 * h);
+        const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128 + 32 * h)));
+        // (A & B) | C = 0xEA: low 4 bits from ql, bits 4–5 from the shifted qh.
+        lo[h] = _mm512_ternarylogic_epi32(v, m0f, _mm512_and_si512(_mm512_sllv_epi16(qh, shl), m30), 0xEA);
+        hi[h] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), m0f,
+                                          _mm512_and_si512(_mm512_srlv_epi16(qh, shr), m30), 0xEA);
+        sl[h] = _mm512_permutexvar_epi16(_mm512_load_si512(kK.q6l[h].data()), scz);
+        sh[h] = _mm512_permutexvar_epi16(_mm512_load_si512(kK.q6h[h].data()), scz);
+      }
+      for (int r = 0; r < NR; ++r) {
+        const A256Block& x = reinterpret_cast<const A256Block*>(a + r * a_stride)[sb];
+        __m512i acc = _mm512_dpwssd_epi32(
+            _mm512_setzero_si512(), corr,
+            _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.nbsum16))));
+        for (int h = 0; h < 2; ++h) {
+          acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(lo[h], _mm512_load_si512(x.qs + 128 * h)), sl[h]);
+          acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(hi[h], _mm512_load_si512(x.qs + 128 * h + 64)), sh[h]);
+        }
+        facc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(d * x.d), facc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(facc[r]);
+  }
+};
+
+}  // namespace
+
+MatmulKernel avx512_qk_kernel(DType t) {
+  MatmulKernel m;
+  m.act_row_bytes = a256_row_bytes;
+  switch (t) {
+    case DType::Q4_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel>; return m;
+    case DType::Q6_K: m.prepare = prep_a256<false>; m.tile = tile_rows<Q6KKernel>; return m;
+    default: return {};
+  }
+}
+
+}  // namespace oxyd::backend::cpu
