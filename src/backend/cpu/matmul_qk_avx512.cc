@@ -1,4 +1,4 @@
-// AVX-512 VNNI kernels for the K-quants Q4_K and Q6_K. Activations are quantized once per matmul
+// AVX-512 VNNI kernels for the K-quants Q4_K, Q5_K and Q6_K. Activations are quantized once per matmul
 // to 8 bits per 256-element super-block (Q8_K-like) with per-16/32 sums, in the element order the
 // weight registers come out in. Per super-block: unpack the codes with a few and/shift ops,
 // vpmaddubsw (u8 codes × s8 activations → s16 pairs), vpdpwssd with the sub-block scales
@@ -57,6 +57,7 @@ void prep_a256(const float* x, int64_t k, uint8_t* out) {
 // half (h) for the low-/high-nibble registers, and Q6_K's per-half qh shift counts.
 struct KTables {
   alignas(64) std::array<uint16_t, 32> q4k[4]{}, q6l[2]{}, q6h[2]{}, shl{}, shr{};
+  alignas(64) std::array<uint16_t, 32> q5l[2]{}, q5r[2]{};  // Q5_K qh shifts (left / right)
 };
 constexpr KTables make_k_tables() {
   KTables t;
@@ -71,6 +72,11 @@ constexpr KTables make_k_tables() {
   for (int w = 0; w < 32; ++w) {
     t.shl[w] = w < 16 ? 4 : 2;
     t.shr[w] = w < 16 ? 0 : 2;
+    // Q5_K: register 0 needs qh bits 0|2 at bit 4, register 1 bits 1|3, 2 bits 4|6, 3 bits 5|7.
+    t.q5l[0][w] = w < 16 ? 4 : 2;
+    t.q5l[1][w] = w < 16 ? 3 : 1;
+    t.q5r[0][w] = w < 16 ? 0 : 2;
+    t.q5r[1][w] = w < 16 ? 1 : 3;
   }
   return t;
 }
@@ -88,6 +94,8 @@ inline float hsum4(__m128 v) {
   return _mm_cvtss_f32(v);
 }
 
+// Q4_K, and Q5_K (kQ5: a fifth bit per code from qh[32]; 176-byte blocks, qs after qh).
+template <bool kQ5>
 struct Q4KKernel {
   template <int NR>
   static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
@@ -102,7 +110,7 @@ struct Q4KKernel {
       macc[r] = _mm_setzero_ps();
     }
     for (int64_t sb = 0; sb < k / 256; ++sb) {
-      const uint8_t* p = w + sb * 144;  // d, dmin, scales[12], qs[128]
+      const uint8_t* p = w + sb * (kQ5 ? 176 : 144);  // d, dmin, scales[12], (qh[32]), qs[128]
       const float d = f16(p), dmin = f16(p + 2);
       uint32_t u[3];
       std::memcpy(u, p + 4, 12);
@@ -110,9 +118,20 @@ struct Q4KKernel {
       const uint64_t mn = uint64_t(u[1] & kM1) | uint64_t(((u[2] >> 4) & kM2) | (((u[1] >> 6) & kM3) << 4)) << 32;
       const __m512i scz = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sc))));
       const __m128i mn16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mn)));
-      const __m512i v0 = _mm512_loadu_si512(p + 16), v1 = _mm512_loadu_si512(p + 80);
-      const __m512i c[4] = {_mm512_and_si512(v0, m0f), _mm512_and_si512(_mm512_srli_epi16(v0, 4), m0f),
-                            _mm512_and_si512(v1, m0f), _mm512_and_si512(_mm512_srli_epi16(v1, 4), m0f)};
+      const uint8_t* qs = p + (kQ5 ? 48 : 16);
+      const __m512i v0 = _mm512_loadu_si512(qs), v1 = _mm512_loadu_si512(qs + 64);
+      __m512i c[4] = {_mm512_and_si512(v0, m0f), _mm512_and_si512(_mm512_srli_epi16(v0, 4), m0f),
+                      _mm512_and_si512(v1, m0f), _mm512_and_si512(_mm512_srli_epi16(v1, 4), m0f)};
+      if constexpr (kQ5) {
+        // Register v holds sub-blocks (v/2)*4 + v%2 and +2: their bits of qh[l] are 2·(v/2)·2 + v%2
+        // and +2, moved to bit 4 by a per-half word shift (bits leaking across bytes are masked).
+        const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
+        const __m512i m10 = _mm512_set1_epi8(0x10);
+        c[0] = _mm512_or_si512(c[0], _mm512_and_si512(_mm512_sllv_epi16(qh, _mm512_load_si512(kK.q5l[0].data())), m10));
+        c[1] = _mm512_or_si512(c[1], _mm512_and_si512(_mm512_sllv_epi16(qh, _mm512_load_si512(kK.q5l[1].data())), m10));
+        c[2] = _mm512_or_si512(c[2], _mm512_and_si512(_mm512_srlv_epi16(qh, _mm512_load_si512(kK.q5r[0].data())), m10));
+        c[3] = _mm512_or_si512(c[3], _mm512_and_si512(_mm512_srlv_epi16(qh, _mm512_load_si512(kK.q5r[1].data())), m10));
+      }
       __m512i s[4];
       for (int v = 0; v < 4; ++v) s[v] = _mm512_permutexvar_epi16(si[v], scz);
       for (int r = 0; r < NR; ++r) {
@@ -175,7 +194,8 @@ MatmulKernel avx512_qk_kernel(DType t) {
   MatmulKernel m;
   m.act_row_bytes = a256_row_bytes;
   switch (t) {
-    case DType::Q4_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel>; return m;
+    case DType::Q4_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel<false>>; return m;
+    case DType::Q5_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel<true>>; return m;
     case DType::Q6_K: m.prepare = prep_a256<false>; m.tile = tile_rows<Q6KKernel>; return m;
     default: return {};
   }
