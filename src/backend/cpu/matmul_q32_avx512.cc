@@ -1,4 +1,5 @@
-// AVX-512 VNNI kernels for the 32-element block formats Q4_0, Q4_1, IQ4_NL, MXFP4 and Q8_0.
+// AVX-512 VNNI kernels for the 32-element block formats Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4,
+// Q8_0, and IQ4_XS (whose sub-blocks have the same layout).
 // Activations are quantized once per matmul to 8 bits per 32-block and laid out so that one
 // vpermt2b gathers the weight bytes of 4 blocks into a register whose int32 lanes line up with
 // the activation bytes; vpdpbusd then multiplies unsigned weight codes by signed activations.
@@ -91,16 +92,20 @@ enum class Lut { NONE, IQ4NL, MXFP4 };
 // Permutation indices of a nibble format (built at compile time): qidx gathers the 16 qs bytes
 // of 4 blocks, didx/midx the f16 d/m words (4 lanes per block), eidx the E8M0 byte per block.
 struct NibTables {
-  alignas(64) std::array<uint8_t, 64> qidx{}, eidx{};
+  alignas(64) std::array<uint8_t, 64> qidx{}, eidx{}, hlo{}, hhi{}, bit{};
   alignas(64) std::array<uint16_t, 32> didx{}, midx{};
   alignas(16) std::array<int8_t, 16> lut{};
 };
-template <int BB, int QOFF, Lut LUT>
+template <int BB, int QOFF, int QH, Lut LUT>
 constexpr NibTables make_nib_tables() {
   NibTables t;
   for (int i = 0; i < 64; ++i) {
     t.qidx[i] = uint8_t(BB * (i / 16) + QOFF + i % 16);
     t.eidx[i] = uint8_t(BB * (i / 16));
+    // Q5: the qh byte holding bit j (low half) / bit j+16 (high half) of element j = i % 16.
+    t.hlo[i] = uint8_t(BB * (i / 16) + (QH < 0 ? 0 : QH) + (i % 16) / 8);
+    t.hhi[i] = uint8_t(BB * (i / 16) + (QH < 0 ? 0 : QH) + 2 + (i % 16) / 8);
+    t.bit[i] = uint8_t(1u << (i % 8));
   }
   for (int i = 0; i < 32; ++i) {
     t.didx[i] = uint16_t(BB * (i / 4 % 4) / 2);
@@ -112,17 +117,18 @@ constexpr NibTables make_nib_tables() {
     t.lut[i] = LUT == Lut::IQ4NL ? int8_t(iq4nl[i] + 128) : LUT == Lut::MXFP4 ? int8_t(mxfp4[i] + 16) : 0;
   return t;
 }
-template <int BB, int QOFF, Lut LUT>
-alignas(64) constexpr NibTables kNibTables = make_nib_tables<BB, QOFF, LUT>();
+template <int BB, int QOFF, int QH, Lut LUT>
+alignas(64) constexpr NibTables kNibTables = make_nib_tables<BB, QOFF, QH, LUT>();
 
-// 4-bit formats with the j / j+16 nibble layout. BB: block bytes, QOFF: offset of qs in a block,
-// SHIFT: the weight codes are unsigned value + 2^SHIFT (0: no offset).
-template <int BB, int QOFF, int SHIFT, Scale SC, Lut LUT>
+// 4/5-bit formats with the j / j+16 nibble layout. BB: block bytes, QOFF: offset of qs in a block,
+// QH: offset of Q5's 32 high bits (-1: none), SHIFT: the weight codes are the signed value
+// + 2^SHIFT (0: no offset).
+template <int BB, int QOFF, int QH, int SHIFT, Scale SC, Lut LUT>
 struct NibKernel {
   template <int NR>
   static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
     const int64_t nb = k / 32, ng = (nb + 3) / 4;
-    constexpr const NibTables& kT = kNibTables<BB, QOFF, LUT>;
+    constexpr const NibTables& kT = kNibTables<BB, QOFF, QH, LUT>;
     const __m512i vq = _mm512_load_si512(kT.qidx.data()), vd = _mm512_load_si512(kT.didx.data());
     const __m512i vm = _mm512_load_si512(kT.midx.data()), ve = _mm512_load_si512(kT.eidx.data());
     const __m512i m0f = _mm512_set1_epi8(0x0F);
@@ -143,6 +149,13 @@ struct NibKernel {
       const __m512i q = _mm512_permutex2var_epi8(A, vq, B);
       __m512i lo = _mm512_and_si512(q, m0f);
       __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m0f);
+      if constexpr (QH >= 0) {
+        const __m512i bit = _mm512_load_si512(kT.bit.data()), b10 = _mm512_set1_epi8(0x10);
+        const __m512i hl = _mm512_permutex2var_epi8(A, _mm512_load_si512(kT.hlo.data()), B);
+        const __m512i hh = _mm512_permutex2var_epi8(A, _mm512_load_si512(kT.hhi.data()), B);
+        lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hl, bit), lo, b10);
+        hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hh, bit), hi, b10);
+      }
       if constexpr (LUT != Lut::NONE) {
         lo = _mm512_shuffle_epi8(lut, lo);
         hi = _mm512_shuffle_epi8(lut, hi);
@@ -153,9 +166,9 @@ struct NibKernel {
         dw = _mm512_scalef_ps(_mm512_set1_ps(1.0f),
                               _mm512_sub_ps(_mm512_cvtepi32_ps(e), _mm512_set1_ps(128.0f)));
       } else {
-        dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(vd, A)));
+        dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(A, vd, B)));
         if constexpr (SC == Scale::F16_MIN)
-          dm = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(vm, A)));
+          dm = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(A, vm, B)));
       }
       for (int r = 0; r < NR; ++r) {
         const A32Group& g = reinterpret_cast<const A32Group*>(a + r * a_stride)[gi];
@@ -231,6 +244,53 @@ struct Q8_0Kernel {
   }
 };
 
+// IQ4_XS: 256-element super-blocks of 8 IQ4_NL-like sub-blocks sharing one f16 d, each with a
+// 6-bit scale. qs of 4 sub-blocks are one contiguous 64-byte load in the same j / j+16 layout as
+// 4 IQ4_NL blocks, so the activation layout is the same as for the 32-block nibble formats.
+struct IQ4XSKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    constexpr const NibTables& kT = kNibTables<18, 2, -1, Lut::IQ4NL>;
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    const __m512i lut = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kT.lut.data())));
+    const __m256i lshift = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i hshift = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m512i g0 = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i g1 = _mm512_add_epi32(g0, _mm512_set1_epi32(4));
+    __m512 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * 136;  // d, scales_h, scales_l[4], qs[128]
+      uint16_t dh, sh;
+      uint32_t sl;
+      std::memcpy(&dh, p, 2);
+      std::memcpy(&sh, p + 2, 2);
+      std::memcpy(&sl, p + 4, 4);
+      // ls[ib] = (low nibble ib of scales_l) | (2 bits ib of scales_h) << 4; scale d·(ls − 32).
+      const __m256i ls = _mm256_or_si256(
+          _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(sl)), lshift), _mm256_set1_epi32(0xF)),
+          _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(sh), hshift), _mm256_set1_epi32(3)), 4));
+      const __m256 ds = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(dh)),
+                                      _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32))));
+      const __m512 dsz = _mm512_castps256_ps512(ds);
+      for (int g = 0; g < 2; ++g) {
+        const __m512i v = _mm512_loadu_si512(p + 8 + 64 * g);
+        const __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, m0f));
+        const __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f));
+        const __m512 dw = _mm512_permutexvar_ps(g ? g1 : g0, dsz);
+        for (int r = 0; r < NR; ++r) {
+          const A32Group& x = reinterpret_cast<const A32Group*>(a + r * a_stride)[2 * sb + g];
+          __m512i s = _mm512_slli_epi32(_mm512_load_si512(x.nsl), 7);
+          s = _mm512_dpbusd_epi32(s, lo, _mm512_load_si512(x.qs));
+          s = _mm512_dpbusd_epi32(s, hi, _mm512_load_si512(x.qs + 64));
+          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_load_ps(x.dl)), acc[r]);
+        }
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+};
+
 template <class K, bool kNib>
 MatmulKernel make() {
   MatmulKernel m;
@@ -244,10 +304,13 @@ MatmulKernel make() {
 
 MatmulKernel avx512_q32_kernel(DType t) {
   switch (t) {
-    case DType::Q4_0: return make<NibKernel<18, 2, 3, Scale::F16, Lut::NONE>, true>();
-    case DType::Q4_1: return make<NibKernel<20, 4, 0, Scale::F16_MIN, Lut::NONE>, true>();
-    case DType::IQ4_NL: return make<NibKernel<18, 2, 7, Scale::F16, Lut::IQ4NL>, true>();
-    case DType::MXFP4: return make<NibKernel<17, 1, 4, Scale::E8M0, Lut::MXFP4>, true>();
+    case DType::Q4_0: return make<NibKernel<18, 2, -1, 3, Scale::F16, Lut::NONE>, true>();
+    case DType::Q4_1: return make<NibKernel<20, 4, -1, 0, Scale::F16_MIN, Lut::NONE>, true>();
+    case DType::Q5_0: return make<NibKernel<22, 6, 2, 4, Scale::F16, Lut::NONE>, true>();
+    case DType::Q5_1: return make<NibKernel<24, 8, 4, 0, Scale::F16_MIN, Lut::NONE>, true>();
+    case DType::IQ4_NL: return make<NibKernel<18, 2, -1, 7, Scale::F16, Lut::IQ4NL>, true>();
+    case DType::MXFP4: return make<NibKernel<17, 1, -1, 4, Scale::E8M0, Lut::MXFP4>, true>();
+    case DType::IQ4_XS: return make<IQ4XSKernel, true>();
     case DType::Q8_0: return make<Q8_0Kernel, false>();
     default: return {};
   }
