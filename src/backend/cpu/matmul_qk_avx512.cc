@@ -1,4 +1,4 @@
-// AVX-512 VNNI kernels for the K-quants Q4_K, Q5_K and Q6_K. Activations are quantized once per matmul
+// AVX-512 VNNI kernels for the K-quants Q2_K, Q3_K, Q4_K, Q5_K and Q6_K. Activations are quantized once per matmul
 // to 8 bits per 256-element super-block (Q8_K-like) with per-16/32 sums, in the element order the
 // weight registers come out in. Per super-block: unpack the codes with a few and/shift ops,
 // vpmaddubsw (u8 codes × s8 activations → s16 pairs), vpdpwssd with the sub-block scales
@@ -58,6 +58,9 @@ void prep_a256(const float* x, int64_t k, uint8_t* out) {
 struct KTables {
   alignas(64) std::array<uint16_t, 32> q4k[4]{}, q6l[2]{}, q6h[2]{}, shl{}, shr{};
   alignas(64) std::array<uint16_t, 32> q5l[2]{}, q5r[2]{};  // Q5_K qh shifts (left / right)
+  // Q2_K/Q3_K: code shifts of register t (2j per half), hmask bit → bit 2 shifts per register,
+  // scale index per word (element / 16).
+  alignas(64) std::array<uint16_t, 32> q2s[2]{}, q3h[4]{}, q23s[4]{};
 };
 constexpr KTables make_k_tables() {
   KTables t;
@@ -77,6 +80,13 @@ constexpr KTables make_k_tables() {
     t.q5l[1][w] = w < 16 ? 3 : 1;
     t.q5r[0][w] = w < 16 ? 0 : 2;
     t.q5r[1][w] = w < 16 ? 1 : 3;
+    for (int v = 0; v < 2; ++v) t.q2s[v][w] = uint16_t(4 * v + (w < 16 ? 0 : 2));
+    // hmask bit 4n + 2t (+1 in the second half) to bit 2: register 0 shifts left, others right.
+    for (int v = 0; v < 4; ++v) {
+      const int pos = 2 * v + (w < 16 ? 0 : 1);
+      t.q3h[v][w] = uint16_t(v == 0 ? 2 - pos : pos - 2);
+      t.q23s[v][w] = uint16_t(4 * v + w / 8);
+    }
   }
   return t;
 }
@@ -188,6 +198,76 @@ struct Q6KKernel {
   }
 };
 
+// Q2_K and Q3_K (kQ3): 2-bit codes, 4 per byte, in natural order once each 32-byte half of qs is
+// broadcast to both register halves and shifted per half; Q3_K adds a third bit from hmask and
+// subtracts 4 (via the activation sums), Q2_K subtracts dmin·min per 16 elements.
+template <bool kQ3>
+struct Q23KKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m512i m03 = _mm512_set1_epi8(0x03), m04 = _mm512_set1_epi8(0x04);
+    __m512 facc[NR];
+    __m256 macc[NR];
+    for (int r = 0; r < NR; ++r) {
+      facc[r] = _mm512_setzero_ps();
+      macc[r] = _mm256_setzero_ps();
+    }
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * (kQ3 ? 110 : 84);
+      const uint8_t* qs = p + (kQ3 ? 32 : 16);
+      __m256i sc16, mn16 = _mm256_setzero_si256();
+      float d, dmin = 0.0f;
+      if constexpr (kQ3) {  // hmask[32], qs[64], scales[12] (16 × 6 bit, −32), d
+        uint32_t b[3];
+        std::memcpy(b, p + 96, 12);
+        constexpr uint32_t k0f = 0x0f0f0f0f, k03 = 0x03030303;
+        const uint32_t s[4] = {(b[0] & k0f) | ((b[2] & k03) << 4), (b[1] & k0f) | (((b[2] >> 2) & k03) << 4),
+                               ((b[0] >> 4) & k0f) | (((b[2] >> 4) & k03) << 4),
+                               ((b[1] >> 4) & k0f) | (((b[2] >> 6) & k03) << 4)};
+        sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))),
+                                _mm256_set1_epi16(32));
+        d = f16(p + 108);
+      } else {  // scales[16] (low nibble scale, high nibble min), qs[64], d, dmin
+        const __m256i sb16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        sc16 = _mm256_and_si256(sb16, _mm256_set1_epi16(0xF));
+        mn16 = _mm256_srli_epi16(sb16, 4);
+        d = f16(p + 80);
+        dmin = f16(p + 82);
+      }
+      const __m512i scz = _mm512_castsi256_si512(sc16);
+      __m512i c[4], sv[4];
+      for (int v = 0; v < 4; ++v) {  // register v = 2n + t: elements 128n + 64t + [0, 64)
+        const int n = v / 2;
+        const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * n)));
+        c[v] = _mm512_and_si512(_mm512_srlv_epi16(q, _mm512_load_si512(kK.q2s[v % 2].data())), m03);
+        if constexpr (kQ3) {
+          const __m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+          const __m512i hb = v == 0 ? _mm512_sllv_epi16(hm, _mm512_load_si512(kK.q3h[0].data()))
+                                    : _mm512_srlv_epi16(hm, _mm512_load_si512(kK.q3h[v].data()));
+          c[v] = _mm512_or_si512(c[v], _mm512_and_si512(hb, m04));
+        }
+        sv[v] = _mm512_permutexvar_epi16(_mm512_load_si512(kK.q23s[v].data()), scz);
+      }
+      const __m512i corr = _mm512_zextsi256_si512(_mm256_slli_epi16(sc16, 2));  // Q3_K: 4·scale
+      for (int r = 0; r < NR; ++r) {
+        const A256Block& x = reinterpret_cast<const A256Block*>(a + r * a_stride)[sb];
+        const __m256i nbs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.nbsum16));
+        __m512i acc = kQ3 ? _mm512_dpwssd_epi32(_mm512_setzero_si512(), corr, _mm512_zextsi256_si512(nbs))
+                          : _mm512_setzero_si512();
+        for (int v = 0; v < 4; ++v)
+          acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(c[v], _mm512_load_si512(x.qs + 64 * v)), sv[v]);
+        facc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(d * x.d), facc[r]);
+        if constexpr (!kQ3)  // −dmin·Σ min·bsum = dmin·Σ min·(−bsum)
+          macc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(mn16, nbs)), _mm256_set1_ps(dmin * x.d), macc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const __m128 m = _mm_add_ps(_mm256_castps256_ps128(macc[r]), _mm256_extractf128_ps(macc[r], 1));
+      out[r] = _mm512_reduce_add_ps(facc[r]) + hsum4(m);
+    }
+  }
+};
+
 }  // namespace
 
 MatmulKernel avx512_qk_kernel(DType t) {
@@ -197,6 +277,8 @@ MatmulKernel avx512_qk_kernel(DType t) {
     case DType::Q4_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel<false>>; return m;
     case DType::Q5_K: m.prepare = prep_a256<true>; m.tile = tile_rows<Q4KKernel<true>>; return m;
     case DType::Q6_K: m.prepare = prep_a256<false>; m.tile = tile_rows<Q6KKernel>; return m;
+    case DType::Q2_K: m.prepare = prep_a256<false>; m.tile = tile_rows<Q23KKernel<false>>; return m;
+    case DType::Q3_K: m.prepare = prep_a256<false>; m.tile = tile_rows<Q23KKernel<true>>; return m;
     default: return {};
   }
 }
