@@ -1,5 +1,5 @@
-// AVX2/FMA matmul kernels. Formats without a dedicated kernel here use the generic
-// decode-to-f32 tile with an 8-wide FMA dot.
+// AVX2/FMA matmul kernel table: the dedicated kernels of matmul_q_avx2.cc where they exist, else
+// the generic decode-to-f32 tile with an 8-wide FMA dot.
 #include <immintrin.h>
 
 #include "backend/cpu/matmul_generic.h"
@@ -33,9 +33,11 @@ struct Avx2Dot {
 
 }  // namespace
 
+MatmulKernel avx2_special_kernel(DType t);  // matmul_q_avx2.cc
+
 MatmulKernel avx2_kernel(DType t) {
-  MatmulKernel k;
-  k.tile = generic_tile<Avx2Dot>;
+  MatmulKernel k = avx2_special_kernel(t);
+  if (!k.tile) k.tile = generic_tile<Avx2Dot>;
   return k;
 }
 
