@@ -221,11 +221,12 @@ struct Q23KKernel {
         uint32_t b[3];
         std::memcpy(b, p + 96, 12);
         constexpr uint32_t k0f = 0x0f0f0f0f, k03 = 0x03030303;
-        const uint32_t s[4] = {(b[0] & k0f) | ((b[2] & k03) << 4), (b[1] & k0f) | (((b[2] >> 2) & k03) << 4),
-                               ((b[0] >> 4) & k0f) | (((b[2] >> 4) & k03) << 4),
-                               ((b[1] >> 4) & k0f) | (((b[2] >> 6) & k03) << 4)};
-        sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))),
-                                _mm256_set1_epi16(32));
+        // Built in registers: storing 4 words and reloading 16 bytes would stall store forwarding.
+        const __m128i s = _mm_setr_epi32(int((b[0] & k0f) | ((b[2] & k03) << 4)),
+                                         int((b[1] & k0f) | (((b[2] >> 2) & k03) << 4)),
+                                         int(((b[0] >> 4) & k0f) | (((b[2] >> 4) & k03) << 4)),
+                                         int(((b[1] >> 4) & k0f) | (((b[2] >> 6) & k03) << 4)));
+        sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(s), _mm256_set1_epi16(32));
         d = f16(p + 108);
       } else {  // scales[16] (low nibble scale, high nibble min), qs[64], d, dmin
         const __m256i sb16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
