@@ -19,12 +19,15 @@ bool can_dequantize(DType t);
 /// Integer dtypes convert by value (I64/F64 may round). Thread-safe, no allocation.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
-/// Whether quantize_row() encodes dtype t.
+/// Whether quantize_row() encodes dtype t: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1,
+/// Q8_K, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4.
 bool can_quantize(DType t);
 
 /// Encodes n float32 values (n a multiple of t's block size) into dtype_row_bytes(t, n) bytes at
 /// dst. Block formats follow ggml's reference quantizers (quantize_row_*_ref, no importance
-/// matrix), so results are bit-identical to gguf-py / llama.cpp for the same input.
+/// matrix), so results are bit-identical to gguf-py / llama.cpp for the same input (two defined
+/// deviations where ggml leaves bytes undefined: Q8_K bsums and IQ4_NL indices of an all-zero
+/// block are written as 0; MXFP4 blocks with max |x| < 2^-125 get exponent 0).
 /// Throws Error(UNSUPPORTED) / Error(INVALID_ARGUMENT) like dequantize_row().
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 

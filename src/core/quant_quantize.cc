@@ -1,7 +1,7 @@
 // quantize_row: float32 → every format we can encode. The 32-element formats, Q8_K and MXFP4 are
-// here; the K-quant weight formats (Q2_K..Q6_K) are in quant_quantize_k.cc. Each encoder follows
-// ggml's quantize_row_*_ref step by step (same float ops in the same order, no FMA contraction:
-// portable files are compiled without -mfma), so the bytes match gguf-py / llama.cpp exactly.
+// here; the K-quants (Q2_K..Q6_K) are in quant_quantize_k.cc, IQ4_NL/IQ4_XS in quant_quantize_iq4.cc.
+// Each encoder follows ggml's quantize_row_*_ref step by step (same float ops in the same order,
+// built with -ffp-contract=off, see src/CMakeLists.txt), so bytes match gguf-py / llama.cpp exactly.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -187,6 +187,7 @@ bool can_quantize(DType t) {
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
     case DType::Q8_1: case DType::Q8_K: case DType::MXFP4:
     case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+    case DType::IQ4_NL: case DType::IQ4_XS:
       return true;
     default:
       return false;
@@ -226,6 +227,8 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
     case DType::Q4_K: blocks<BlockQ4_K, quantize_block_q4_k>(x, dst, n, kQK_K); return;
     case DType::Q5_K: blocks<BlockQ5_K, quantize_block_q5_k>(x, dst, n, kQK_K); return;
     case DType::Q6_K: blocks<BlockQ6_K, quantize_block_q6_k>(x, dst, n, kQK_K); return;
+    case DType::IQ4_NL: blocks<BlockIQ4_NL, quantize_block_iq4_nl>(x, dst, n, 32); return;
+    case DType::IQ4_XS: blocks<BlockIQ4_XS, quantize_block_iq4_xs>(x, dst, n, kQK_K); return;
     default: return;
   }
 }
