@@ -37,11 +37,11 @@ Isa detect_best() {
 
 Isa g_isa = detect_best();
 
-MatmulKernel kernel_for(Isa isa, DType t) {
+MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
-    case Isa::AVX512: return avx512_kernel(t);
-    case Isa::AVX2: return avx2_kernel(t);
-    default: return scalar_kernel(t);
+    case Isa::AVX512: return avx512_kernel(t, m);
+    case Isa::AVX2: return avx2_kernel(t, m);
+    default: return scalar_kernel(t, m);
   }
 }
 
@@ -93,7 +93,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(w.cols() == k && y.cols() == n && y.rows() == m, "matmul: shape mismatch");
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
-  const MatmulKernel kern = kernel_for(g_isa, w.dtype);
+  const MatmulKernel kern = kernel_for(g_isa, w.dtype, m);
 
   TileArgs base{};
   base.wtype = w.dtype;
@@ -104,9 +104,16 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   base.m = m;
   base.y = y.ptr<float>();
   base.y_stride = n;
-  if (kern.prepare) {
+  std::vector<uint8_t>& buf = act_scratch();
+  if (kern.prepare_all) {
+    const int64_t bytes = kern.act_bytes_all(m, k);
+    if (buf.size() < size_t(bytes + 64)) buf.resize(size_t(bytes + 64));
+    uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    kern.prepare_all(x.ptr<float>(), m, k, a);
+    base.a = a;
+    base.a_stride = 0;
+  } else if (kern.prepare) {
     const int64_t row_bytes = kern.act_row_bytes(k);
-    std::vector<uint8_t>& buf = act_scratch();
     if (buf.size() < size_t(m * row_bytes + 64)) buf.resize(size_t(m * row_bytes + 64));
     // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
     uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
