@@ -5,7 +5,9 @@
 // Usage: matmul_bench [--formats=Q4_0,Q8_0] [--shapes=4096x14336,151936x1024] [--batches=1,16,64,512]
 //                     [--reps=7] [--pool-gib=0] [--no-flush] [--isa=scalar|avx2|avx512]
 // (shape = n x k; --pool-gib: rotate batch-1 calls through copies of the weights totalling this;
-//  --no-flush: keep caches warm, e.g. with a small shape to see the kernels' compute ceiling)
+//  --no-flush: keep caches warm, e.g. with a small shape to see the kernels' compute ceiling;
+//  --cpu-time: time with the thread's CPU clock, only with OXYD_NUM_THREADS=1: compute speed on a
+//  machine shared with other jobs)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
   std::string shapes = "4096x14336,151936x1024", batches = "1,16,64,512";
   int reps = 7;
   double pool_gib = 0.0;
-  bool flush = true;
+  bool flush = true, cpu_time = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&](const char* key) { return a.rfind(key, 0) == 0 ? a.substr(std::strlen(key)) : std::string(); };
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
     else if (!val("--reps=").empty()) reps = std::atoi(val("--reps=").c_str());
     else if (!val("--pool-gib=").empty()) pool_gib = std::atof(val("--pool-gib=").c_str());
     else if (a == "--no-flush") flush = false;
+    else if (a == "--cpu-time") cpu_time = true;
     else if (!val("--isa=").empty()) {
       const std::string s = val("--isa=");
       backend::cpu::set_isa(s == "scalar" ? backend::cpu::Isa::SCALAR
@@ -114,6 +117,11 @@ int main(int argc, char** argv) {
     }
   }
   const int threads = ThreadPool::global().num_threads();
+  if (cpu_time && threads != 1) {
+    std::fprintf(stderr, "--cpu-time needs OXYD_NUM_THREADS=1\n");
+    return 2;
+  }
+  auto clock = [&] { return cpu_time ? bench::thread_cpu_s() : bench::now_s(); };
   const auto bw0 = bench::measure_bandwidth(int64_t(1) << 30, 5);
   std::printf("isa %s, threads %d, read bandwidth: 1 GiB passes best %.1f GB/s, 32 MiB windows best %.1f "
               "median %.1f GB/s; triad %.1f GB/s\n",
@@ -157,9 +165,9 @@ int main(int argc, char** argv) {
         for (int64_t c = 0; c < calls; ++c) {
           Tensor tw(*dt, pool.data() + (m == 1 ? c % copies : 0) * wbytes, {n, k});
           if (m == 1 && flush) bench::flush_cache(tw.data, wbytes);
-          const double t0 = bench::now_s();
+          const double t0 = clock();
           backend::cpu::matmul(tx, tw, ty);
-          const double dt_s = bench::now_s() - t0;
+          const double dt_s = clock() - t0;
           rates.push_back(m == 1 ? double(wbytes) / dt_s / 1e9 : 2.0 * double(m * n * k) / dt_s / 1e9);
           if (c >= 1 && bench::now_s() - t_start > (m == 1 ? 10.0 : 3.0)) break;  // slow paths: enough samples
         }
