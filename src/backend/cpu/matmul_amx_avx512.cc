@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/matmul_decode.h"
+#include "backend/cpu/matmul_decode_impl.h"
 #include "backend/cpu/matmul_q_avx512.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -183,7 +183,7 @@ void amx_decode_tile(const TileArgs& t) {
             std::memset(dst, 0, size_t(kl) * 2);
             continue;
           }
-          decode_row(t.wtype, t.w + (j0 + r) * t.w_stride + kc / tr.block_elems * tr.block_bytes, row.data(), len);
+          decode_row_impl(t.wtype, t.w + (j0 + r) * t.w_stride + kc / tr.block_elems * tr.block_bytes, row.data(), len);
           for (int64_t c = 0; c < kl; c += 32) {
             const int64_t left = len - c;
             const __mmask16 m0 = left >= 16 ? 0xffff : left <= 0 ? 0 : __mmask16((1u << left) - 1);
