@@ -34,6 +34,7 @@ struct Bf16Kernel {
     for (int r = 0; r < NR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
     int64_t e = 0;
     for (; e + 64 <= k; e += 64) {
+      prefetch_ahead<128>(reinterpret_cast<const uint8_t*>(wp + e));
       const __m512i w0 = _mm512_loadu_si512(wp + e), w1 = _mm512_loadu_si512(wp + e + 32);
       for (int r = 0; r < NR; ++r) {
         const uint16_t* x = reinterpret_cast<const uint16_t*>(a + r * a_stride) + e;
@@ -67,6 +68,7 @@ struct FloatKernel {
     for (int r = 0; r < NR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
     int64_t e = 0;
     for (; e + 32 <= k; e += 32) {
+      prefetch_ahead<kF16 ? 64 : 128>(w + e * (kF16 ? 2 : 4));
       const __m512 w0 = load_w(w, e, 0xffff), w1 = load_w(w, e + 16, 0xffff);
       for (int r = 0; r < NR; ++r) {
         const float* x = reinterpret_cast<const float*>(a + r * a_stride) + e;

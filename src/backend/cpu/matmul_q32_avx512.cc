@@ -138,6 +138,7 @@ struct NibKernel {
     for (int64_t gi = 0; gi < ng; ++gi) {
       const uint8_t* p = w + gi * 4 * BB;
       const int64_t left = (nb - gi * 4) * BB;
+      prefetch_ahead<4 * BB>(p);
       __m512i A, B;
       if (left >= 128) {
         A = _mm512_loadu_si512(p);
@@ -215,6 +216,7 @@ struct Q8_0Kernel {
     for (int64_t gi = 0; gi < ng; ++gi) {
       const uint8_t* p = w + gi * 136;
       const int64_t left = (nb - gi * 4) * 34;
+      prefetch_ahead<136>(p);
       __m512i A, B, C;
       if (left >= 192) {
         A = _mm512_loadu_si512(p);
@@ -261,6 +263,7 @@ struct IQ4XSKernel {
     for (int r = 0; r < NR; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * 136;  // d, scales_h, scales_l[4], qs[128]
+      prefetch_ahead<136>(p);
       uint16_t dh, sh;
       uint32_t sl;
       std::memcpy(&dh, p, 2);

@@ -116,6 +116,7 @@ struct Q4_0Kernel {
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < k / 32; ++b) {
       const uint8_t* p = w + b * 18;
+      if (b % 4 == 0) prefetch_ahead<72>(p);
       const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
       const __m256i v = _mm256_sub_epi8(
           _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m0f), m8);  // [−8, 7]
@@ -137,6 +138,7 @@ struct Q8_0Kernel {
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < k / 32; ++b) {
       const uint8_t* p = w + b * 34;
+      if (b % 2 == 0) prefetch_ahead<68>(p);
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
       const __m256 dw = _mm256_set1_ps(f16(p));
       for (int r = 0; r < NR; ++r) {
@@ -173,6 +175,7 @@ struct Q4KKernel {
     }
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * 144;  // d, dmin, scales[12], qs[128]
+      prefetch_ahead<144>(p);
       const float d = f16(p), dmin = f16(p + 2);
       uint8_t sc[8], mn[8];
       q4k_scales(p + 4, sc, mn);
@@ -209,6 +212,7 @@ struct Q6KKernel {
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * 210;  // ql[128], qh[64], scales[16], d
+      prefetch_ahead<210>(p);
       const float d = f16(p + 208);
       const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
       __m256i s[NR];
@@ -285,6 +289,7 @@ struct FloatKernel {
     for (int r = 0; r < NR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
     int64_t e = 0;
     for (; e + 16 <= k; e += 16) {
+      prefetch_ahead<T == DType::F32 ? 64 : 32>(w + e * (T == DType::F32 ? 4 : 2));
       const __m256 w0 = load8(w, e), w1 = load8(w, e + 8);
       for (int r = 0; r < NR; ++r) {
         const float* x = reinterpret_cast<const float*>(a + r * a_stride) + e;

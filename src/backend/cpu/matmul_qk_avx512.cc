@@ -121,6 +121,7 @@ struct Q4KKernel {
     }
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * (kQ5 ? 176 : 144);  // d, dmin, scales[12], (qh[32]), qs[128]
+      prefetch_ahead<kQ5 ? 176 : 144>(p);
       const float d = f16(p), dmin = f16(p + 2);
       uint32_t u[3];
       std::memcpy(u, p + 4, 12);
@@ -167,6 +168,7 @@ struct Q6KKernel {
     for (int r = 0; r < NR; ++r) facc[r] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * 210;  // ql[128], qh[64], scales[16], d
+      prefetch_ahead<210>(p);
       const float d = f16(p + 208);
       const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
       const __m512i scz = _mm512_castsi256_si512(sc16);
@@ -214,6 +216,7 @@ struct Q23KKernel {
     }
     for (int64_t sb = 0; sb < k / 256; ++sb) {
       const uint8_t* p = w + sb * (kQ3 ? 110 : 84);
+      prefetch_ahead<kQ3 ? 110 : 84>(p);
       const uint8_t* qs = p + (kQ3 ? 32 : 16);
       __m256i sc16, mn16 = _mm256_setzero_si256();
       float d, dmin = 0.0f;

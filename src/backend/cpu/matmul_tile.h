@@ -12,6 +12,18 @@
 
 namespace oxyd::backend::cpu {
 
+/// Batch-1 decode is DRAM-bound and the hardware prefetchers alone left ~30% of the bandwidth
+/// unused (measured: Q4_0 4096×14336, 1 thread, 8.2 → 11.5 GB/s at 4 KiB ahead; 1, 2, 8 KiB
+/// were worse), so the kernels prefetch their weight stream this far ahead.
+inline constexpr int64_t kPrefetchDistance = 4096;
+
+/// Prefetches the cache lines of [p, p + bytes) + kPrefetchDistance into L1.
+template <int kBytes>
+inline void prefetch_ahead(const uint8_t* p) {
+  for (int o = 0; o < kBytes; o += 64)
+    __builtin_prefetch(p + kPrefetchDistance + o, 0, 3);
+}
+
 /// K::dot<NR>(k, w_row, a_rows, a_stride, out): out[r] = row r of the activations · w_row.
 template <class K>
 void tile_rows(const TileArgs& t) {
