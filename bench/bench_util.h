@@ -49,11 +49,20 @@ inline Stats stats(std::vector<double> v) {
 
 // XORs 256-byte stretches into 4 independent 32-byte accumulators; the result is returned so
 // the loads cannot be dropped.
+// With kPrefetch, it also prefetches 4 KiB ahead like the matmul kernels do (the reported read
+// bandwidth is the better of both loops, so the kernels are compared with the best plain read).
+template <bool kPrefetch>
 __attribute__((target("avx2"), noinline)) inline uint64_t read_sum(const uint64_t* p, int64_t n) {
   __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
   const __m256i* v = reinterpret_cast<const __m256i*>(p);
   int64_t i = 0;
   for (; i + 32 <= n; i += 32, v += 8) {
+    if (kPrefetch) {
+      __builtin_prefetch(reinterpret_cast<const char*>(v) + 4096, 0, 3);
+      __builtin_prefetch(reinterpret_cast<const char*>(v) + 4096 + 64, 0, 3);
+      __builtin_prefetch(reinterpret_cast<const char*>(v) + 4096 + 128, 0, 3);
+      __builtin_prefetch(reinterpret_cast<const char*>(v) + 4096 + 192, 0, 3);
+    }
     s0 = _mm256_xor_si256(s0, _mm256_xor_si256(_mm256_loadu_si256(v), _mm256_loadu_si256(v + 4)));
     s1 = _mm256_xor_si256(s1, _mm256_xor_si256(_mm256_loadu_si256(v + 1), _mm256_loadu_si256(v + 5)));
     s2 = _mm256_xor_si256(s2, _mm256_xor_si256(_mm256_loadu_si256(v + 2), _mm256_loadu_si256(v + 6)));
@@ -71,14 +80,16 @@ __attribute__((target("avx2,fma"), noinline)) inline void triad(double* a, const
   for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }
 
-/// Read bandwidth in GB/s (1e9 bytes/s) over `bytes` of memory, best of `reps`, all pool threads.
+/// Read bandwidth in GB/s (1e9 bytes/s) over `bytes` of memory, best of `reps` (alternating the
+/// plain and the prefetching read loop), all pool threads.
 /// read_chunk_gbs: reads of 32 MiB windows cycling through the buffer (comparable to one matmul
 /// call on a 33 MB weight; on a shared machine its best catches the quiet moments a matmul does).
 struct Bandwidth {
   Stats read_gbs, triad_gbs, read_chunk_gbs;
 };
 
-inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
+inline Bandwidth measure_bandwidth(int64_t bytes, int reps, bool cpu_time = false) {
+  auto now_s = [cpu_time] { return cpu_time ? thread_cpu_s() : bench::now_s(); };
   const int64_t n = bytes / 8;
   std::vector<uint64_t> buf(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = uint64_t(i) * 0x9E3779B97F4A7C15ull;
@@ -91,7 +102,7 @@ inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
     const double t0 = now_s();
     pool.run([&](int idx, int num) {
       const int64_t b = n * idx / num / 8 * 8, e = n * (idx + 1) / num / 8 * 8;
-      part[size_t(idx)] = read_sum(buf.data() + b, e - b);
+      part[size_t(idx)] = r % 2 ? read_sum<true>(buf.data() + b, e - b) : read_sum<false>(buf.data() + b, e - b);
     });
     rt.push_back(double(n) * 8 / (now_s() - t0) / 1e9);
     for (uint64_t v : part) sink = sink ^ v;
@@ -105,7 +116,7 @@ inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
     const double t0 = now_s();
     pool.run([&](int idx, int num) {
       const int64_t b = chunk * idx / num / 8 * 8, e = chunk * (idx + 1) / num / 8 * 8;
-      part[size_t(idx)] = read_sum(base + b, e - b);
+      part[size_t(idx)] = r % 2 ? read_sum<true>(base + b, e - b) : read_sum<false>(base + b, e - b);
     });
     ct.push_back(double(chunk) * 8 / (now_s() - t0) / 1e9);
     for (uint64_t v : part) sink = sink ^ v;

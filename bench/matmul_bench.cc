@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto clock = [&] { return cpu_time ? bench::thread_cpu_s() : bench::now_s(); };
-  const auto bw0 = bench::measure_bandwidth(int64_t(1) << 30, 5);
+  if (cpu_time) std::printf("timing: CPU time of the (only) thread, bandwidth loops too\n");
+  const auto bw0 = bench::measure_bandwidth(int64_t(1) << 30, 5, cpu_time);
   std::printf("isa %s, threads %d, read bandwidth: 1 GiB passes best %.1f GB/s, 32 MiB windows best %.1f "
               "median %.1f GB/s; triad %.1f GB/s\n",
               backend::cpu::isa_name(backend::cpu::active_isa()), threads, bw0.read_gbs.best,
@@ -179,7 +180,7 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   }
-  const auto bw1 = bench::measure_bandwidth(int64_t(1) << 30, 5);
+  const auto bw1 = bench::measure_bandwidth(int64_t(1) << 30, 5, cpu_time);
   std::printf("read bandwidth at the end: 32 MiB windows best %.1f median %.1f GB/s (start %.1f / %.1f)\n",
               bw1.read_chunk_gbs.best, bw1.read_chunk_gbs.median, bw0.read_chunk_gbs.best, bw0.read_chunk_gbs.median);
   return 0;
