@@ -109,7 +109,8 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     const int64_t bytes = kern.act_bytes_all(m, k);
     if (buf.size() < size_t(bytes + 64)) buf.resize(size_t(bytes + 64));
     uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
-    kern.prepare_all(x.ptr<float>(), m, k, a);
+    const float* xs = x.ptr<float>();
+    ThreadPool::global().run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
     base.a = a;
     base.a_stride = 0;
   } else if (kern.prepare) {

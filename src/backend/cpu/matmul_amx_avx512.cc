@@ -12,13 +12,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "backend/cpu/matmul_decode_impl.h"
 #include "backend/cpu/matmul_q_avx512.h"
 #include "core/cpu_features.h"
-#include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -35,11 +34,16 @@ int64_t amx_act_bytes(int64_t m, int64_t k) {
   return row_part_bytes(m, k) + m_pad(m) / 16 * (k_pad(k) / 32) * 1024;
 }
 
-void amx_prepare(const float* x, int64_t m, int64_t k, uint8_t* out) {
-  const int64_t kp = k_pad(k), steps = kp / 32;
+// Part `part` of `num_parts`: whole groups of 16 activation rows, so parts need no barrier.
+// Each group: its rows to bf16 (zero-padded to k_pad), then its B tiles: tile (g, s) row p,
+// column j = the bf16 pair (2p, 2p+1) of k-step s of row 16g + j (zero beyond m).
+void amx_prepare(const float* x, int64_t m, int64_t k, uint8_t* out, int part, int num_parts) {
+  const int64_t kp = k_pad(k), steps = kp / 32, groups = m_pad(m) / 16;
   uint16_t* rows = reinterpret_cast<uint16_t*>(out);
-  parallel_for(m, 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
+  const uint32_t* r32 = reinterpret_cast<const uint32_t*>(rows);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(out + row_part_bytes(m, k));
+  for (int64_t g = groups * part / num_parts; g < groups * (part + 1) / num_parts; ++g) {
+    for (int64_t i = g * 16; i < std::min(m, g * 16 + 16); ++i)
       for (int64_t c = 0; c < kp; c += 32) {
         const int64_t left = k - c;
         const __mmask16 m0 = left >= 16 ? 0xffff : left <= 0 ? 0 : __mmask16((1u << left) - 1);
@@ -48,23 +52,35 @@ void amx_prepare(const float* x, int64_t m, int64_t k, uint8_t* out) {
         const __m512 hi = _mm512_maskz_loadu_ps(m1, x + i * k + c + 16);
         _mm512_storeu_si512(rows + i * kp + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
       }
-  });
-  // Pack: tile (g, s) row p, column j = the bf16 pair (2p, 2p+1) of k-step s of activation row
-  // 16g + j (zero beyond m).
-  const uint32_t* r32 = reinterpret_cast<const uint32_t*>(rows);
-  uint32_t* packed = reinterpret_cast<uint32_t*>(out + row_part_bytes(m, k));
-  const int64_t groups = m_pad(m) / 16;
-  parallel_for(groups, 1, [&](int64_t b, int64_t e) {
-    for (int64_t g = b; g < e; ++g)
-      for (int64_t s = 0; s < steps; ++s) {
-        uint32_t* tile = packed + (g * steps + s) * 256;
-        for (int j = 0; j < 16; ++j) {
-          const int64_t i = g * 16 + j;
-          for (int p = 0; p < 16; ++p) tile[p * 16 + j] = i < m ? r32[i * (kp / 2) + s * 16 + p] : 0u;
-        }
+    for (int64_t s = 0; s < steps; ++s) {
+      uint32_t* tile = packed + (g * steps + s) * 256;
+      for (int j = 0; j < 16; ++j) {
+        const int64_t i = g * 16 + j;
+        for (int p = 0; p < 16; ++p) tile[p * 16 + j] = i < m ? r32[i * (kp / 2) + s * 16 + p] : 0u;
       }
-  });
+    }
+  }
 }
+
+// Per-thread buffers from aligned_alloc, not std::vector: a container template instantiated in
+// this AVX-512 file could be the copy the linker keeps for portable callers too.
+struct Scratch {
+  void* p[3] = {nullptr, nullptr, nullptr};
+  size_t bytes[3] = {0, 0, 0};
+  ~Scratch() {
+    for (void* q : p) std::free(q);
+  }
+  template <class T>
+  T* get(int i, int64_t count) {
+    const size_t need = (size_t(count) * sizeof(T) + 63) / 64 * 64;
+    if (bytes[i] < need) {
+      std::free(p[i]);
+      p[i] = std::aligned_alloc(64, need);
+      bytes[i] = p[i] ? need : 0;
+    }
+    return static_cast<T*>(p[i]);
+  }
+};
 
 struct alignas(64) TileConfig {
   uint8_t palette_id;
@@ -164,11 +180,10 @@ void amx_decode_tile(const TileArgs& t) {
   const int64_t kp = k_pad(t.k), steps = kp / 32;
   const DTypeTraits& tr = dtype_traits(t.wtype);
   const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
-  thread_local std::vector<uint16_t> panel;  // [kNGroup][kKC] bf16
-  thread_local std::vector<float> row, cacc;
-  panel.resize(size_t(kNGroup * kKC));
-  row.resize(size_t(kKC));
-  cacc.resize(size_t(kNGroup / 32 * kMChunk / 32 * 1024));
+  thread_local Scratch scratch;  // [kNGroup][kKC] bf16 panel, a decoded row, parked C tiles
+  uint16_t* panel = scratch.get<uint16_t>(0, kNGroup * kKC);
+  float* row = scratch.get<float>(1, kKC);
+  float* cacc = scratch.get<float>(2, kNGroup / 32 * kMChunk / 32 * 1024);
   alignas(64) float buf[256];
   load_config();
   for (int64_t i0 = 0; i0 < t.m; i0 += kMChunk) {
@@ -178,25 +193,25 @@ void amx_decode_tile(const TileArgs& t) {
       for (int64_t kc = 0; kc < kp; kc += kKC) {
         const int64_t kl = std::min(kKC, kp - kc), len = std::max<int64_t>(0, std::min(kl, t.k - kc));
         for (int64_t r = 0; r < at_n * 16; ++r) {
-          uint16_t* dst = panel.data() + r * kKC;
+          uint16_t* dst = panel + r * kKC;
           if (r >= ng) {
             std::memset(dst, 0, size_t(kl) * 2);
             continue;
           }
-          decode_row_impl(t.wtype, t.w + (j0 + r) * t.w_stride + kc / tr.block_elems * tr.block_bytes, row.data(), len);
+          decode_row_impl(t.wtype, t.w + (j0 + r) * t.w_stride + kc / tr.block_elems * tr.block_bytes, row, len);
           for (int64_t c = 0; c < kl; c += 32) {
             const int64_t left = len - c;
             const __mmask16 m0 = left >= 16 ? 0xffff : left <= 0 ? 0 : __mmask16((1u << left) - 1);
             const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : __mmask16((1u << (left - 16)) - 1);
-            const __m512 lo = _mm512_maskz_loadu_ps(m0, row.data() + c);
-            const __m512 hi = _mm512_maskz_loadu_ps(m1, row.data() + c + 16);
+            const __m512 lo = _mm512_maskz_loadu_ps(m0, row + c);
+            const __m512 hi = _mm512_maskz_loadu_ps(m1, row + c + 16);
             _mm512_storeu_si512(dst + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
           }
         }
         for (int64_t mt = 0; mt < mt_n; mt += 2)
           for (int64_t at = 0; at < at_n; at += 2) {
             const bool two_a = at + 1 < at_n;
-            float* c = cacc.data() + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024;
+            float* c = cacc + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024;
             if (kc == 0) {
               _tile_zero(0);
               _tile_zero(1);
@@ -208,7 +223,7 @@ void amx_decode_tile(const TileArgs& t) {
               _tile_loadd(2, c + 512, 64);
               _tile_loadd(3, c + 768, 64);
             }
-            const uint16_t* a0 = panel.data() + at * 16 * kKC;
+            const uint16_t* a0 = panel + at * 16 * kKC;
             const uint16_t* a1 = a0 + 16 * kKC;
             const uint8_t* b0 = packed + ((i0 / 16 + mt) * steps + kc / 32) * 1024;
             const uint8_t* b1 = b0 + steps * 1024;
@@ -237,7 +252,7 @@ void amx_decode_tile(const TileArgs& t) {
           for (int q = 0; q < 4; ++q) {
             const int64_t wr = (at + q / 2) * 16, ar = (mt + q % 2) * 16;
             if (wr >= ng || ar >= mc) continue;
-            std::memcpy(buf, cacc.data() + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024 + q * 256, sizeof(buf));
+            std::memcpy(buf, cacc + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024 + q * 256, sizeof(buf));
             write_back(buf, std::min<int64_t>(16, ng - wr), i0 + ar, t.m, t.y, t.y_stride, j0 + wr);
           }
     }
@@ -260,8 +275,9 @@ bool amx_permitted() {
 MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
   MatmulKernel k;
   // BF16: below 16 rows a tile is mostly padding and vdpbf16ps wins. Quantized formats: the
-  // scalar panel decode only pays off when many rows share it (measured: m = 64 is still
-  // faster on the VNNI kernels). F32/F16 weights stay exact on the FMA kernels.
+  // panel decode costs about as much as 64 rows of VNNI work (1 thread, 1024×4096: VNNI ~135,
+  // AMX ~270 GFLOP/s at 128 rows), so 128 is a conservative switch point. F32/F16 weights stay
+  // exact on the FMA kernels.
   const bool quantized = dtype_block_elems(t) > 1;
   if (!(t == DType::BF16 && m >= 16) && !(quantized && m >= kAmxDecodeMinRows)) return k;
   if (!amx_permitted()) return k;

@@ -28,9 +28,10 @@ struct MatmulKernel {
   int64_t (*act_row_bytes)(int64_t k) = nullptr;
   void (*prepare)(const float* x, int64_t k, uint8_t* out) = nullptr;
   /// Alternative to the per-row pair: one buffer for all m rows in a layout of the kernel's own
-  /// (t.a then points at it; t.a_stride is 0).
+  /// (t.a then points at it; t.a_stride is 0). prepare_all is called once per pool thread with
+  /// (part, num_parts) and fills its share.
   int64_t (*act_bytes_all)(int64_t m, int64_t k) = nullptr;
-  void (*prepare_all)(const float* x, int64_t m, int64_t k, uint8_t* out) = nullptr;
+  void (*prepare_all)(const float* x, int64_t m, int64_t k, uint8_t* out, int part, int num_parts) = nullptr;
   void (*tile)(const TileArgs& t) = nullptr;
 };
 
