@@ -11,8 +11,12 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-inline __mmask16 mask16(int64_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1); }
-inline __mmask32 mask32(int64_t n) { return n >= 32 ? ~__mmask32(0) : __mmask32((1u << n) - 1); }
+inline __mmask16 mask16(int64_t n) {
+  return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+inline __mmask32 mask32(int64_t n) {
+  return n >= 32 ? ~__mmask32(0) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
+}
 
 int64_t bf16_row_bytes(int64_t k) { return (k * 2 + 63) / 64 * 64; }
 
