@@ -175,7 +175,10 @@ TEST_P(MatmulFormat, MatchesReferenceOnEveryIsa) {
   std::vector<std::tuple<int64_t, int64_t, int64_t>> cases = {
       {1, 256, 37}, {3, 512, 67}, {16, 768, 33}, {67, 1024, 29}, {1, 2304, 130}};
   if (be <= 32) cases.push_back({5, 160, 19});  // a partial group of 4 blocks
-  if (be == 1) cases.push_back({3, 100, 7});     // float formats: a k with masked tails
+  if (be == 1) {
+    cases.push_back({3, 100, 7});    // float formats: a k with masked tails
+    cases.push_back({20, 100, 21});  // ... at a batch that takes the AMX path for BF16
+  }
   cases.push_back({2, 512, 1000});               // many column chunks over the threads
   cases.push_back({130, 256, 45});               // prefill-sized m (AMX paths where present)
   uint32_t seed = 1;

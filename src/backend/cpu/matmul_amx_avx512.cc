@@ -153,7 +153,13 @@ void amx_panel(const uint8_t* w0, int64_t ws, int nt, int64_t rows_n, const uint
   }
 }
 
+void amx_decode_tile(const TileArgs& t);
+
 void amx_tile(const TileArgs& t) {
+  // Weights are read as A tiles straight from memory only when every row has whole 64-byte
+  // k-steps; otherwise the last step would read past a row (and past the tensor's end), so such
+  // shapes go through the panel path, which zero-pads.
+  if (t.k % 32 != 0) return amx_decode_tile(t);
   const int64_t kp = k_pad(t.k), steps = kp / 32;
   const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
   load_config();
