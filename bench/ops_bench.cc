@@ -1,0 +1,190 @@
+// Non-matmul op throughput on this machine, per CPU kernel variant (scalar / AVX2 / AVX-512,
+// forced), on the global thread pool. Memory-bound ops report GB/s of bytes moved and the
+// fraction of a STREAM-triad bandwidth measured in the same run; attention prefill reports
+// GFLOP/s (4·heads·head_dim per visible query-key pair); decode attention reports GB/s of KV read.
+// There is no in-process peer for these ops, so the "ratio" column is against the scalar variant.
+// Timings are the best of repeated runs; on a machine shared with compile jobs the threaded
+// rows are noisy (a descheduled worker stalls the whole op). Try OXYD_NUM_THREADS=1 too.
+// Usage: build/bin/ops_bench [--quick] [--cputime] [name filter, e.g. attn]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/isa.h"
+#include "core/half.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
+#include "ops/softmax.h"
+
+namespace {
+
+using namespace oxyd;
+using backend::cpu::Isa;
+
+struct Owned {
+  Buffer buf;
+  Tensor t;
+  Owned(DType dt, std::initializer_list<int64_t> dims) : t(dt, nullptr, dims) {
+    buf = Buffer(size_t(t.nbytes()));
+    t.data = buf.data();
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1, 1);
+    if (dt == DType::F32) for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = d(rng);
+    else if (dt == DType::F16) for (int64_t i = 0; i < t.numel(); ++i) t.ptr<uint16_t>()[i] = f32_to_f16(d(rng));
+    else std::memset(buf.data(), 0, buf.size());
+  }
+};
+
+bool g_cputime = false;  // --cputime: this thread's CPU time (1 thread only), immune to preemption
+
+double now_seconds() {
+  if (!g_cputime) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+double time_best(const std::function<void()>& fn, double min_seconds) {
+  fn();  // warm-up
+  double best = 1e30, total = 0;
+  for (int it = 0; it < 1000 && (total < min_seconds || it < 3); ++it) {
+    const double t0 = now_seconds();
+    fn();
+    const double s = now_seconds() - t0;
+    best = std::min(best, s), total += s;
+  }
+  return best;
+}
+
+double stream_triad_gbs() {
+  const size_t n = size_t(1) << 25;  // 3 arrays × 128 MiB, far beyond the L3
+  std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.0f);
+  const double s = time_best([&] {
+    parallel_for(int64_t(n), 1 << 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + 3.0f * b[i];
+    });
+  }, 0.5);
+  return 3.0 * double(n) * 4 / s / 1e9;
+}
+
+struct Row {
+  std::string name, unit;
+  std::function<void()> fn;
+  double amount;  // bytes (GB/s) or flops (GFLOP/s)
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string filter;  // run only the rows whose name contains this
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--quick") quick = true;
+    else if (std::string(argv[i]) == "--cputime") g_cputime = true;
+    else filter = argv[i];
+  }
+  const double min_s = quick ? 0.05 : 0.3;
+  if (g_cputime) ThreadPool::set_global_threads(1);
+  const int threads = ThreadPool::global().num_threads();
+  const double bw = stream_triad_gbs();
+  std::printf("threads %d, detected ISA %s, STREAM triad %.1f GB/s\n\n", threads,
+              std::string(backend::cpu::isa_name(backend::cpu::detected_isa())).c_str(), bw);
+
+  std::vector<Row> rows;
+  // RMSNorm [tokens, 4096]
+  // Outputs never alias inputs: repeating an in-place op would drift into denormals.
+  static Owned x1(DType::F32, {1, 4096}), w(DType::F32, {4096}), x512(DType::F32, {512, 4096});
+  static Owned o1(DType::F32, {1, 4096}), o512(DType::F32, {512, 4096});
+  rows.push_back({"rms_norm 1x4096", "GB/s", [] { ops::rms_norm(x1.t, &w.t, 1e-6f, o1.t); }, 3.0 * 4096 * 4});
+  rows.push_back({"rms_norm 512x4096", "GB/s", [] { ops::rms_norm(x512.t, &w.t, 1e-6f, o512.t); }, 2.0 * 512 * 4096 * 4});
+  // RoPE q [512, 32, 128]
+  static Owned q512(DType::F32, {512, 32, 128}), r512(DType::F32, {512, 32, 128}), pos512(DType::I32, {512});
+  static Owned freq(DType::F32, {64});
+  for (int i = 0; i < 512; ++i) pos512.t.ptr<int32_t>()[i] = i;
+  for (int i = 0; i < 64; ++i) freq.t.ptr<float>()[i] = std::pow(10000.0f, -i / 64.0f);
+  rows.push_back({"rope neox 512x32x128", "GB/s",
+                  [] { ops::rope(q512.t, pos512.t, freq.t, nullptr, ops::RopeStyle::NEOX, 1, r512.t); }, 2.0 * 512 * 32 * 128 * 4});
+  // Softmax
+  static Owned s32(DType::F32, {32, 4096}), vocab(DType::F32, {1, 151936});
+  static Owned so32(DType::F32, {32, 4096}), sovocab(DType::F32, {1, 151936});
+  rows.push_back({"softmax 32x4096", "GB/s", [] { ops::softmax(s32.t, so32.t); }, 3.0 * 32 * 4096 * 4});
+  rows.push_back({"softmax 1x151936", "GB/s", [] { ops::softmax(vocab.t, sovocab.t); }, 3.0 * 151936 * 4});
+  // SwiGLU fused [tokens, 2·14336] → [tokens, 14336]
+  static Owned gu1(DType::F32, {1, 2 * 14336}), y1(DType::F32, {1, 14336});
+  static Owned gu64(DType::F32, {64, 2 * 14336}), y64(DType::F32, {64, 14336});
+  rows.push_back({"swiglu fused 1x14336", "GB/s", [] { ops::glu_fused(ops::Activation::SILU, gu1.t, y1.t); }, 3.0 * 14336 * 4});
+  rows.push_back({"swiglu fused 64x14336", "GB/s", [] { ops::glu_fused(ops::Activation::SILU, gu64.t, y64.t); }, 3.0 * 64 * 14336 * 4});
+  rows.push_back({"gelu_tanh glu 64x14336", "GB/s", [] { ops::glu_fused(ops::Activation::GELU_TANH, gu64.t, y64.t); }, 3.0 * 64 * 14336 * 4});
+
+  // Attention: 32 heads, 8 kv heads, head_dim 128, block 16, F16 cache.
+  const int64_t nh = 32, nkv = 8, hd = 128, bs = 16;
+  auto make_batch = [&](std::vector<std::pair<int, int>> reqs) {  // (ctx, query_len)
+    struct B {
+      Owned q, out, kc, vc, qsl, seq, table;
+      ops::AttentionParams p;
+      double kv_bytes = 0, flops = 0;
+    };
+    int64_t tokens = 0, blocks = 0, maxb = 0;
+    for (auto [c, l] : reqs) tokens += l, blocks += (c + l + bs - 1) / bs, maxb = std::max<int64_t>(maxb, (c + l + bs - 1) / bs);
+    auto* b = new B{Owned(DType::F32, {tokens, nh, hd}), Owned(DType::F32, {tokens, nh, hd}),
+                    Owned(DType::F16, {blocks, bs, nkv, hd}), Owned(DType::F16, {blocks, bs, nkv, hd}),
+                    Owned(DType::I32, {int64_t(reqs.size()) + 1}), Owned(DType::I32, {int64_t(reqs.size())}),
+                    Owned(DType::I32, {int64_t(reqs.size()), maxb}), {}, 0, 0};
+    int32_t* qsl = b->qsl.t.ptr<int32_t>();
+    int64_t next = 0;
+    qsl[0] = 0;
+    for (size_t r = 0; r < reqs.size(); ++r) {
+      const int seq = reqs[r].first + reqs[r].second;
+      b->seq.t.ptr<int32_t>()[r] = seq;
+      qsl[r + 1] = qsl[r] + reqs[r].second;
+      for (int64_t k = 0; k * bs < seq; ++k) b->table.t.ptr<int32_t>()[r * maxb + k] = int32_t(next++);
+      b->kv_bytes += 2.0 * seq * nkv * hd * 2;
+      for (int i = 0; i < reqs[r].second; ++i) b->flops += 4.0 * nh * hd * (reqs[r].first + i + 1);
+    }
+    b->p.q = b->q.t, b->p.out = b->out.t, b->p.k_cache = b->kc.t, b->p.v_cache = b->vc.t;
+    b->p.query_start_loc = b->qsl.t, b->p.seq_lens = b->seq.t, b->p.block_table = b->table.t;
+    b->p.scale = 1.0f / std::sqrt(float(hd));
+    return b;
+  };
+  auto* dec1 = make_batch({{4095, 1}});
+  auto* dec16 = make_batch(std::vector<std::pair<int, int>>(16, {1023, 1}));
+  auto* pre = make_batch({{0, 512}});
+  rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
+  rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
+  rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
+
+  std::vector<Isa> isas;
+  for (int i = 0; i <= int(backend::cpu::detected_isa()); ++i) isas.push_back(Isa(i));
+  std::printf("%-34s %8s", "op", "unit");
+  for (Isa isa : isas) std::printf(" %9s", std::string(backend::cpu::isa_name(isa)).c_str());
+  std::printf(" %8s %9s\n", "best/sc", "best/BW");
+  for (const Row& r : rows) {
+    if (!filter.empty() && r.name.find(filter) == std::string::npos) continue;
+    std::printf("%-34s %8s", r.name.c_str(), r.unit.c_str());
+    double first = 0, best = 0;
+    for (Isa isa : isas) {
+      backend::cpu::set_isa_override(isa);
+      const double v = r.amount / time_best(r.fn, min_s) / 1e9;
+      if (isa == Isa::SCALAR) first = v;
+      best = std::max(best, v);
+      std::printf(" %9.2f", v);
+    }
+    backend::cpu::set_isa_override(std::nullopt);
+    std::printf(" %7.1fx", best / first);
+    if (r.unit == "GB/s") std::printf(" %8.0f%%", 100.0 * best / bw);
+    std::printf("\n");
+  }
+  return 0;
+}

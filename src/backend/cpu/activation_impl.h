@@ -1,0 +1,35 @@
+// Activation / GLU kernels over a contiguous span, compiled once per ISA (see simd.h).
+// up == nullptr: y = act(x); otherwise y = act(x) · up. act is int(Activation): 0 SILU,
+// 1 GELU_ERF, 2 GELU_TANH (kept an int so this file needs no enum).
+#include <cstdint>
+
+#include "backend/cpu/simd.h"
+
+namespace oxyd::backend::cpu::OXYD_SIMD_NS {
+namespace {
+
+template <F (*Act)(F)>
+void apply(const float* x, const float* up, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const F a = Act(load(x + i));
+    store(y + i, up ? a * load(up + i) : a);
+  }
+  if (i < n) {
+    const int t = int(n - i);
+    const F a = Act(load_n(x + i, t));
+    store_n(y + i, up ? a * load_n(up + i, t) : a, t);
+  }
+}
+
+}  // namespace
+
+void activation_span(int act, const float* x, const float* up, float* y, int64_t n) {
+  switch (act) {
+    case 0: apply<silu>(x, up, y, n); break;
+    case 1: apply<gelu_erf>(x, up, y, n); break;
+    default: apply<gelu_tanh>(x, up, y, n); break;
+  }
+}
+
+}  // namespace oxyd::backend::cpu::OXYD_SIMD_NS

@@ -1,0 +1,102 @@
+// CPU paged attention dispatcher (see attention.h), the scalar copy of attention_impl.h, and
+// reshape_and_cache. Work items (request, kv head, query tile) are numbered request-major and
+// claimed one at a time from an atomic counter, so a long prefill next to many decodes still
+// spreads over every thread.
+#define OXYD_ISA_SCALAR
+#include "backend/cpu/attention_impl.h"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "backend/cpu/attention.h"
+#include "backend/cpu/dispatch.h"
+#include "core/half.h"
+#include "core/thread_pool.h"
+
+namespace oxyd::backend::cpu {
+#define OXYD_DECL \
+  void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t)
+namespace simd_avx2 { OXYD_DECL; }
+namespace simd_avx512 { OXYD_DECL; }
+#undef OXYD_DECL
+
+namespace {
+// Query rows per tile (queries × kv heads × GQA group): acc is about kTileRows × head_dim floats.
+// Prefill tiles take one KV head and several queries; decode tiles take several KV heads, so a
+// cache block's tokens are read as long contiguous runs.
+constexpr int64_t kTileRows = 32;
+
+struct ReqSplit {
+  int64_t tile_tokens, heads_per_item, head_ranges, items_before;
+};
+}  // namespace
+
+void paged_attention(const AttentionParams& p) {
+  const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
+  const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
+  const int64_t group = p.num_heads() / num_kv_heads;
+  const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
+  const int num_threads = ThreadPool::global().num_threads();
+  // Reused storage of the calling thread; the workers read it through `split`.
+  thread_local std::vector<ReqSplit> splits;
+  splits.assign(size_t(num_reqs + 1), ReqSplit{});
+  // Heads per item: as many as fit kTileRows, capped so that there are at least as many items
+  // as threads when the batch is small (a single decode request).
+  for (int64_t cap = num_kv_heads;; cap = (cap + 1) / 2) {
+    int64_t items = 0;
+    for (int64_t r = 0; r < num_reqs; ++r) {
+      ReqSplit& sp = splits[r];
+      const int64_t query_len = qsl[r + 1] - qsl[r];
+      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, kTileRows / group));
+      sp.heads_per_item = std::clamp<int64_t>(kTileRows / (sp.tile_tokens * group), 1, cap);
+      sp.head_ranges = (num_kv_heads + sp.heads_per_item - 1) / sp.heads_per_item;
+      sp.items_before = items;
+      items += (query_len + sp.tile_tokens - 1) / sp.tile_tokens * sp.head_ranges;
+    }
+    splits[num_reqs].items_before = items;
+    if (cap == 1 || items >= num_threads) break;
+  }
+  const ReqSplit* split = splits.data();
+  const int64_t num_items = split[num_reqs].items_before;
+  std::atomic<int64_t> next{0};
+  auto work = [&](int, int) {
+    for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < num_items;) {
+      const int64_t r = std::upper_bound(split, split + num_reqs + 1, item,
+                                         [](int64_t v, const ReqSplit& sp) { return v < sp.items_before; }) - split - 1;
+      const ReqSplit& sp = split[r];
+      const int64_t local = item - sp.items_before;
+      const int64_t hr = local % sp.head_ranges, tile = local / sp.head_ranges;
+      const int64_t g0 = hr * sp.heads_per_item, g1 = std::min(num_kv_heads, g0 + sp.heads_per_item);
+      const int64_t i0 = tile * sp.tile_tokens, i1 = std::min<int64_t>(qsl[r + 1] - qsl[r], i0 + sp.tile_tokens);
+      kernel(p, r, g0, g1, i0, i1);
+    }
+  };
+  if (num_items <= 1) work(0, 1);
+  else ThreadPool::global().run(work);
+}
+
+void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
+                       const Tensor& v_cache, const Tensor& slot_mapping) {
+  const int64_t row = key.dim(1) * key.dim(2);  // num_kv_heads · head_dim elements per token
+  const int32_t* slots = slot_mapping.ptr<int32_t>();
+  const DType dtype = k_cache.dtype;
+  auto copy = [dtype, row](const float* src, void* cache, int64_t slot) {
+    if (dtype == DType::F32) {
+      std::copy(src, src + row, static_cast<float*>(cache) + slot * row);
+      return;
+    }
+    uint16_t* dst = static_cast<uint16_t*>(cache) + slot * row;
+    if (dtype == DType::F16) for (int64_t i = 0; i < row; ++i) dst[i] = f32_to_f16(src[i]);
+    else for (int64_t i = 0; i < row; ++i) dst[i] = f32_to_bf16(src[i]);
+  };
+  parallel_for(key.dim(0), row_grain(row), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      if (slots[t] < 0) continue;
+      copy(key.ptr<float>() + t * row, k_cache.data, slots[t]);
+      copy(value.ptr<float>() + t * row, v_cache.data, slots[t]);
+    }
+  });
+}
+
+}  // namespace oxyd::backend::cpu

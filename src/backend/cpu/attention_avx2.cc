@@ -1,0 +1,3 @@
+// attention kernels compiled with AVX2 flags (see attention_impl.h).
+#define OXYD_ISA_AVX2
+#include "backend/cpu/attention_impl.h"

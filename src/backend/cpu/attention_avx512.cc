@@ -1,0 +1,3 @@
+// attention kernels compiled with AVX512 flags (see attention_impl.h).
+#define OXYD_ISA_AVX512
+#include "backend/cpu/attention_impl.h"

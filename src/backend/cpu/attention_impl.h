@@ -1,0 +1,195 @@
+// Paged-attention tile kernel, compiled once per ISA (see simd.h). One call handles request r,
+// KV heads [g0, g1) and queries [i0, i1) of that request: M = queries · heads · group rows, each
+// with a running max, sum and accumulator acc [M, head_dim] updated once per cache block
+// (online softmax). Each K/V row is read once per tile and shared by its GQA group. Masked keys
+// are never scored: a row only visits [max(block start, pos − W + 1), min(block end, pos + 1)).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "backend/cpu/simd.h"
+#include "backend/op_params.h"
+
+namespace oxyd::backend::cpu::OXYD_SIMD_NS {
+namespace {
+
+inline float dot(const float* a, const float* b, int64_t n) {
+  F s0 = zero(), s1 = zero();
+  int64_t d = 0;
+  for (; d + 2 * kW <= n; d += 2 * kW) {
+    s0 = fma(load(a + d), load(b + d), s0);
+    s1 = fma(load(a + d + kW), load(b + d + kW), s1);
+  }
+  for (; d < n; d += kW) {
+    const int t = int(n - d < kW ? n - d : kW);
+    s0 = fma(load_n(a + d, t), load_n(b + d, t), s0);
+  }
+  return hsum(s0 + s1);
+}
+
+// Four dot products of a with b0..b3: one accumulator chain per key, so the FMAs of different
+// keys overlap instead of waiting on each other.
+inline void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3,
+                 int64_t n, float* out) {
+  F s0 = zero(), s1 = zero(), s2 = zero(), s3 = zero();
+  int64_t d = 0;
+  for (; d + kW <= n; d += kW) {
+    const F x = load(a + d);
+    s0 = fma(x, load(b0 + d), s0), s1 = fma(x, load(b1 + d), s1);
+    s2 = fma(x, load(b2 + d), s2), s3 = fma(x, load(b3 + d), s3);
+  }
+  if (d < n) {
+    const int t = int(n - d);
+    const F x = load_n(a + d, t);
+    s0 = fma(x, load_n(b0 + d, t), s0), s1 = fma(x, load_n(b1 + d, t), s1);
+    s2 = fma(x, load_n(b2 + d, t), s2), s3 = fma(x, load_n(b3 + d, t), s3);
+  }
+  out[0] = hsum(s0), out[1] = hsum(s1), out[2] = hsum(s2), out[3] = hsum(s3);
+}
+
+// o[0, C·kW) = o · alpha + Σ_j p[j] · v_j[0, C·kW) with v_j = v + j · stride. The C
+// accumulators stay in registers across keys (independent FMA chains).
+template <int C>
+inline void pv_chunks(float* o, const float* v, int64_t stride, const float* p, int64_t n, F alpha) {
+  F acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = load(o + c * kW) * alpha;
+  for (int64_t j = 0; j < n; ++j, v += stride) {
+    const F pj = set1(p[j]);
+    for (int c = 0; c < C; ++c) acc[c] = fma(pj, load(v + c * kW), acc[c]);
+  }
+  for (int c = 0; c < C; ++c) store(o + c * kW, acc[c]);
+}
+
+void pv_row(float* o, const float* v, int64_t stride, const float* p, int64_t n, int64_t hd, F alpha) {
+  int64_t d = 0;
+  for (; d + 8 * kW <= hd; d += 8 * kW) pv_chunks<8>(o + d, v + d, stride, p, n, alpha);
+  if (d + 4 * kW <= hd) pv_chunks<4>(o + d, v + d, stride, p, n, alpha), d += 4 * kW;
+  if (d + 2 * kW <= hd) pv_chunks<2>(o + d, v + d, stride, p, n, alpha), d += 2 * kW;
+  if (d + kW <= hd) pv_chunks<1>(o + d, v + d, stride, p, n, alpha), d += kW;
+  if (d < hd) {  // masked tail chunk
+    const int t = int(hd - d);
+    F x = load_n(o + d, t) * alpha;
+    for (int64_t j = 0; j < n; ++j) x = fma(set1(p[j]), load_n(v + j * stride + d, t), x);
+    store_n(o + d, x, t);
+  }
+}
+
+// Converts rows [0, n) of a cache block (row stride `stride` elements) to float32 rows of
+// head_dim, contiguous in dst.
+void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int64_t head_dim, float* dst) {
+  for (int64_t j = 0; j < n; ++j, src += stride, dst += head_dim) {
+    int64_t d = 0;
+    for (; d + kW <= head_dim; d += kW) store(dst + d, bf16 ? load_bf16(src + d) : load_f16(src + d));
+    if (d < head_dim) {
+      const int t = int(head_dim - d);
+      store_n(dst + d, bf16 ? load_bf16_n(src + d, t) : load_f16_n(src + d, t), t);
+    }
+  }
+}
+
+}  // namespace
+
+void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1) {
+  const int64_t num_heads = p.num_heads(), num_kv_heads = p.num_kv_heads();
+  const int64_t hd = p.head_dim(), bs = p.block_size(), group = num_heads / num_kv_heads;
+  const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
+  const int64_t seq_len = p.seq_lens.ptr<int32_t>()[r];
+  const int64_t query_len = qsl[r + 1] - qsl[r];
+  const int64_t ctx = seq_len - query_len;  // position of query 0
+  const int64_t G = g1 - g0;                // KV heads of this tile
+  const int64_t M = (i1 - i0) * G * group;  // row m = ((i − i0)·G + (g − g0))·group + hh
+  const int64_t W = p.sliding_window;
+  const int32_t* blocks = p.block_table.ptr<int32_t>() + r * p.max_blocks_per_req();
+  const bool f32 = p.k_cache.dtype == DType::F32, bf16 = p.k_cache.dtype == DType::BF16;
+  const int64_t kv_stride = num_kv_heads * hd;  // elements between consecutive tokens of a block
+
+  thread_local std::vector<float> scratch;
+  const size_t need = size_t(M * hd + 2 * M + bs + (f32 ? 0 : 2 * bs * hd));
+  if (scratch.size() < need) scratch.resize(need);
+  float* acc = scratch.data();   // [M, hd]
+  float* mrow = acc + M * hd;    // [M]
+  float* lrow = mrow + M;        // [M]
+  float* s = lrow + M;           // [bs] scores, then probabilities
+  float* kbuf = s + bs;          // [bs, hd] (F16 / BF16 caches only)
+  float* vbuf = kbuf + bs * hd;  // [bs, hd]
+  std::fill(acc, acc + M * hd, 0.0f);
+  std::fill(mrow, mrow + M, -INFINITY);
+  std::fill(lrow, lrow + M, 0.0f);
+
+  const int64_t k_lo = W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0;
+  const int64_t k_hi = ctx + i1;  // exclusive
+  const F vscale = set1(p.scale);
+  const bool cap = p.logit_softcap > 0;
+  const F vcap = set1(p.logit_softcap), vinv = set1(cap ? 1.0f / p.logit_softcap : 0.0f);
+  for (int64_t blk = k_lo / bs; blk * bs < k_hi; ++blk) {
+    const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
+      const float* kp;  // key j0 at kp, key j at kp + (j − j0) · kstride
+      const float* vp;
+      int64_t kstride;
+      if (f32) {
+        kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
+      } else {
+        to_f32_rows(p.k_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, kbuf);
+        to_f32_rows(p.v_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, vbuf);
+        kp = kbuf, vp = vbuf, kstride = hd;
+      }
+      for (int64_t ti = 0; ti < i1 - i0; ++ti) {
+        const int64_t pos = ctx + i0 + ti;
+        const int64_t a = std::max(j0, W > 0 ? pos - W + 1 : int64_t(0)), b = std::min(j1, pos + 1);
+        if (a >= b) continue;
+        const int64_t n = b - a;
+        for (int64_t hh = 0; hh < group; ++hh) {
+          const int64_t m = (ti * G + (g - g0)) * group + hh;
+          const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group + hh) * hd;
+          const float* k0 = kp + (a - j0) * kstride;
+          int64_t j = 0;
+          for (; j + 4 <= n; j += 4, k0 += 4 * kstride) dot4(q, k0, k0 + kstride, k0 + 2 * kstride, k0 + 3 * kstride, hd, s + j);
+          for (; j < n; ++j, k0 += kstride) s[j] = dot(q, k0, hd);
+          // scale and soft-cap the scores, then the running max
+          for (j = 0; j < n; j += kW) {
+            const int t = int(n - j < kW ? n - j : kW);
+            F v = load_n(s + j, t) * vscale;
+            if (cap) v = vcap * tanh(v * vinv);
+            store_n(s + j, v, t);
+          }
+          float mx = mrow[m];
+          for (j = 0; j < n; ++j) mx = std::max(mx, s[j]);
+          const float alpha = std::exp(mrow[m] - mx);  // exp(−inf) = 0 on the first visit
+          F vsum = zero();
+          const F vmx = set1(mx);
+          for (j = 0; j < n; j += kW) {
+            const int t = int(n - j < kW ? n - j : kW);
+            const F e = keep_n(exp(load_n(s + j, t) - vmx), t);
+            store_n(s + j, e, t);
+            vsum = vsum + e;
+          }
+          lrow[m] = lrow[m] * alpha + hsum(vsum);
+          mrow[m] = mx;
+          pv_row(acc + m * hd, vp + (a - j0) * kstride, kstride, s, n, hd, set1(alpha));
+        }
+      }
+    }
+  }
+  for (int64_t m = 0; m < M; ++m) {
+    const int64_t ti = m / (G * group), g = g0 + (m / group) % G, h = g * group + m % group;
+    float l = lrow[m], scale_acc = 1.0f;
+    if (p.has_sinks()) {
+      const float sink = p.sinks.ptr<float>()[h];
+      const float mx = std::max(mrow[m], sink);
+      scale_acc = std::exp(mrow[m] - mx);
+      l = l * scale_acc + std::exp(sink - mx);
+    }
+    const F f = set1(scale_acc / l);
+    float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
+    const float* o = acc + m * hd;
+    for (int64_t d = 0; d < hd; d += kW) {
+      const int t = int(hd - d < kW ? hd - d : kW);
+      store_n(out + d, load_n(o + d, t) * f, t);
+    }
+  }
+}
+
+}  // namespace oxyd::backend::cpu::OXYD_SIMD_NS

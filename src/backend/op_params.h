@@ -1,0 +1,53 @@
+// Vocabulary shared by every backend (reference, cpu, cuda) and ops/: op variants and the inputs
+// of paged attention. Header only, no code: backend functions assume what ops/ validated (shapes,
+// dtypes, index ranges) and never check again. Index tensors are I32 everywhere.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace oxyd::backend {
+
+/// RoPE pairing (ARCHITECTURES.md §0.2). NEOX = HF rotate_half: pairs (i, i + rot_dim/2).
+/// INTERLEAVED = GPT-J / ggml NORM: pairs (2i, 2i + 1).
+enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
+
+/// Activation of activation() and of the gate in glu(): SILU (SwiGLU), GELU_ERF (exact gelu),
+/// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma).
+enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
+
+/// One paged-attention call: one layer, one step, queries of many requests packed flat (vLLM v1
+/// layout, DESIGN.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);
+/// its query_len queries sit at the LAST query_len positions of its seq_lens[r] cached tokens
+/// (the step's own K/V are already in the cache). Token t of request r lives in cache block
+/// block_table[r, t / block_size] at offset t % block_size.
+/// Query head h reads KV head h / (num_heads / num_kv_heads). Scores are
+/// s = scale·q·k, then s = cap·tanh(s/cap) when logit_softcap > 0, then the causal mask
+/// (key k visible from query position p iff k ≤ p and, when sliding_window > 0, p − k <
+/// sliding_window), then softmax in fp32 with an optional per-head sink column that is dropped.
+struct AttentionParams {
+  Tensor q;                // [num_tokens, num_heads, head_dim] F32
+  Tensor k_cache;          // [num_blocks, block_size, num_kv_heads, head_dim] F32 | F16 | BF16
+  Tensor v_cache;          // same shape and dtype as k_cache
+  Tensor query_start_loc;  // [num_reqs + 1] I32, 0 = first ≤ ... ≤ last = num_tokens
+  Tensor seq_lens;         // [num_reqs] I32, cached tokens of request r including this step's
+  Tensor block_table;      // [num_reqs, max_blocks_per_req] I32, block ids into the caches
+  Tensor sinks;            // [num_heads] F32 sink logits, or data == nullptr for none
+  Tensor out;              // [num_tokens, num_heads, head_dim] F32, must not alias q
+  float scale = 1.0f;      // multiplies q·k (usually head_dim^-½)
+  int sliding_window = 0;  // > 0: keys older than this many positions are masked
+  float logit_softcap = 0; // > 0: cap·tanh(s/cap) on the scaled scores, before the mask
+
+  bool has_sinks() const { return sinks.data != nullptr; }
+  int64_t num_reqs() const { return seq_lens.dim(0); }
+  int64_t num_tokens() const { return q.dim(0); }
+  int64_t num_heads() const { return q.dim(1); }
+  int64_t head_dim() const { return q.dim(2); }
+  int64_t num_blocks() const { return k_cache.dim(0); }
+  int64_t block_size() const { return k_cache.dim(1); }
+  int64_t num_kv_heads() const { return k_cache.dim(2); }
+  int64_t max_blocks_per_req() const { return block_table.dim(1); }
+};
+
+}  // namespace oxyd::backend

@@ -1,0 +1,43 @@
+// Reference elementwise ops (see elementwise.h).
+#include "backend/reference/elementwise.h"
+
+#include <cmath>
+
+namespace oxyd::backend::reference {
+namespace {
+
+// b is either the same shape as a or one row broadcast over a's rows.
+template <typename F>
+void binary(const Tensor& a, const Tensor& b, const Tensor& y, F f) {
+  const int64_t rows = a.rows(), n = a.cols();
+  const bool bcast = b.numel() != a.numel();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* ar = a.row<float>(r);
+    const float* br = b.ptr<float>() + (bcast ? 0 : r * n);
+    float* yr = y.row<float>(r);
+    for (int64_t i = 0; i < n; ++i) yr[i] = float(f(double(ar[i]), double(br[i])));
+  }
+}
+
+}  // namespace
+
+void add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  binary(a, b, y, [](double u, double v) { return u + v; });
+}
+
+void mul(const Tensor& a, const Tensor& b, const Tensor& y) {
+  binary(a, b, y, [](double u, double v) { return u * v; });
+}
+
+void scale(const Tensor& x, float s, const Tensor& y) {
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) y.ptr<float>()[i] = float(double(s) * x.ptr<float>()[i]);
+}
+
+void softcap(const Tensor& x, float cap, const Tensor& y) {
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
+    y.ptr<float>()[i] = float(double(cap) * std::tanh(double(x.ptr<float>()[i]) / double(cap)));
+}
+
+}  // namespace oxyd::backend::reference

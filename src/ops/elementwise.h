@@ -1,0 +1,18 @@
+// Op front ends for elementwise arithmetic: add / mul (b the same shape as a, or a vector over
+// a's last dim broadcast over rows), scale, and logit soft-capping cap·tanh(x/cap).
+#pragma once
+
+#include "core/tensor.h"
+
+namespace oxyd::ops {
+
+/// a [..., n] F32; b same shape or [n]; y same shape as a, may alias a or b.
+void add(const Tensor& a, const Tensor& b, const Tensor& y);
+/// a [..., n] F32; b same shape or [n]; y same shape as a, may alias a or b.
+void mul(const Tensor& a, const Tensor& b, const Tensor& y);
+/// y = s · x; x any shape F32; y same shape, may alias x.
+void scale(const Tensor& x, float s, const Tensor& y);
+/// y = cap · tanh(x / cap) (Gemma 2 attention / final logit soft-cap), cap > 0.
+void softcap(const Tensor& x, float cap, const Tensor& y);
+
+}  // namespace oxyd::ops
