@@ -1,0 +1,170 @@
+// matmul_bench: backend::cpu::matmul per weight format. Batch 1 is memory-bound: it reports GB/s
+// of weight bytes read (weights rotate through a pool of copies ≥ pool-gib, so they come from
+// DRAM, not cache) and the fraction of this machine's read bandwidth measured in the same run.
+// Batch > 1 is compute-bound: GFLOP/s (2·m·n·k per matmul). Not a test; prints a table.
+// Usage: matmul_bench [--formats=Q4_0,Q8_0] [--shapes=4096x14336,151936x1024] [--batches=1,16,64,512]
+//                     [--reps=7] [--pool-gib=1] [--isa=scalar|avx2|avx512]   (shape = n x k)
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "bench_util.h"
+#include "core/dtype.h"
+#include "core/half.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+
+using namespace oxyd;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(sep, b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+struct Rng {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+  float uniform() { return float(next() >> 40) / float(1 << 24); }  // [0, 1)
+};
+
+void set_f16(uint8_t* p, float v) {
+  const uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// Random weights: random quantized codes, realistic finite scales (no NaN/denormal slow paths).
+void fill_weights(DType t, uint8_t* w, int64_t n, int64_t k, Rng& rng) {
+  const int64_t bytes = n * dtype_row_bytes(t, k);
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
+    for (int64_t i = 0; i < n * k; ++i) {
+      const float v = (rng.uniform() - 0.5f) * 0.1f;
+      if (t == DType::F32) std::memcpy(w + 4 * i, &v, 4);
+      else {
+        const uint16_t h = t == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        std::memcpy(w + 2 * i, &h, 2);
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i + 8 <= bytes; i += 8) {
+    const uint64_t r = rng.next();
+    std::memcpy(w + i, &r, 8);
+  }
+  const int64_t bb = dtype_block_bytes(t);
+  for (uint8_t* b = w; b < w + bytes; b += bb) {
+    const float s = 0.001f + 0.01f * rng.uniform();
+    switch (t) {
+      case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: case DType::IQ4_XS:
+        set_f16(b, s); break;
+      case DType::Q4_1: case DType::Q5_1: case DType::Q4_K: case DType::Q5_K:
+        set_f16(b, s); set_f16(b + 2, s); break;
+      case DType::Q2_K: set_f16(b + 80, s); set_f16(b + 82, s); break;
+      case DType::Q3_K: set_f16(b + 108, s); break;
+      case DType::Q6_K: set_f16(b + 208, s); break;
+      case DType::MXFP4: b[0] = uint8_t(120 + (rng.next() & 7)); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string formats = "F32,F16,BF16,Q4_0,Q4_1,Q5_0,Q5_1,Q8_0,Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,IQ4_NL,IQ4_XS,MXFP4";
+  std::string shapes = "4096x14336,151936x1024", batches = "1,16,64,512";
+  int reps = 7;
+  double pool_gib = 1.0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&](const char* key) { return a.rfind(key, 0) == 0 ? a.substr(std::strlen(key)) : std::string(); };
+    if (!val("--formats=").empty()) formats = val("--formats=");
+    else if (!val("--shapes=").empty()) shapes = val("--shapes=");
+    else if (!val("--batches=").empty()) batches = val("--batches=");
+    else if (!val("--reps=").empty()) reps = std::atoi(val("--reps=").c_str());
+    else if (!val("--pool-gib=").empty()) pool_gib = std::atof(val("--pool-gib=").c_str());
+    else if (!val("--isa=").empty()) {
+      const std::string s = val("--isa=");
+      backend::cpu::set_isa(s == "scalar" ? backend::cpu::Isa::SCALAR
+                            : s == "avx2" ? backend::cpu::Isa::AVX2 : backend::cpu::Isa::AVX512);
+    } else {
+      std::fprintf(stderr, "unknown argument %s (see the header of bench/matmul_bench.cc)\n", a.c_str());
+      return 2;
+    }
+  }
+  const int threads = ThreadPool::global().num_threads();
+  const auto bw0 = bench::measure_bandwidth(int64_t(1) << 29, 5);
+  std::printf("isa %s, threads %d, read bandwidth (0.5 GiB, best of 5) %.1f GB/s, triad %.1f GB/s\n",
+              backend::cpu::isa_name(backend::cpu::active_isa()), threads, bw0.read_gbs.best, bw0.triad_gbs.best);
+  std::printf("batch 1: GB/s of weight bytes (median | best of reps), %% = best / read bandwidth; "
+              "batch > 1: GFLOP/s (best)\n");
+  std::printf("%-7s %-12s %8s %16s %6s", "format", "n x k", "MB", "b1 GB/s med|best", "%bw");
+  const std::vector<std::string> blist = split(batches, ',');
+  for (const auto& b : blist)
+    if (b != "1") std::printf(" %9s", ("b" + b + " GF/s").c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+
+  Rng rng;
+  double bw_read = bw0.read_gbs.best;
+  for (const auto& fname : split(formats, ',')) {
+    const auto dt = dtype_from_name(fname);
+    if (!dt) {
+      std::fprintf(stderr, "unknown format %s\n", fname.c_str());
+      return 2;
+    }
+    for (const auto& sh : split(shapes, ',')) {
+      const auto nk = split(sh, 'x');
+      const int64_t n = std::atoll(nk[0].c_str()), k = std::atoll(nk[1].c_str());
+      const int64_t wbytes = n * dtype_row_bytes(*dt, k);
+      const int64_t copies = std::max<int64_t>(2, int64_t(std::ceil(pool_gib * double(1 << 30) / double(wbytes))));
+      Buffer pool(size_t(wbytes * copies));
+      fill_weights(*dt, pool.data(), n, k, rng);
+      for (int64_t c = 1; c < copies; ++c) std::memcpy(pool.data() + c * wbytes, pool.data(), size_t(wbytes));
+      std::printf("%-7s %-12s %8.1f", fname.c_str(), sh.c_str(), double(wbytes) / 1e6);
+      std::fflush(stdout);
+      for (const auto& bs : blist) {
+        const int64_t m = std::atoll(bs.c_str());
+        std::vector<float> x(size_t(m * k)), y(size_t(m * n));
+        for (auto& v : x) v = rng.uniform() - 0.5f;
+        Tensor tx(DType::F32, x.data(), {m, k}), ty(DType::F32, y.data(), {m, n});
+        std::vector<double> rates;
+        const double t_start = bench::now_s();
+        const int64_t calls = m == 1 ? reps * copies : reps;
+        for (int64_t c = 0; c < calls; ++c) {
+          Tensor tw(*dt, pool.data() + (m == 1 ? c % copies : 0) * wbytes, {n, k});
+          const double t0 = bench::now_s();
+          backend::cpu::matmul(tx, tw, ty);
+          const double dt_s = bench::now_s() - t0;
+          rates.push_back(m == 1 ? double(wbytes) / dt_s / 1e9 : 2.0 * double(m * n * k) / dt_s / 1e9);
+          if (m > 1 && c >= 1 && bench::now_s() - t_start > 3.0) break;  // slow paths: enough samples
+        }
+        const bench::Stats st = bench::stats(rates);
+        if (m == 1) std::printf(" %7.1f | %6.1f %5.0f%%", st.median, st.best, 100.0 * st.best / bw_read);
+        else std::printf(" %9.1f", st.best);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+  }
+  const auto bw1 = bench::measure_bandwidth(int64_t(1) << 29, 5);
+  std::printf("read bandwidth at the end: %.1f GB/s (start %.1f)\n", bw1.read_gbs.best, bw0.read_gbs.best);
+  return 0;
+}

@@ -1,0 +1,25 @@
+// get_rows: gather rows of an embedding table of any weight format into f32 rows, split over
+// the thread pool when there are many ids. Row decoding uses the portable decoders.
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_decode.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace oxyd::backend::cpu {
+
+void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) {
+  const int64_t dim = table.cols(), num_rows = table.rows();
+  OXYD_CHECK(out.dtype == DType::F32 && out.cols() == dim && out.rows() == num_ids,
+             "get_rows: out must be F32 [num_ids, dim]");
+  OXYD_CHECK(decodable(table.dtype), "get_rows: unsupported table dtype");
+  for (int64_t i = 0; i < num_ids; ++i)
+    OXYD_CHECK(ids[i] >= 0 && ids[i] < num_rows, "get_rows: id out of range");
+  const int64_t row_bytes = table.row_bytes();
+  const uint8_t* base = static_cast<const uint8_t*>(table.data);
+  float* dst = out.ptr<float>();
+  parallel_for(num_ids, std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) decode_row(table.dtype, base + ids[i] * row_bytes, dst + i * dim, dim);
+  });
+}
+
+}  // namespace oxyd::backend::cpu

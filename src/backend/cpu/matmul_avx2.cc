@@ -1,0 +1,44 @@
+// AVX2/FMA matmul kernel table: the dedicated kernels of matmul_q_avx2.cc where they exist, else
+// the generic decode-to-f32 tile with an 8-wide FMA dot.
+#include <immintrin.h>
+
+#include "backend/cpu/matmul_generic.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+struct Avx2Dot {
+  static void rows(const float* w, const float* x, int64_t x_stride, int nr, int64_t len, float* acc) {
+    for (int r = 0; r < nr; ++r) {
+      const float* xr = x + r * x_stride;
+      __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+      int64_t e = 0;
+      for (; e + 16 <= len; e += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + e), _mm256_loadu_ps(xr + e), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + e + 8), _mm256_loadu_ps(xr + e + 8), s1);
+      }
+      float tail = 0.0f;
+      for (; e < len; ++e) tail += w[e] * xr[e];
+      acc[r] += hsum8(_mm256_add_ps(s0, s1)) + tail;
+    }
+  }
+};
+
+}  // namespace
+
+MatmulKernel avx2_special_kernel(DType t);  // matmul_q_avx2.cc
+
+MatmulKernel avx2_kernel(DType t) {
+  MatmulKernel k = avx2_special_kernel(t);
+  if (!k.tile) k.tile = generic_tile<Avx2Dot>;
+  return k;
+}
+
+}  // namespace oxyd::backend::cpu

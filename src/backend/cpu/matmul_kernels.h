@@ -1,0 +1,38 @@
+// Internal interface between the matmul driver (matmul.cc) and the per-ISA kernel files
+// (matmul_scalar.cc, matmul_avx2.cc, matmul_avx512.cc). A kernel optionally prepares each
+// activation row once (e.g. quantizes it to its own Q8 layout), then computes tiles of y.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace oxyd::backend::cpu {
+
+/// One tile of y: y[i, j] for i < m, j < n (w, y already offset to the tile's first column).
+struct TileArgs {
+  DType wtype;
+  int64_t k;
+  const uint8_t* w;    // [n, k] rows in wtype, w_stride bytes apart
+  int64_t w_stride;
+  int64_t n;
+  const uint8_t* a;    // [m] prepared activation rows, a_stride bytes apart (f32 x if no prepare)
+  int64_t a_stride;
+  int64_t m;
+  float* y;            // [m, n] with row stride y_stride (elements)
+  int64_t y_stride;
+};
+
+struct MatmulKernel {
+  /// Bytes of one prepared activation row; null when the tile reads the f32 rows of x directly.
+  int64_t (*act_row_bytes)(int64_t k) = nullptr;
+  void (*prepare)(const float* x, int64_t k, uint8_t* out) = nullptr;
+  void (*tile)(const TileArgs& t) = nullptr;
+};
+
+// One table per ISA; each returns a usable kernel for every decodable dtype.
+MatmulKernel scalar_kernel(DType t);
+MatmulKernel avx2_kernel(DType t);
+MatmulKernel avx512_kernel(DType t);
+
+}  // namespace oxyd::backend::cpu

@@ -1,0 +1,321 @@
+// AVX2/FMA kernels for the most used weight formats: Q4_0, Q8_0 (per 32-block, vpmaddubsw with
+// the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
+// scales), BF16/F16/F32 (widened to f32, FMA). Activations are quantized once per matmul to a
+// plain Q8 layout (Q8_0-like for 32-blocks, Q8_K-like with per-16 sums for K-quants). Other
+// formats use the generic path of matmul_avx2.cc.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/matmul_tile.h"
+
+namespace oxyd::backend::cpu {
+
+MatmulKernel avx2_special_kernel(DType t);
+
+namespace {
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// max|x| over n (a multiple of 8) floats.
+inline float amax8(const float* x, int n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_setzero_ps();
+  for (int i = 0; i < n; i += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// q[0..n) = round(x · id) as int8 (n a multiple of 32).
+inline void quant8(const float* x, int n, float id, int8_t* q) {
+  const __m256 v = _mm256_set1_ps(id);
+  for (int i = 0; i < n; i += 32) {
+    const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i), v));
+    const __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8), v));
+    const __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 16), v));
+    const __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 24), v));
+    const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+    __m256i r = _mm256_packs_epi16(ab, cd);  // lane-interleaved: fix the order
+    r = _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i), r);
+  }
+}
+
+// Q8_0-like activation block.
+struct alignas(8) A32 {
+  int8_t qs[32];
+  float d;
+  float pad;
+};
+static_assert(sizeof(A32) == 40);
+
+int64_t a32_row_bytes(int64_t k) { return (k / 32 * int64_t(sizeof(A32)) + 63) / 64 * 64; }
+
+void prep_a32(const float* x, int64_t k, uint8_t* out) {
+  A32* b = reinterpret_cast<A32*>(out);
+  for (int64_t i = 0; i < k / 32; ++i) {
+    const float amax = amax8(x + 32 * i, 32);
+    quant8(x + 32 * i, 32, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
+    b[i].d = amax / 127.0f;
+    b[i].pad = 0.0f;
+  }
+}
+
+// Q8_K-like activation super-block, natural order.
+struct alignas(32) A256 {
+  int8_t qs[256];
+  int16_t bsum16[16];  // Σ codes per 16
+  float d;
+  float pad[7];
+};
+static_assert(sizeof(A256) == 320);
+
+int64_t a256_row_bytes(int64_t k) { return k / 256 * int64_t(sizeof(A256)); }
+
+void prep_a256(const float* x, int64_t k, uint8_t* out) {
+  A256* b = reinterpret_cast<A256*>(out);
+  for (int64_t i = 0; i < k / 256; ++i) {
+    const float amax = amax8(x + 256 * i, 256);
+    quant8(x + 256 * i, 256, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
+    b[i].d = amax / 127.0f;
+    for (int s = 0; s < 16; ++s) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += b[i].qs[16 * s + j];
+      b[i].bsum16[s] = int16_t(sum);
+    }
+    std::memset(b[i].pad, 0, sizeof(b[i].pad));
+  }
+}
+
+// Σ over pairs of signed w · signed x as 8 int32 (via |w| · sign(x, w), no saturation for
+// |w| ≤ 127 or w = −128 with |x| ≤ 127: 2·128·127 < 32768).
+inline __m256i dot_s8(__m256i w, __m256i x) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+struct Q4_0Kernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m8 = _mm256_set1_epi8(8);
+    __m256 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const uint8_t* p = w + b * 18;
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
+      const __m256i v = _mm256_sub_epi8(
+          _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m0f), m8);  // [−8, 7]
+      const __m256 dw = _mm256_set1_ps(f16(p));
+      for (int r = 0; r < NR; ++r) {
+        const A32& x = reinterpret_cast<const A32*>(a + r * a_stride)[b];
+        const __m256i s = dot_s8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs)));
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(x.d)), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]);
+  }
+};
+
+struct Q8_0Kernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    __m256 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const uint8_t* p = w + b * 34;
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
+      const __m256 dw = _mm256_set1_ps(f16(p));
+      for (int r = 0; r < NR; ++r) {
+        const A32& x = reinterpret_cast<const A32*>(a + r * a_stride)[b];
+        const __m256i s = dot_s8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs)));
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(x.d)), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]);
+  }
+};
+
+inline void q4k_scales(const uint8_t* q, uint8_t* sc, uint8_t* mn) {
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      sc[j] = q[j] & 63;
+      mn[j] = q[j + 4] & 63;
+    } else {
+      sc[j] = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+      mn[j] = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+  }
+}
+
+struct Q4KKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F);
+    __m256 acc[NR];
+    float macc[NR];
+    for (int r = 0; r < NR; ++r) {
+      acc[r] = _mm256_setzero_ps();
+      macc[r] = 0.0f;
+    }
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * 144;  // d, dmin, scales[12], qs[128]
+      const float d = f16(p), dmin = f16(p + 2);
+      uint8_t sc[8], mn[8];
+      q4k_scales(p + 4, sc, mn);
+      __m256i s[NR];
+      for (int r = 0; r < NR; ++r) s[r] = _mm256_setzero_si256();
+      for (int c = 0; c < 4; ++c) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * c));
+        const __m256i lo = _mm256_and_si256(q, m0f), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m0f);
+        const __m256i s0 = _mm256_set1_epi16(sc[2 * c]), s1 = _mm256_set1_epi16(sc[2 * c + 1]);
+        for (int r = 0; r < NR; ++r) {
+          const A256& x = reinterpret_cast<const A256*>(a + r * a_stride)[sb];
+          const __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c)));
+          const __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c + 32)));
+          s[r] = _mm256_add_epi32(s[r], _mm256_add_epi32(_mm256_madd_epi16(p0, s0), _mm256_madd_epi16(p1, s1)));
+        }
+      }
+      for (int r = 0; r < NR; ++r) {
+        const A256& x = reinterpret_cast<const A256*>(a + r * a_stride)[sb];
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), _mm256_set1_ps(d * x.d), acc[r]);
+        int msum = 0;
+        for (int j = 0; j < 8; ++j) msum += mn[j] * (x.bsum16[2 * j] + x.bsum16[2 * j + 1]);
+        macc[r] += dmin * x.d * float(msum);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]) - macc[r];
+  }
+};
+
+struct Q6KKernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03);
+    __m256 acc[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t sb = 0; sb < k / 256; ++sb) {
+      const uint8_t* p = w + sb * 210;  // ql[128], qh[64], scales[16], d
+      const float d = f16(p + 208);
+      const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
+      __m256i s[NR];
+      int corr[NR];
+      for (int r = 0; r < NR; ++r) {
+        s[r] = _mm256_setzero_si256();
+        const A256& x = reinterpret_cast<const A256*>(a + r * a_stride)[sb];
+        int c = 0;
+        for (int j = 0; j < 16; ++j) c += sc[j] * x.bsum16[j];
+        corr[r] = 32 * c;
+      }
+      for (int h = 0; h < 2; ++h) {
+        const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128 + 32 * h));
+        // 4 registers of 32 codes: elements 128h + 32i + [0, 32), scales 8h + 2i, 8h + 2i + 1.
+        const __m256i c[4] = {
+            _mm256_or_si256(_mm256_and_si256(l0, m0f), _mm256_slli_epi16(_mm256_and_si256(qh, m03), 4)),
+            _mm256_or_si256(_mm256_and_si256(l1, m0f),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m03), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m0f),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m03), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m0f),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m03), 4))};
+        for (int i = 0; i < 4; ++i) {
+          const __m256i sv = _mm256_set_m128i(_mm_set1_epi16(sc[8 * h + 2 * i + 1]), _mm_set1_epi16(sc[8 * h + 2 * i]));
+          for (int r = 0; r < NR; ++r) {
+            const A256& x = reinterpret_cast<const A256*>(a + r * a_stride)[sb];
+            const __m256i pr = _mm256_maddubs_epi16(
+                c[i], _mm256_load_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * h + 32 * i)));
+            s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(pr, sv));
+          }
+        }
+      }
+      for (int r = 0; r < NR; ++r) {
+        const A256& x = reinterpret_cast<const A256*>(a + r * a_stride)[sb];
+        const __m256 f = _mm256_cvtepi32_ps(_mm256_sub_epi32(s[r], _mm256_setr_epi32(corr[r], 0, 0, 0, 0, 0, 0, 0)));
+        acc[r] = _mm256_fmadd_ps(f, _mm256_set1_ps(d * x.d), acc[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]);
+  }
+};
+
+// BF16 / F16 / F32 weights against exact f32 activations.
+template <DType T>
+struct FloatKernel {
+  static __m256 load8(const uint8_t* w, int64_t e) {
+    if constexpr (T == DType::BF16)
+      return _mm256_castsi256_ps(_mm256_slli_epi32(
+          _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * e))), 16));
+    else if constexpr (T == DType::F16)
+      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * e)));
+    else
+      return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + e);
+  }
+  static float scalar(const uint8_t* w, int64_t e) {
+    if constexpr (T == DType::BF16) {
+      uint32_t u = uint32_t(w[2 * e] | (w[2 * e + 1] << 8)) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    } else if constexpr (T == DType::F16) {
+      return f16(w + 2 * e);
+    } else {
+      float f;
+      std::memcpy(&f, w + 4 * e, 4);
+      return f;
+    }
+  }
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    __m256 acc0[NR], acc1[NR];
+    for (int r = 0; r < NR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+    int64_t e = 0;
+    for (; e + 16 <= k; e += 16) {
+      const __m256 w0 = load8(w, e), w1 = load8(w, e + 8);
+      for (int r = 0; r < NR; ++r) {
+        const float* x = reinterpret_cast<const float*>(a + r * a_stride) + e;
+        acc0[r] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x), acc0[r]);
+        acc1[r] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + 8), acc1[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const float* x = reinterpret_cast<const float*>(a + r * a_stride);
+      float tail = 0.0f;
+      for (int64_t t = e; t < k; ++t) tail += scalar(w, t) * x[t];
+      out[r] = hsum8(_mm256_add_ps(acc0[r], acc1[r])) + tail;
+    }
+  }
+};
+
+}  // namespace
+
+MatmulKernel avx2_special_kernel(DType t) {
+  MatmulKernel m;
+  switch (t) {
+    case DType::Q4_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q4_0Kernel>; break;
+    case DType::Q8_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q8_0Kernel>; break;
+    case DType::Q4_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q4KKernel>; break;
+    case DType::Q6_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q6KKernel>; break;
+    case DType::BF16: m.tile = tile_rows<FloatKernel<DType::BF16>>; break;
+    case DType::F16: m.tile = tile_rows<FloatKernel<DType::F16>>; break;
+    case DType::F32: m.tile = tile_rows<FloatKernel<DType::F32>>; break;
+    default: break;
+  }
+  return m;
+}
+
+}  // namespace oxyd::backend::cpu

@@ -1,0 +1,13 @@
+// Entry points of the AVX-512 quantized-format kernel files, collected by matmul_avx512.cc.
+// Each returns an empty MatmulKernel (tile == nullptr) for a dtype it does not handle.
+#pragma once
+
+#include "backend/cpu/matmul_kernels.h"
+
+namespace oxyd::backend::cpu {
+
+MatmulKernel avx512_q32_kernel(DType t);  // matmul_q32_avx512.cc: Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL MXFP4 Q8_0 IQ4_XS
+MatmulKernel avx512_qk_kernel(DType t);   // matmul_qk_avx512.cc: Q4_K Q5_K Q6_K (+ Q2_K Q3_K)
+MatmulKernel avx512_float_kernel(DType t);  // matmul_avx512.cc: F32 F16 BF16
+
+}  // namespace oxyd::backend::cpu

@@ -1,0 +1,37 @@
+// ops::embedding front end: validation, then dispatch on device.
+#include "ops/embedding.h"
+
+#include <string>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_decode.h"
+#include "core/error.h"
+
+namespace oxyd::ops {
+
+void embedding(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) {
+  if (table.ndim != 2)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: table must be 2-D [vocab, dim], got " + table.shape_str());
+  if (out.dtype != DType::F32 || out.cols() != table.cols() || out.rows() != num_ids)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: out must be F32 [" + std::to_string(num_ids) + ", " +
+                    std::to_string(table.cols()) + "], got " + std::string(dtype_name(out.dtype)) + " " +
+                    out.shape_str());
+  if (!backend::cpu::decodable(table.dtype))
+    throw_error(ErrorCode::UNSUPPORTED, "embedding: no decoder for table dtype " + std::string(dtype_name(table.dtype)));
+  if (table.cols() % dtype_block_elems(table.dtype) != 0)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: dim is not a multiple of the dtype's block");
+  if (num_ids > 0 && !ids) throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: null ids");
+  const int64_t vocab = table.dim(0);
+  for (int64_t i = 0; i < num_ids; ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: token id " + std::to_string(ids[i]) + " at position " +
+                      std::to_string(i) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  if (table.device != out.device)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: table and out must be on the same device");
+  switch (table.device) {
+    case Device::CPU: return backend::cpu::get_rows(table, ids, num_ids, out);
+    default: throw_error(ErrorCode::UNSUPPORTED, "embedding: no backend for this device yet");
+  }
+}
+
+}  // namespace oxyd::ops

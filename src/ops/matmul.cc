@@ -1,0 +1,39 @@
+// ops::matmul front end: validation, then dispatch on device (CPU now; CUDA joins later).
+#include "ops/matmul.h"
+
+#include <string>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_decode.h"
+#include "core/error.h"
+
+namespace oxyd::ops {
+
+void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
+  if (x.dtype != DType::F32 || y.dtype != DType::F32)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: x and y must be F32, got x " +
+                    std::string(dtype_name(x.dtype)) + ", y " + std::string(dtype_name(y.dtype)));
+  if (w.ndim != 2)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: weight must be 2-D [n, k], got " + w.shape_str());
+  if (x.ndim < 1 || y.ndim < 1 || x.cols() != w.cols() || y.cols() != w.dim(0) || x.rows() != y.rows())
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: shapes do not match: x " + x.shape_str() +
+                    " · w " + w.shape_str() + "ᵀ → y " + y.shape_str() +
+                    " (expected x [m, k], w [n, k], y [m, n])");
+  if (!backend::cpu::decodable(w.dtype))
+    throw_error(ErrorCode::UNSUPPORTED, "matmul: no kernel for weight dtype " + std::string(dtype_name(w.dtype)));
+  const DTypeTraits& tr = dtype_traits(w.dtype);
+  if (w.cols() % tr.block_elems != 0)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: k = " + std::to_string(w.cols()) +
+                    " is not a multiple of the " + std::string(tr.name) + " block of " +
+                    std::to_string(tr.block_elems));
+  if (!x.data || !w.data || !y.data)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: null data pointer");
+  if (x.device != w.device || x.device != y.device)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: x, w and y must be on the same device");
+  switch (x.device) {
+    case Device::CPU: return backend::cpu::matmul(x, w, y);
+    default: throw_error(ErrorCode::UNSUPPORTED, "matmul: no backend for this device yet");
+  }
+}
+
+}  // namespace oxyd::ops

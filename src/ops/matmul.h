@@ -1,0 +1,15 @@
+// ops::matmul — the device-agnostic front end of y = x·wᵀ (a Linear without bias). Checks
+// shapes, dtypes and devices once with clear errors, then dispatches to the backend of the
+// tensors' device. Weight formats: see backend/cpu/matmul.h.
+#pragma once
+
+#include "core/tensor.h"
+
+namespace oxyd::ops {
+
+/// y [m, n] F32 = x [m, k] F32 · w [n, k]ᵀ. x and y may have leading dims that flatten to m.
+/// Throws Error(INVALID_ARGUMENT) on a shape/dtype mismatch, Error(UNSUPPORTED) for a weight
+/// dtype or device without a kernel.
+void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
+
+}  // namespace oxyd::ops

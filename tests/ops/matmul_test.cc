@@ -1,0 +1,252 @@
+// backend::cpu::matmul / get_rows and their ops/ front ends against backend::reference (float64
+// over oxyd::dequantize_row), for every weight format × every ISA variant this CPU runs × several
+// m, k, n. Weights are random bytes with sane scale fields, so every bit pattern of the quantized
+// values is exercised. Tolerances are derived once per format (see Tolerance below).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "backend/reference/get_rows.h"
+#include "backend/reference/matmul.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "ops/embedding.h"
+#include "ops/matmul.h"
+
+namespace oxyd {
+namespace {
+
+using backend::cpu::Isa;
+
+const DType kFormats[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,   DType::Q5_0,
+                          DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,   DType::Q4_K,   DType::Q5_K,
+                          DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4};
+
+// How the fast path may differ from the exact f64 product. Quantized weights meet activations
+// rounded to 8 bits per block of `act_block` (Q8_0-like 32 or Q8_K-like 256): x̃ = round(x/d)·d,
+// d = amax_block/127, so |x − x̃| ≤ amax_block/254 and |Σ w(x − x̃)| ≤ Σ_i |w_i|·amax_block(i)/254.
+// BF16 may meet bf16-rounded activations: |x − x̃| ≤ 2^-9|x|. Everything also carries f32
+// accumulation error, bounded generously by 1e-5·Σ|x||w| for these k.
+struct Tolerance {
+  int act_block;    // 0: activations used exactly (f32)
+  double rel_bf16;  // extra factor of Σ|x||w| (bf16 activations)
+};
+
+Tolerance tolerance(DType t) {
+  switch (t) {
+    case DType::F32: case DType::F16: return {0, 0.0};
+    case DType::BF16: return {0, 1.0 / 512};
+    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+    case DType::IQ4_XS: return {256, 0.0};
+    default: return {32, 0.0};
+  }
+}
+
+void set_f16(uint8_t* p, float v) {
+  const uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// Random weight bytes [n, k] of dtype t: quantized values are uniform random bits; every scale
+// field gets a finite value of a realistic size.
+std::vector<uint8_t> random_weights(DType t, int64_t n, int64_t k, std::mt19937& rng) {
+  const int64_t row_bytes = dtype_row_bytes(t, k);
+  std::vector<uint8_t> w(size_t(n * row_bytes));
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::uniform_real_distribution<float> scale(0.002f, 0.02f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
+    for (int64_t i = 0; i < n * k; ++i) {
+      const float v = normal(rng);
+      if (t == DType::F32) std::memcpy(&w[size_t(i * 4)], &v, 4);
+      else {
+        const uint16_t h = t == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        std::memcpy(&w[size_t(i * 2)], &h, 2);
+      }
+    }
+    return w;
+  }
+  for (auto& b : w) b = uint8_t(byte(rng));
+  const int64_t bb = dtype_block_bytes(t), nblocks = int64_t(w.size()) / bb;
+  auto sgn = [&] { return byte(rng) & 1 ? 1.0f : -1.0f; };
+  for (int64_t i = 0; i < nblocks; ++i) {
+    uint8_t* b = &w[size_t(i * bb)];
+    switch (t) {
+      case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: case DType::IQ4_XS:
+        set_f16(b, sgn() * scale(rng) * (t == DType::IQ4_NL || t == DType::IQ4_XS ? 0.1f : 1.0f));
+        break;
+      case DType::Q4_1: case DType::Q5_1:
+        set_f16(b, scale(rng));
+        set_f16(b + 2, -8.0f * scale(rng));
+        break;
+      case DType::Q4_K: case DType::Q5_K:
+        set_f16(b, scale(rng) * 0.1f);
+        set_f16(b + 2, scale(rng) * 0.1f);
+        break;
+      case DType::Q2_K:
+        set_f16(b + 80, scale(rng) * 0.3f);
+        set_f16(b + 82, scale(rng) * 0.3f);
+        break;
+      case DType::Q3_K: set_f16(b + 108, sgn() * scale(rng) * 0.1f); break;
+      case DType::Q6_K: set_f16(b + 208, sgn() * scale(rng) * 0.01f); break;
+      case DType::MXFP4: b[0] = uint8_t(118 + byte(rng) % 8); break;
+      default: ADD_FAILURE() << "no generator for " << dtype_name(t);
+    }
+  }
+  return w;
+}
+
+std::vector<float> random_x(int64_t m, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(size_t(m * k));
+  for (auto& v : x) v = normal(rng);
+  // A few outliers, as real activations have: they stretch the per-block Q8 scale.
+  for (int64_t i = 0; i < m * k; i += 97) x[size_t(i)] *= 8.0f;
+  return x;
+}
+
+std::vector<Isa> isas() {
+  std::vector<Isa> out;
+  for (Isa i : {Isa::SCALAR, Isa::AVX2, Isa::AVX512})
+    if (backend::cpu::isa_supported(i)) out.push_back(i);
+  return out;
+}
+
+struct IsaGuard {
+  Isa saved = backend::cpu::active_isa();
+  ~IsaGuard() { backend::cpu::set_isa(saved); }
+};
+
+void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  std::vector<float> x = random_x(m, k, rng);
+  std::vector<float> y(size_t(m * n), std::nanf("")), ref(size_t(m * n));
+  Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
+  Tensor ty(DType::F32, y.data(), {m, n}), tref(DType::F32, ref.data(), {m, n});
+  backend::reference::matmul(tx, tw, tref);
+  IsaGuard guard;
+  backend::cpu::set_isa(isa);
+  backend::cpu::matmul(tx, tw, ty);
+
+  // Bound per output (i, j), from the dequantized weights.
+  std::vector<float> wf(static_cast<size_t>(k));
+  const Tolerance tol = tolerance(t);
+  int bad = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
+    for (int64_t i = 0; i < m; ++i) {
+      const float* xr = &x[size_t(i * k)];
+      double abs_sum = 0, quant_bound = 0;
+      for (int64_t b0 = 0; b0 < k; b0 += std::max(tol.act_block, 1)) {
+        const int64_t b1 = std::min(k, b0 + std::max(tol.act_block, 1));
+        double amax = 0, wsum = 0;
+        for (int64_t e = b0; e < b1; ++e) {
+          abs_sum += std::fabs(double(xr[e]) * wf[size_t(e)]);
+          amax = std::max(amax, double(std::fabs(xr[e])));
+          wsum += std::fabs(wf[size_t(e)]);
+        }
+        if (tol.act_block) quant_bound += wsum * amax / 254.0;
+      }
+      const double bound = quant_bound + (tol.rel_bf16 + 1e-5) * abs_sum + 1e-30;
+      const double err = std::fabs(double(y[size_t(i * n + j)]) - double(ref[size_t(i * n + j)]));
+      if (!(err <= bound) && bad++ < 5)
+        ADD_FAILURE() << dtype_name(t) << " " << backend::cpu::isa_name(isa) << " m=" << m << " k=" << k
+                      << " n=" << n << " y[" << i << "," << j << "]=" << y[size_t(i * n + j)] << " ref "
+                      << ref[size_t(i * n + j)] << " err " << err << " > bound " << bound;
+    }
+  }
+}
+
+class MatmulFormat : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MatmulFormat, MatchesReferenceOnEveryIsa) {
+  const DType t = GetParam();
+  const int64_t be = dtype_block_elems(t);
+  // (m, k, n): k multiples of 256 and n odd-ish; plus a k that is only a multiple of the 32-block.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> cases = {
+      {1, 256, 37}, {3, 512, 67}, {16, 768, 33}, {67, 1024, 29}, {1, 2304, 130}};
+  if (be <= 32) cases.push_back({5, 160, 19});
+  uint32_t seed = 1;
+  for (Isa isa : isas())
+    for (auto [m, k, n] : cases) {
+      SCOPED_TRACE(testing::Message() << backend::cpu::isa_name(isa) << " m=" << m << " k=" << k << " n=" << n);
+      check_matmul(t, isa, m, k, n, seed++);
+    }
+}
+
+TEST_P(MatmulFormat, GetRowsMatchesReference) {
+  const DType t = GetParam();
+  std::mt19937 rng(7);
+  const int64_t vocab = 50, dim = 512;
+  std::vector<uint8_t> wb = random_weights(t, vocab, dim, rng);
+  const std::vector<int32_t> ids = {0, 49, 7, 7, 23, 1, 48, 30, 12};
+  const int64_t num = int64_t(ids.size());
+  std::vector<float> out(size_t(num * dim)), ref(size_t(num * dim));
+  Tensor table(t, wb.data(), {vocab, dim});
+  backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
+  ops::embedding(table, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats),
+                         [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
+
+TEST(MatmulOps, LeadingDimsFlatten) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> wb = random_weights(DType::Q4_0, 9, 64, rng);
+  std::vector<float> x = random_x(6, 64, rng), y(6 * 9), ref(6 * 9);
+  Tensor tw(DType::Q4_0, wb.data(), {9, 64});
+  ops::matmul(Tensor(DType::F32, x.data(), {2, 3, 64}), tw, Tensor(DType::F32, y.data(), {2, 3, 9}));
+  backend::reference::matmul(Tensor(DType::F32, x.data(), {6, 64}), tw, Tensor(DType::F32, ref.data(), {6, 9}));
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 0.05 * std::fabs(ref[i]) + 0.05);
+}
+
+TEST(MatmulOps, RejectsBadInput) {
+  std::vector<float> x(4 * 64), y(4 * 8);
+  std::vector<uint8_t> w(8 * 36 * 2);
+  auto code = [](auto fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ErrorCode::INTERNAL;
+  };
+  Tensor tx(DType::F32, x.data(), {4, 64}), ty(DType::F32, y.data(), {4, 8});
+  // k mismatch
+  EXPECT_EQ(code([&] { ops::matmul(tx, Tensor(DType::Q8_0, w.data(), {8, 32}), ty); }), ErrorCode::INVALID_ARGUMENT);
+  // k not a multiple of the block
+  EXPECT_EQ(code([&] { ops::matmul(Tensor(DType::F32, x.data(), {4, 48}), Tensor(DType::Q8_0, w.data(), {8, 48}), ty); }),
+            ErrorCode::INVALID_ARGUMENT);
+  // unsupported weight dtype
+  EXPECT_EQ(code([&] { ops::matmul(tx, Tensor(DType::I32, w.data(), {8, 64}), ty); }), ErrorCode::UNSUPPORTED);
+  // non-F32 activations
+  EXPECT_EQ(code([&] { ops::matmul(Tensor(DType::F16, x.data(), {4, 64}), Tensor(DType::Q8_0, w.data(), {8, 64}), ty); }),
+            ErrorCode::INVALID_ARGUMENT);
+  // embedding id out of range
+  const int32_t ids[] = {0, 8};
+  std::vector<float> out(2 * 64);
+  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), ids, 2, Tensor(DType::F32, out.data(), {2, 64})); }),
+            ErrorCode::INVALID_ARGUMENT);
+  const int32_t neg[] = {-1};
+  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), neg, 1, Tensor(DType::F32, out.data(), {1, 64})); }),
+            ErrorCode::INVALID_ARGUMENT);
+}
+
+TEST(MatmulIsa, ForcingAnUnsupportedIsaThrowsAndBestIsSupported) {
+  EXPECT_TRUE(backend::cpu::isa_supported(backend::cpu::best_isa()));
+  for (Isa i : {Isa::AVX2, Isa::AVX512})
+    if (!backend::cpu::isa_supported(i)) EXPECT_THROW(backend::cpu::set_isa(i), Error);
+}
+
+}  // namespace
+}  // namespace oxyd
