@@ -1,6 +1,8 @@
 // Activation / GLU front ends (see activation.h).
 #include "ops/activation.h"
 
+#include <cmath>
+
 #include "backend/cpu/activation.h"
 #include "ops/check.h"
 
@@ -22,6 +24,17 @@ void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) 
   check::same_shape("glu", "gate", gate, "y", y);
   check::cpu_only("glu", {&gate, &up, &y});
   backend::cpu::glu(act, gate, up, y);
+}
+
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) {
+  check::tensor("glu_oai", "gate", gate, DType::F32);
+  check::tensor("glu_oai", "up", up, DType::F32);
+  check::tensor("glu_oai", "y", y, DType::F32);
+  check::same_shape("glu_oai", "gate", gate, "up", up);
+  check::same_shape("glu_oai", "gate", gate, "y", y);
+  if (!(limit > 0) || !std::isfinite(alpha)) check::fail("glu_oai", "limit must be > 0 and alpha finite");
+  check::cpu_only("glu_oai", {&gate, &up, &y});
+  backend::cpu::glu_oai(gate, up, alpha, limit, y);
 }
 
 void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) {

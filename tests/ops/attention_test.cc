@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "backend/reference/attention.h"
 #include "op_test_util.h"
 #include "ops/attention.h"
+#include "core/thread_pool.h"
 
 namespace oxyd::test {
 namespace {
@@ -30,6 +32,7 @@ struct Case {
   int sliding_window = 0;
   float softcap = 0;
   bool sinks = false;
+  float q_range = 2.0f;  // q ~ U(−q_range, q_range): large values make the running max jump
 };
 
 float round_to(DType dt, float v) {
@@ -93,7 +96,7 @@ struct Batch {
     std::memset(k_cache.buf.data(), 0xff, k_cache.buf.size());  // NaN garbage in unwritten slots
     std::memset(v_cache.buf.data(), 0xff, v_cache.buf.size());
     q = HostTensor(DType::F32, {num_tokens, c.num_heads, c.head_dim});
-    for (int64_t i = 0; i < q.n(); ++i) q.f()[i] = 2.0f * dist(rng);
+    for (int64_t i = 0; i < q.n(); ++i) q.f()[i] = c.q_range * dist(rng);
     sinks = HostTensor(DType::F32, {c.num_heads});
     for (int64_t h = 0; h < c.num_heads; ++h) sinks.f()[h] = 3.0f * dist(rng);
   }
@@ -158,6 +161,12 @@ std::vector<Case> cases() {
       {"sinks_only", {{7, 4}, {0, 2}}, 4, 2, 128, 32, DType::F16, 0, 0, true},
       {"all_features_hd96", {{0, 70}, {64, 2}, {129, 1}}, 8, 2, 96, 16, DType::BF16, 24, 20.0f, true},
       {"long_prefill_tiles", {{0, 100}, {3, 65}}, 2, 2, 64, 16},
+      {"peaked_scores", {{0, 50}, {77, 1}, {20, 9}}, 4, 2, 128, 8, DType::F32, 0, 0, false, 40.0f},
+      {"peaked_sinks_softcap", {{0, 30}, {45, 2}}, 4, 1, 64, 16, DType::F16, 0, 15.0f, true, 60.0f},
+      {"block_size_1_hd40", {{0, 6}, {9, 1}, {4, 3}}, 6, 3, 40, 1},
+      {"hd36_vector_tails_f16", {{0, 11}, {14, 1}}, 4, 2, 36, 4, DType::F16},
+      {"hd20_vector_tails_bf16", {{3, 5}}, 2, 1, 20, 16, DType::BF16, 0, 0, true},
+      {"hd72_gqa3_window", {{0, 33}, {50, 1}}, 12, 4, 72, 16, DType::BF16, 7},
   };
 }
 
@@ -192,6 +201,23 @@ TEST_P(AttentionTest, CpuMatchesNaiveAndReference) {
     const std::vector<float> dense = b.naive();
     expect_close(got.f(), dense.data(), got.n(), tolerance(DType::F32), "cpu vs naive " + c.name);
   }
+}
+
+// The work split depends on the pool size (heads per tile shrink until every thread has an
+// item); results must not.
+TEST(AttentionThreads, SameResultForEveryPoolSize) {
+  for (int threads : {1, 3, 5}) {
+    ThreadPool::set_global_threads(threads);
+    for (const Case& c : cases()) {
+      Batch b(c);
+      ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t);
+      HostTensor want(b.q.t), got(b.q.t);
+      backend::reference::paged_attention(b.params(want));
+      ops::paged_attention(b.params(got));
+      expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), c.name + " threads " + std::to_string(threads));
+    }
+  }
+  ThreadPool::set_global_threads(int(std::thread::hardware_concurrency()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, AttentionTest, testing::ValuesIn(isas_to_test()), isa_param_name);

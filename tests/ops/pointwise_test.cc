@@ -100,6 +100,27 @@ TEST_P(PointwiseTest, GluTwoTensorsAndFused) {
   }
 }
 
+TEST(ActivationReference, GluOaiKnownValues) {
+  // (u + 1)·g·σ(1.702·g) with g = min(gate, 7), u = clamp(up, ±7); values from Python's math.
+  HostTensor g(DType::F32, {3}), u(DType::F32, {3}), y(DType::F32, {3});
+  const float gs[] = {1.0f, 9.0f, -2.0f}, us[] = {0.5f, -9.0f, 8.0f};
+  std::copy(gs, gs + 3, g.f()), std::copy(us, us + 3, u.f());
+  backend::reference::glu_oai(g.t, u.t, 1.702f, 7.0f, y.t);
+  EXPECT_NEAR(y.f()[0], 1.268693648899232, 1e-6);    // 1.5 · 1 · σ(1.702)
+  EXPECT_NEAR(y.f()[1], -41.99971876981991, 2e-5);   // (−7 + 1) · 7 · σ(11.914)
+  EXPECT_NEAR(y.f()[2], -0.5147310148463349, 1e-6);  // (7 + 1) · (−2) · σ(−3.404)
+}
+
+TEST_P(PointwiseTest, GluOai) {
+  for (int64_t ff : kWidths) {
+    HostTensor gate(DType::F32, {3, ff}), up(gate.t), want(gate.t), got(gate.t);
+    fill_uniform(gate, -12, 12, uint32_t(ff)), fill_uniform(up, -12, 12, uint32_t(ff + 5));
+    backend::reference::glu_oai(gate.t, up.t, 1.702f, 7.0f, want.t);
+    ops::glu_oai(gate.t, up.t, 1.702f, 7.0f, got.t);
+    expect_close(got.f(), want.f(), want.n(), kTol, "glu_oai ff=" + std::to_string(ff));
+  }
+}
+
 TEST_P(PointwiseTest, AddMulBroadcastScaleSoftcap) {
   for (int64_t n : kWidths) {
     const int64_t rows = 5;

@@ -7,7 +7,9 @@
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
-#define OXYD_DECL void activation_span(int, const float*, const float*, float*, int64_t)
+#define OXYD_DECL                                                             \
+  void activation_span(int, const float*, const float*, float*, int64_t); \
+  void glu_oai_span(const float*, const float*, float*, int64_t, float, float)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
@@ -30,6 +32,13 @@ void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) 
   const auto k = kernel();
   parallel_for(gate.numel(), kMinChunkElems, [&](int64_t b, int64_t e) {
     k(int(act), gate.ptr<float>() + b, up.ptr<float>() + b, y.ptr<float>() + b, e - b);
+  });
+}
+
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) {
+  const auto k = pick(simd_scalar::glu_oai_span, simd_avx2::glu_oai_span, simd_avx512::glu_oai_span);
+  parallel_for(gate.numel(), kMinChunkElems, [&](int64_t b, int64_t e) {
+    k(gate.ptr<float>() + b, up.ptr<float>() + b, y.ptr<float>() + b, e - b, alpha, limit);
   });
 }
 

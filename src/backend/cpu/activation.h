@@ -13,5 +13,7 @@ void activation(Activation act, const Tensor& x, const Tensor& y);
 void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y);
 /// gate_up [rows, 2·ff] F32 (first half gate) → y [rows, ff].
 void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y);
+/// gpt-oss: y = (clamp(up, ±limit) + 1) · g · σ(alpha · g), g = min(gate, limit).
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y);
 
 }  // namespace oxyd::backend::cpu

@@ -32,4 +32,18 @@ void activation_span(int act, const float* x, const float* up, float* y, int64_t
   }
 }
 
+void glu_oai_span(const float* gate, const float* up, float* y, int64_t n, float alpha, float limit) {
+  const F va = set1(-alpha), hi = set1(limit), lo = set1(-limit), one = set1(1.0f);
+  auto f = [&](F g, F u) {
+    g = min(g, hi), u = max(min(u, hi), lo);
+    return (u + one) * g / (one + exp(va * g));
+  };
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW) store(y + i, f(load(gate + i), load(up + i)));
+  if (i < n) {
+    const int t = int(n - i);
+    store_n(y + i, f(load_n(gate + i, t), load_n(up + i, t)), t);
+  }
+}
+
 }  // namespace oxyd::backend::cpu::OXYD_SIMD_NS

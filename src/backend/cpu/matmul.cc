@@ -1,9 +1,10 @@
 // Matmul driver: picks the kernel for (ISA, weight dtype), prepares activation rows once (in
-// parallel when there are many), then splits the output columns n over the thread pool. Each
-// kernel tiles over m itself so a loaded weight block serves several activation rows.
+// parallel when there are many), then hands chunks of output columns n to the pool's threads.
+// Each kernel tiles over m itself so a loaded weight block serves several activation rows.
 #include "backend/cpu/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -20,11 +21,9 @@ namespace oxyd::backend::cpu {
 namespace {
 
 Isa detect_best() {
-  const CpuFeatures& f = cpu_features();
   Isa best = Isa::SCALAR;
   if (isa_supported(Isa::AVX512)) best = Isa::AVX512;
   else if (isa_supported(Isa::AVX2)) best = Isa::AVX2;
-  (void)f;
   if (const char* env = std::getenv("OXYD_CPU_ISA")) {
     const std::string s(env);
     Isa cap = best;
@@ -38,11 +37,11 @@ Isa detect_best() {
 
 Isa g_isa = detect_best();
 
-MatmulKernel kernel_for(Isa isa, DType t) {
+MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
-    case Isa::AVX512: return avx512_kernel(t);
-    case Isa::AVX2: return avx2_kernel(t);
-    default: return scalar_kernel(t);
+    case Isa::AVX512: return avx512_kernel(t, m);
+    case Isa::AVX2: return avx2_kernel(t, m);
+    default: return scalar_kernel(t, m);
   }
 }
 
@@ -94,7 +93,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(w.cols() == k && y.cols() == n && y.rows() == m, "matmul: shape mismatch");
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
-  const MatmulKernel kern = kernel_for(g_isa, w.dtype);
+  const MatmulKernel kern = kernel_for(g_isa, w.dtype, m);
 
   TileArgs base{};
   base.wtype = w.dtype;
@@ -105,9 +104,16 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   base.m = m;
   base.y = y.ptr<float>();
   base.y_stride = n;
-  if (kern.prepare) {
+  std::vector<uint8_t>& buf = act_scratch();
+  if (kern.prepare_all) {
+    const int64_t bytes = kern.act_bytes_all(m, k);
+    if (buf.size() < size_t(bytes + 64)) buf.resize(size_t(bytes + 64));
+    uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    kern.prepare_all(x.ptr<float>(), m, k, a);
+    base.a = a;
+    base.a_stride = 0;
+  } else if (kern.prepare) {
     const int64_t row_bytes = kern.act_row_bytes(k);
-    std::vector<uint8_t>& buf = act_scratch();
     if (buf.size() < size_t(m * row_bytes + 64)) buf.resize(size_t(m * row_bytes + 64));
     // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
     uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
@@ -122,14 +128,32 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     base.a = static_cast<const uint8_t*>(x.data);
     base.a_stride = k * int64_t(sizeof(float));
   }
-  // Split output columns over threads; each range stays contiguous (one weight stream each).
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, m));
-  parallel_for(n, std::min<int64_t>(grain, 16), [&](int64_t b, int64_t e) {
+  // Output columns are handed out in chunks from a shared counter, so a thread that the OS
+  // delays (the machine is shared) does not hold up the others. A chunk is ≥ 16 weight rows and
+  // large enough to keep the hardware prefetchers streaming.
+  ThreadPool& pool = ThreadPool::global();
+  const int num_threads = pool.num_threads();
+  const int64_t min_rows = std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
+  int64_t chunk = std::max<int64_t>(16, n / (int64_t(num_threads) * 8));
+  chunk = std::max(chunk, std::min<int64_t>(min_rows, n));
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  auto run_chunk = [&](int64_t c) {
+    const int64_t b = c * chunk, e = std::min(n, b + chunk);
     TileArgs t = base;
     t.w = base.w + b * base.w_stride;
     t.n = e - b;
     t.y = base.y + b;
     kern.tile(t);
+  };
+  if (num_threads == 1 || num_chunks == 1) {
+    for (int64_t c = 0; c < num_chunks; ++c) run_chunk(c);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  pool.run([&](int, int) {
+    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < num_chunks;
+         c = next.fetch_add(1, std::memory_order_relaxed))
+      run_chunk(c);
   });
 }
 

@@ -27,6 +27,8 @@ void set_isa(Isa isa);
 /// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4. Rows contiguous. Quantized weights are
 /// multiplied against activations quantized to 8 bits once per call (Q8_0-like per 32, Q8_K-like
 /// per 256), so results differ from the exact product by ~1/254 of Σ|x||w| per row at worst.
+/// BF16 weights meet activations rounded to bf16 (AVX-512), F16/F32 weights exact f32 ones.
+/// y must not overlap x or w.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
 /// out[i, :] = table[ids[i], :] as f32, for every dtype matmul accepts. ids must be in range.

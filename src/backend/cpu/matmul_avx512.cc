@@ -35,8 +35,9 @@ struct Avx512Dot {
 
 }  // namespace
 
-MatmulKernel avx512_kernel(DType t) {
-  MatmulKernel k = avx512_q32_kernel(t);
+MatmulKernel avx512_kernel(DType t, int64_t m) {
+  MatmulKernel k = avx512_amx_kernel(t, m);
+  if (!k.tile) k = avx512_q32_kernel(t);
   if (!k.tile) k = avx512_qk_kernel(t);
   if (!k.tile) k = avx512_float_kernel(t);
   if (!k.tile) k.tile = generic_tile<Avx512Dot>;

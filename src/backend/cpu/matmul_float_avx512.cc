@@ -88,6 +88,8 @@ struct FloatKernel {
 
 }  // namespace
 
+void avx512_bf16_rows(const TileArgs& t) { tile_rows<Bf16Kernel>(t); }
+
 MatmulKernel avx512_float_kernel(DType t) {
   MatmulKernel m;
   switch (t) {

@@ -27,12 +27,16 @@ struct MatmulKernel {
   /// Bytes of one prepared activation row; null when the tile reads the f32 rows of x directly.
   int64_t (*act_row_bytes)(int64_t k) = nullptr;
   void (*prepare)(const float* x, int64_t k, uint8_t* out) = nullptr;
+  /// Alternative to the per-row pair: one buffer for all m rows in a layout of the kernel's own
+  /// (t.a then points at it; t.a_stride is 0).
+  int64_t (*act_bytes_all)(int64_t m, int64_t k) = nullptr;
+  void (*prepare_all)(const float* x, int64_t m, int64_t k, uint8_t* out) = nullptr;
   void (*tile)(const TileArgs& t) = nullptr;
 };
 
-// One table per ISA; each returns a usable kernel for every decodable dtype.
-MatmulKernel scalar_kernel(DType t);
-MatmulKernel avx2_kernel(DType t);
-MatmulKernel avx512_kernel(DType t);
+// One table per ISA; each returns a usable kernel for every decodable dtype and m rows.
+MatmulKernel scalar_kernel(DType t, int64_t m);
+MatmulKernel avx2_kernel(DType t, int64_t m);
+MatmulKernel avx512_kernel(DType t, int64_t m);
 
 }  // namespace oxyd::backend::cpu

@@ -8,6 +8,10 @@ namespace oxyd::backend::cpu {
 
 MatmulKernel avx512_q32_kernel(DType t);  // matmul_q32_avx512.cc: Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL MXFP4 Q8_0 IQ4_XS
 MatmulKernel avx512_qk_kernel(DType t);   // matmul_qk_avx512.cc: Q4_K Q5_K Q6_K (+ Q2_K Q3_K)
-MatmulKernel avx512_float_kernel(DType t);  // matmul_avx512.cc: F32 F16 BF16
+MatmulKernel avx512_float_kernel(DType t);  // matmul_float_avx512.cc: F32 F16 BF16
+/// matmul_amx_avx512.cc: BF16 weights with m ≥ 16 on CPUs with AMX-BF16 (else empty).
+MatmulKernel avx512_amx_kernel(DType t, int64_t m);
+/// The vdpbf16ps tile over bf16 activation rows (a_stride bytes apart, zero-padded to 32).
+void avx512_bf16_rows(const TileArgs& t);
 
 }  // namespace oxyd::backend::cpu

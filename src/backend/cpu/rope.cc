@@ -31,8 +31,10 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
       for (int64_t i = 0; i < half; ++i) {
         double theta = double(pos[t]) * double(freq[i]);
         if (ff) theta /= double(ff[i]);
-        const float c = float(std::cos(theta) * attention_factor);
-        const float s = float(std::sin(theta) * attention_factor);
+        double sin_t, cos_t;
+        sincos(theta, &sin_t, &cos_t);  // glibc: one range reduction for both
+        const float c = float(cos_t * attention_factor);
+        const float s = float(sin_t * attention_factor);
         if (neox) {
           cs[i] = c, sn[i] = s;
         } else {

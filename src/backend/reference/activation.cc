@@ -1,6 +1,7 @@
 // Reference activations and GLUs (see activation.h), float64 libm math.
 #include "backend/reference/activation.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace oxyd::backend::reference {
@@ -33,6 +34,15 @@ void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) 
   const float* u = up.ptr<float>();
   float* ys = y.ptr<float>();
   for (int64_t i = 0; i < n; ++i) ys[i] = float(act_f64(act, g[i]) * double(u[i]));
+}
+
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) {
+  const int64_t n = gate.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = std::min(double(gate.ptr<float>()[i]), double(limit));
+    const double u = std::clamp(double(up.ptr<float>()[i]), -double(limit), double(limit));
+    y.ptr<float>()[i] = float((u + 1.0) * g / (1.0 + std::exp(-double(alpha) * g)));
+  }
 }
 
 void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) {

@@ -1,0 +1,179 @@
+// AMX-BF16 matmul for BF16 weights at batch ≥ 16 (prefill). Computes yᵀ tiles: the A operand is
+// 16 weight rows × 32 k read straight from w (row-major, k contiguous is AMX's A layout); the B
+// operand is the activations, converted to bf16 and packed once per matmul into AMX's pair-
+// interleaved layout (tile row p = the k-pair p of 16 activation rows). A 2×2 block of C tiles
+// (32 weight rows × 32 activation rows) accumulates over k, then is written back transposed.
+// Weight rows left over (n % 16) go through the AVX-512 vdpbf16ps kernel.
+#pragma GCC target("amx-tile,amx-bf16")
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/matmul_q_avx512.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+constexpr int64_t kRowAlign = 32;  // activation rows are padded to a multiple of this (zeros)
+
+inline int64_t k_pad(int64_t k) { return (k + 31) / 32 * 32; }
+inline int64_t m_pad(int64_t m) { return (m + kRowAlign - 1) / kRowAlign * kRowAlign; }
+inline int64_t row_part_bytes(int64_t m, int64_t k) { return m * k_pad(k) * 2; }
+
+// Layout: [m rows of bf16, k_pad each] then [m_pad/16][k_pad/32] packed 1 KiB B tiles.
+int64_t amx_act_bytes(int64_t m, int64_t k) {
+  return row_part_bytes(m, k) + m_pad(m) / 16 * (k_pad(k) / 32) * 1024;
+}
+
+void amx_prepare(const float* x, int64_t m, int64_t k, uint8_t* out) {
+  const int64_t kp = k_pad(k), steps = kp / 32;
+  uint16_t* rows = reinterpret_cast<uint16_t*>(out);
+  parallel_for(m, 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t c = 0; c < kp; c += 32) {
+        const int64_t left = k - c;
+        const __mmask16 m0 = left >= 16 ? 0xffff : left <= 0 ? 0 : __mmask16((1u << left) - 1);
+        const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : __mmask16((1u << (left - 16)) - 1);
+        const __m512 lo = _mm512_maskz_loadu_ps(m0, x + i * k + c);
+        const __m512 hi = _mm512_maskz_loadu_ps(m1, x + i * k + c + 16);
+        _mm512_storeu_si512(rows + i * kp + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      }
+  });
+  // Pack: tile (g, s) row p, column j = the bf16 pair (2p, 2p+1) of k-step s of activation row
+  // 16g + j (zero beyond m).
+  const uint32_t* r32 = reinterpret_cast<const uint32_t*>(rows);
+  uint32_t* packed = reinterpret_cast<uint32_t*>(out + row_part_bytes(m, k));
+  const int64_t groups = m_pad(m) / 16;
+  parallel_for(groups, 1, [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g)
+      for (int64_t s = 0; s < steps; ++s) {
+        uint32_t* tile = packed + (g * steps + s) * 256;
+        for (int j = 0; j < 16; ++j) {
+          const int64_t i = g * 16 + j;
+          for (int p = 0; p < 16; ++p) tile[p * 16 + j] = i < m ? r32[i * (kp / 2) + s * 16 + p] : 0u;
+        }
+      }
+  });
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette_id;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+void load_config() {
+  TileConfig cfg{};
+  cfg.palette_id = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+}
+
+// y[i0 + 0..31][j0 + 0..(nt·16 − 1)] from C tiles (C[n][m] = yᵀ) stored to buf.
+inline void write_back(const float* buf, int64_t rows_n, int64_t i0, int64_t m, float* y, int64_t y_stride,
+                       int64_t j0) {
+  for (int64_t mm = 0; mm < 16 && i0 + mm < m; ++mm)
+    for (int64_t nn = 0; nn < rows_n; ++nn) y[(i0 + mm) * y_stride + j0 + nn] = buf[nn * 16 + mm];
+}
+
+void amx_tile(const TileArgs& t) {
+  const int64_t kp = k_pad(t.k), steps = kp / 32;
+  const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
+  const int64_t mp = m_pad(t.m);
+  load_config();
+  alignas(64) float buf[4][256];
+  int64_t j = 0;
+  for (; j + 32 <= t.n; j += 32) {
+    const uint8_t* w0 = t.w + j * t.w_stride;
+    const uint8_t* w1 = w0 + 16 * t.w_stride;
+    for (int64_t i = 0; i < mp; i += 32) {
+      const uint8_t* b0 = packed + (i / 16) * steps * 1024;
+      const uint8_t* b1 = b0 + steps * 1024;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t s = 0; s < steps; ++s) {
+        _tile_loadd(4, w0 + s * 64, t.w_stride);
+        _tile_loadd(5, w1 + s * 64, t.w_stride);
+        _tile_loadd(6, b0 + s * 1024, 64);
+        _tile_loadd(7, b1 + s * 1024, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      _tile_stored(0, buf[0], 64);
+      _tile_stored(1, buf[1], 64);
+      _tile_stored(2, buf[2], 64);
+      _tile_stored(3, buf[3], 64);
+      write_back(buf[0], 16, i, t.m, t.y, t.y_stride, j);
+      write_back(buf[1], 16, i + 16, t.m, t.y, t.y_stride, j);
+      write_back(buf[2], 16, i, t.m, t.y, t.y_stride, j + 16);
+      write_back(buf[3], 16, i + 16, t.m, t.y, t.y_stride, j + 16);
+    }
+  }
+  for (; j + 16 <= t.n; j += 16) {
+    const uint8_t* w0 = t.w + j * t.w_stride;
+    for (int64_t i = 0; i < mp; i += 32) {
+      const uint8_t* b0 = packed + (i / 16) * steps * 1024;
+      const uint8_t* b1 = b0 + steps * 1024;
+      _tile_zero(0);
+      _tile_zero(1);
+      for (int64_t s = 0; s < steps; ++s) {
+        _tile_loadd(4, w0 + s * 64, t.w_stride);
+        _tile_loadd(6, b0 + s * 1024, 64);
+        _tile_loadd(7, b1 + s * 1024, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+      }
+      _tile_stored(0, buf[0], 64);
+      _tile_stored(1, buf[1], 64);
+      write_back(buf[0], 16, i, t.m, t.y, t.y_stride, j);
+      write_back(buf[1], 16, i + 16, t.m, t.y, t.y_stride, j);
+    }
+  }
+  _tile_release();
+  if (j < t.n) {  // fewer than 16 weight rows left: the vdpbf16ps kernel on the bf16 rows
+    TileArgs r = t;
+    r.w = t.w + j * t.w_stride;
+    r.n = t.n - j;
+    r.y = t.y + j;
+    r.a_stride = kp * 2;
+    avx512_bf16_rows(r);
+  }
+}
+
+bool amx_permitted() {
+  static const bool ok = [] {
+    const CpuFeatures& f = cpu_features();
+    if (!f.amx_tile || !f.amx_bf16) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
+}
+
+}  // namespace
+
+MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
+  MatmulKernel k;
+  // Below 16 rows a tile is mostly padding and the VNNI/BF16 register kernels win.
+  if (t != DType::BF16 || m < 16 || !amx_permitted()) return k;
+  k.act_bytes_all = amx_act_bytes;
+  k.prepare_all = amx_prepare;
+  k.tile = amx_tile;
+  return k;
+}
+
+}  // namespace oxyd::backend::cpu
