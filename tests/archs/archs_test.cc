@@ -78,6 +78,8 @@ TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
     const double range = g.j["logit_range"][p];
     const double d = max_abs_diff(lg.data(), g.logits[p].data(), lg.size());
     EXPECT_LE(d, 1e-3 * range) << fam << " prompt " << p << ": max |Δlogit| " << d << ", range " << range;
+    std::printf("[ DIFF    ] %s prompt %zu: max |Δlogit| %.3g (%.2g of the range %.3g)\n", fam.c_str(), p, d,
+                d / range, range);
     EXPECT_EQ(greedy(*m, g.prompts[p], static_cast<int>(g.greedy[p].size())), g.greedy[p])
         << fam << " prompt " << p;
   }
@@ -129,6 +131,8 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
     } else {
       const int64_t off = e["quant_logits_offset"].get<int64_t>() + static_cast<int64_t>(p) * last;
       double d = max_abs_diff(lg.data() + (n - last) * V, g.quant_logits.data() + off * V, last * V);
+      std::printf("[ DIFF    ] %s %s prompt %zu: max |Δlogit| vs same-weights oracle %.3g (%.2g of range)\n",
+                  c.family, c.format, p, d, d / range);
       EXPECT_LE(d, c.tol * range) << c.family << " " << c.format << " prompt " << p << ": max |Δ| " << d
                                   << " vs the oracle on the same quantized weights (range " << range << ")";
     }
