@@ -38,6 +38,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
 OUT = ROOT / "tests" / "data" / "archs"
 PROMPT_LENS = [20, 33, 40]
 NUM_GREEDY = 32
@@ -77,7 +78,8 @@ def family_configs():
                   hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
                   rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
         "gemma2": ("Gemma2Config", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
-                   num_attention_heads=2, num_key_value_heads=1, head_dim=128, query_pre_attn_scalar=96,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=128, query_pre_attn_scalar=128,  # llama.cpp: 1/sqrt(head_dim) unless 27B
+                  
                    attn_logit_softcapping=5.0, final_logit_softcapping=10.0, sliding_window=8,
                    hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
                    rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
@@ -101,9 +103,18 @@ def family_configs():
                     num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
                     embedding_multiplier=6.0, attention_multiplier=0.1, residual_multiplier=0.5,
                     logits_scaling=0.5, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # The real Llama 2 vocabulary (32000, ../shared/data/tokenizers/llama2): tiny hidden size and F16
+        # weights keep it near 2 MB; prompts are real text tokenized by HF tokenizers. No GGUFs (size).
+        "llama_tok": ("LlamaConfig", dict(base, vocab_size=32000, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=1, num_key_value_heads=1, head_dim=64,
+                      tie_word_embeddings=True, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
     }
 
 
+REAL_TOKENIZER = {"llama_tok": "llama2"}  # family -> ../shared/data/tokenizers/<name> (not committed)
+REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. Both cities are old.",
+             "def add(a, b):\n    return a + b\n\nprint(add(2, 3))  # prints five, of course",
+             "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
 
@@ -113,7 +124,9 @@ def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    specials = ["<pad>", "<s>", "</s>"]
+    # <|endoftext|>, <unk>, <bos>, <eos>: tokens the per-family transformers tokenizer classes add when
+    # missing (e.g. Qwen2Tokenizer), which would push ids past vocab_size.
+    specials = ["<pad>", "<s>", "</s>", "<|endoftext|>", "<unk>", "<bos>", "<eos>"]
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator([TEXT], trainer)
@@ -303,15 +316,25 @@ def main():
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
         init_weights(model, family, 1000 + fi)
-        model32 = model.to(torch.float32)
-        model32.save_pretrained(out, safe_serialization=True)
+        real_tok = REAL_TOKENIZER.get(family)
+        if real_tok:  # F16 checkpoint; the oracle runs on exactly those weights
+            model16 = model.to(torch.float16)
+            model16.save_pretrained(out, safe_serialization=True)
+            model32 = model16.to(torch.float32)
+        else:
+            model32 = model.to(torch.float32)
+            model32.save_pretrained(out, safe_serialization=True)
         model = model32.to(torch.float64)
         gen = transformers.GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=0, do_sample=False)
         gen.save_pretrained(out)
-        make_tokenizer(out, kw["vocab_size"])
-
-        rng = np.random.default_rng(77 + fi)
-        prompts = [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS]
+        if real_tok:
+            from tokenizers import Tokenizer
+            tok = Tokenizer.from_file(str(SHARED / "data" / "tokenizers" / real_tok / "tokenizer.json"))
+            prompts = [tok.encode(t).ids for t in REAL_TEXT]
+        else:
+            make_tokenizer(out, kw["vocab_size"])
+            rng = np.random.default_rng(77 + fi)
+            prompts = [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS]
         ref_logits = [full_logits(model, p) for p in prompts]
         greedy_ref = [greedy(model, p, NUM_GREEDY) for p in prompts]
         margins = []
@@ -319,16 +342,25 @@ def main():
             lg = full_logits(model, p + gt[:-1])[len(p) - 1:]
             srt = np.sort(lg, axis=-1)
             margins.append(float(np.min(srt[:, -1] - srt[:, -2])))
+        # all positions for the small vocabularies; the last few for the real one (size)
+        logit_positions = QUANT_LAST_POSITIONS if real_tok else 0
         with open(out / "logits.bin", "wb") as f:
             for lg in ref_logits:
-                f.write(lg.astype("<f4").tobytes())
+                f.write(lg[-logit_positions:].astype("<f4").tobytes())
         golden = {"family": family, "architecture": arch, "vocab_size": kw["vocab_size"],
                   "prompts": prompts, "greedy": greedy_ref,
                   "logit_range": [float(lg.max() - lg.min()) for lg in ref_logits],
                   "top1_margin_min": [float(np.min(np.sort(lg, axis=-1)[:, -1] - np.sort(lg, axis=-1)[:, -2]))
                                       for lg in ref_logits],
                   "greedy_top1_margin_min": margins,
-                  "logits_file": "logits.bin", "gguf": {}}
+                  "logits_file": "logits.bin", "logits_last_positions": logit_positions, "gguf": {}}
+        if real_tok:
+            golden["tokenizer"] = f"data/tokenizers/{real_tok}"  # under ../shared
+            golden["prompt_text"] = REAL_TEXT
+            golden["greedy_text"] = [tok.decode(g) for g in greedy_ref]
+            (out / "goldens.json").write_text(json.dumps(golden, indent=1))
+            print(family, sum(p.stat().st_size for p in out.iterdir()), golden["greedy_text"])
+            continue
 
         # GGUFs
         state = {k: v.detach().to(torch.float32).numpy() for k, v in model32.state_dict().items()}

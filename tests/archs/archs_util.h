@@ -26,6 +26,12 @@ struct Golden {
   std::vector<std::vector<float>> logits;  // per prompt [len * vocab]
   std::vector<float> quant_logits;         // [*, vocab]
   int64_t vocab = 0;
+  int64_t last_positions = 0;  // > 0: logits.bin holds only the last this many positions per prompt
+  /// Rows of prompt p's golden logits: all positions, or the last last_positions.
+  int64_t rows(size_t p) const {
+    const int64_t n = static_cast<int64_t>(prompts[p].size());
+    return last_positions > 0 ? std::min(last_positions, n) : n;
+  }
 };
 
 inline std::vector<float> read_f32(const std::string& path) {
@@ -44,15 +50,16 @@ inline Golden load_golden(const std::string& family) {
   g.vocab = g.j["vocab_size"];
   for (auto& p : g.j["prompts"]) g.prompts.push_back(p.get<std::vector<int32_t>>());
   for (auto& p : g.j["greedy"]) g.greedy.push_back(p.get<std::vector<int32_t>>());
+  g.last_positions = g.j.value("logits_last_positions", 0);
   std::vector<float> all = read_f32(arch_dir(family) + "/logits.bin");
   size_t off = 0;
-  for (auto& p : g.prompts) {
-    size_t n = p.size() * static_cast<size_t>(g.vocab);
+  for (size_t p = 0; p < g.prompts.size(); ++p) {
+    size_t n = static_cast<size_t>(g.rows(p) * g.vocab);
     g.logits.emplace_back(all.begin() + off, all.begin() + off + n);
     off += n;
   }
   EXPECT_EQ(off, all.size());
-  g.quant_logits = read_f32(arch_dir(family) + "/quant_logits.bin");
+  if (g.j["gguf"].size() > 0) g.quant_logits = read_f32(arch_dir(family) + "/quant_logits.bin");
   return g;
 }
 
