@@ -32,15 +32,24 @@ TEST(ArchRegistry, UnknownFamilyIsUnsupported) {
 }
 
 TEST(ArchWeights, MissingTensorNamesFileAndTensor) {
-  // gemma2's config (sandwich norms) over llama's safetensors: the pre-feedforward norm is absent.
+  // llama's config over a safetensors file holding only the embedding.
   fs::path dir = fs::temp_directory_path() / "oxyd_archs_missing_tensor";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::copy_file(arch_dir("gemma2") + "/config.json", dir / "config.json");
-  fs::copy_file(arch_dir("llama") + "/model.safetensors", dir / "model.safetensors");
+  fs::copy_file(arch_dir("llama") + "/config.json", dir / "config.json");
+  {
+    const std::string header =
+        R"({"model.embed_tokens.weight":{"dtype":"F32","shape":[320,128],"data_offsets":[0,163840]}})";
+    std::ofstream f(dir / "model.safetensors", std::ios::binary);
+    uint64_t n = header.size();
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f << header;
+    std::vector<char> zeros(163840, 0);
+    f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
   std::string msg = expect_error([&] { Transformer::load(dir.string()); }, ErrorCode::INVALID_ARGUMENT);
-  EXPECT_NE(msg.find("model.safetensors"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("is missing"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("oxyd_archs_missing_tensor"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'model.norm.weight' is missing"), std::string::npos) << msg;
   fs::remove_all(dir);
 }
 
