@@ -107,7 +107,7 @@ def family_configs():
         "granite": ("GraniteConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                     num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
                     embedding_multiplier=6.0, attention_multiplier=0.1, residual_multiplier=0.5,
-                    logits_scaling=0.5, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+                    logits_scaling=4.0, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
         # The real Llama 2 vocabulary (32000, ../shared/data/tokenizers/llama2): tiny hidden size and F16
         # weights keep it near 2 MB; prompts are real text tokenized by HF tokenizers. No GGUFs (size).
         "llama_tok": ("LlamaConfig", dict(base, vocab_size=32000, hidden_size=32, intermediate_size=64,
@@ -351,7 +351,7 @@ def main():
             srt = np.sort(lg, axis=-1)
             margins.append(float(np.min(srt[:, -1] - srt[:, -2])))
         # all positions for the small vocabularies; the last few for the real one (size)
-        logit_positions = QUANT_LAST_POSITIONS if real_tok else 0
+        logit_positions = 1 if real_tok else 0
         with open(out / "logits.bin", "wb") as f:
             for lg in ref_logits:
                 f.write(lg[-logit_positions:].astype("<f4").tobytes())

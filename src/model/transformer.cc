@@ -39,7 +39,9 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
   s.rope_type = use_tensor_factors ? ops::RopeType::DEFAULT : *type;
   s.rope_theta = p.rope_theta;
   s.partial_rotary_factor = p.partial_rotary_factor;
-  if (s.rope_type != ops::RopeType::DEFAULT) s.factor = p.factor;
+  // longrope: HF derives the factor from max_position / original_max_position (Phi-3 configs
+  // carry no `factor`; ModelConfig's default 1.0 would switch the attention factor off).
+  if (s.rope_type != ops::RopeType::DEFAULT && s.rope_type != ops::RopeType::LONGROPE) s.factor = p.factor;
   s.max_position_embeddings = c.max_position_embeddings;
   s.original_max_position_embeddings = p.original_max_position_embeddings.value_or(0);
   s.low_freq_factor = p.low_freq_factor;
