@@ -106,7 +106,7 @@ def family_configs():
                                       original_max_position_embeddings=16))),
         "granite": ("GraniteConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                     num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
-                    embedding_multiplier=6.0, attention_multiplier=0.1, residual_multiplier=0.5,
+                    embedding_multiplier=2.0, attention_multiplier=0.1, residual_multiplier=1.5,
                     logits_scaling=4.0, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
         # The real Llama 2 vocabulary (32000, ../shared/data/tokenizers/llama2): tiny hidden size and F16
         # weights keep it near 2 MB; prompts are real text tokenized by HF tokenizers. No GGUFs (size).

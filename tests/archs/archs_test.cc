@@ -188,14 +188,15 @@ TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
       EXPECT_LE(max_abs_diff(d.data(), full.data() + i * V, V), tol) << fam << " decode position " << i;
     }
   }
-  {  // chunks of 5, 11, 17 sharing steps with another request (prefill, then decode)
+  ASSERT_GE(n, 8);
+  {  // three chunks sharing steps with another request (prefill, then decode)
     KvCache cache = m->make_kv_cache(kNumBlocks, kBlock);
     Seq a = make_seq(prompt, kMaxTokens, kBlock, 40, -1);
     std::vector<int32_t> other = g.prompts[0];
     other.insert(other.end(), g.greedy[0].begin(), g.greedy[0].end());
     Seq b = make_seq(other, kMaxTokens, kBlock, 41, 2);
     const int64_t nb = static_cast<int64_t>(g.prompts[0].size());
-    const int64_t chunks[] = {5, 11, 17};
+    const int64_t chunks[] = {5, (n - 5) / 2, n - 5 - (n - 5) / 2};  // 5, 14, 14 for 33 tokens
     int64_t done = 0;
     for (int step_idx = 0; step_idx < 3; ++step_idx) {
       const int64_t nbi = step_idx == 0 ? nb : 1;

@@ -79,6 +79,9 @@ inline std::vector<float> step(Transformer& m, KvCache& cache, std::vector<Seq*>
   for (auto* s : seqs) max_blocks = std::max<int64_t>(max_blocks, static_cast<int64_t>(s->blocks.size()));
   for (size_t r = 0; r < seqs.size(); ++r) {
     Seq& s = *seqs[r];
+    OXYD_CHECK(s.num_computed + n[r] <= static_cast<int64_t>(s.tokens.size()) &&
+                   s.num_computed + n[r] <= static_cast<int64_t>(s.blocks.size()) * block_size,
+               "test step past the sequence's tokens or blocks");
     for (int64_t i = 0; i < n[r]; ++i) {
       int64_t p = s.num_computed + i;
       ids.push_back(s.tokens[p]);
