@@ -78,11 +78,11 @@ def family_configs():
         "qwen3": ("Qwen3Config", dict(base, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
                   num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=True,
                   rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
-        "gemma": ("GemmaConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+        "gemma": ("GemmaConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=1, num_key_value_heads=1, head_dim=256,
                   hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
                   rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
-        "gemma2": ("Gemma2Config", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+        "gemma2": ("Gemma2Config", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                    num_attention_heads=2, num_key_value_heads=1, head_dim=128, query_pre_attn_scalar=128,  # llama.cpp: 1/sqrt(head_dim) unless 27B
                   
                    attn_logit_softcapping=5.0, final_logit_softcapping=10.0, sliding_window=8,
