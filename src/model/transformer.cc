@@ -1,7 +1,8 @@
-// The decoder forward pass over ops/ (see transformer.h). Per layer:
-//   h = norm(x); q,k,v = h·Wᵀ (+b); [q/k norm]; rope; cache K/V at slot_mapping; paged attention;
-//   o = attn·Woᵀ; [post norm]; x += o·residual_multiplier; same shape for the MLP (gated act).
-// Load-time choices (rope tables, per-layer windows, scales) are made once in load().
+// The decoder forward pass (see transformer.h). Per layer:
+//   x += residual_multiplier · [post_attn_norm](self_attention(attn_norm(x)))
+//   x += residual_multiplier · [post_ffw_norm](gated_mlp(ffn_norm(x)))
+// then final norm and head on the logits rows only. Load-time choices (rope tables, per-layer
+// windows, scales) are made once in load(); layers/ holds the blocks.
 #include "model/transformer.h"
 
 #include <cmath>
@@ -9,13 +10,10 @@
 
 #include "core/error.h"
 #include "model/arch_registry.h"
-#include "ops/activation.h"
-#include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
 #include "ops/rms_norm.h"
-#include "ops/rope.h"
 #include "ops/rope_scaling.h"
 
 namespace oxyd::model {
@@ -61,7 +59,6 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
 
 std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   std::unique_ptr<Transformer> t(new Transformer());
-  std::string weights_path = path;
   if (fs::is_directory(path)) {
     t->config_ = loader::load_hf_config((fs::path(path) / "config.json").string());
   } else if (fs::path(path).extension() == ".gguf") {
@@ -72,18 +69,23 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   }
   const loader::ModelConfig& c = t->config_;
   t->spec_ = &arch_spec(c.family);
-  t->weights_ = Weights::load(weights_path, c, *t->spec_);
+  t->weights_ = Weights::load(path, c, *t->spec_);
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
+  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+  if (c.attention_multiplier) scale = static_cast<float>(*c.attention_multiplier);
+  else if (c.query_pre_attn_scalar) scale = static_cast<float>(1.0 / std::sqrt(*c.query_pre_attn_scalar));
+
   const int64_t L = c.num_hidden_layers;
-  OXYD_CHECK(static_cast<int64_t>(c.layer_types.size()) == L, "layer_types must have one entry per layer");
+  if (static_cast<int64_t>(c.layer_types.size()) != L)
+    throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": layer_types must have one entry per layer");
+  t->rope_.reserve(L);  // attn_[l].rope points into rope_
   for (int64_t l = 0; l < L; ++l) {
     const std::string& lt = c.layer_types[l];
     if (lt == loader::kLinearAttention)
       throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention layers are not supported yet");
     const bool sliding = lt == loader::kSlidingAttention && c.sliding_window &&
                          !(gguf && t->spec_->gguf_ignores_sliding_window);
-    t->sliding_window_.push_back(sliding ? static_cast<int>(*c.sliding_window) : 0);
     // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
     const bool tensor_factors = gguf && t->weights_->rope_factors.data && lt == loader::kFullAttention;
     const loader::RopeParameters& rp = c.rope(lt);
@@ -91,7 +93,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     // switches by current length, the same once a sequence is that long).
     ops::RopeFrequencies fr =
         ops::rope_frequencies(to_scaling(rp, c, tensor_factors), c.head_dim, c.max_position_embeddings);
-    RopeTable rt;
+    layers::RopeTable rt;
     rt.inv_freq = fr.inv_freq;
     rt.attention_factor = fr.attention_factor;
     if (tensor_factors) {
@@ -106,6 +108,16 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     rt.style = gguf && t->spec_->gguf_rope_interleaved ? backend::RopeStyle::INTERLEAVED
                                                        : backend::RopeStyle::NEOX;
     t->rope_.push_back(std::move(rt));
+    layers::AttentionSpec as;
+    as.num_heads = c.num_attention_heads;
+    as.num_kv_heads = c.num_key_value_heads;
+    as.head_dim = c.head_dim;
+    as.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
+    as.scale = scale;
+    as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
+    as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
+    as.rope = &t->rope_.back();
+    t->attn_.push_back(as);
   }
   return t;
 }
@@ -128,96 +140,56 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
     if (i < 0 || i >= T) bad("logits index " + std::to_string(i) + " outside [0, num_tokens)");
   for (int32_t p : b.positions)
     if (p < 0) bad("negative position");
-  (void)cache;
+  if (cache.num_blocks() <= 0) bad("empty KV cache");
+  // Block ids, slots and sequence lengths are checked by ops::paged_attention / reshape_and_cache.
 }
 
 Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   validate(b, cache);
   const loader::ModelConfig& c = config_;
-  const ArchSpec& s = *spec_;
   const Weights& w = *weights_;
-  const int64_t T = b.num_tokens(), H = c.hidden_size, nh = c.num_attention_heads,
-                nkv = c.num_key_value_heads, hd = c.head_dim, I = c.intermediate_size;
+  const int64_t T = b.num_tokens(), H = c.hidden_size;
   const float resid = static_cast<float>(c.residual_multiplier);
   const float eps = static_cast<float>(c.rms_norm_eps);
-  float attn_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-  if (c.attention_multiplier) attn_scale = static_cast<float>(*c.attention_multiplier);
-  else if (c.query_pre_attn_scalar) attn_scale = static_cast<float>(1.0 / std::sqrt(*c.query_pre_attn_scalar));
+  x_.resize(T * H);
+  h_.resize(T * H);
+  Tensor X = f32(x_, {T, H}), Hn = f32(h_, {T, H});
+  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
+                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
+                                {b.num_reqs(), b.max_blocks_per_req}),
+                         i32(b.slot_mapping)};
 
-  std::vector<float> x(T * H), h(T * H), q(T * nh * hd), k(T * nkv * hd), v(T * nkv * hd),
-      att(T * nh * hd), gate(T * I), up(T * I);
-  Tensor X = f32(x, {T, H}), Hn = f32(h, {T, H});
-  Tensor Q = f32(q, {T, nh, hd}), K = f32(k, {T, nkv, hd}), Vt = f32(v, {T, nkv, hd});
-  Tensor A = f32(att, {T, nh, hd}), G = f32(gate, {T, I}), U = f32(up, {T, I});
-  Tensor Q2 = f32(q, {T, nh * hd}), K2 = f32(k, {T, nkv * hd}), V2 = f32(v, {T, nkv * hd});
-  Tensor A2 = f32(att, {T, nh * hd});
-  Tensor positions = i32(b.positions);
-
-  ops::embedding(w.embed, b.token_ids.data(), T, X);
+  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
   float emb_scale = static_cast<float>(c.embedding_multiplier);
-  if (s.embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
+  if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
   if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
-
-  backend::AttentionParams ap;
-  ap.q = Q;
-  ap.out = A;
-  ap.query_start_loc = i32(b.query_start_loc);
-  ap.seq_lens = i32(b.seq_lens);
-  ap.block_table = Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
-                          {b.num_reqs(), b.max_blocks_per_req});
-  ap.scale = attn_scale;
-  ap.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     ops::rms_norm(X, &lw.attn_norm, eps, Hn);
-    ops::matmul(Hn, lw.q, Q2);
-    ops::matmul(Hn, lw.k, K2);
-    ops::matmul(Hn, lw.v, V2);
-    if (lw.q_bias.data) ops::add(Q2, lw.q_bias, Q2);
-    if (lw.k_bias.data) ops::add(K2, lw.k_bias, K2);
-    if (lw.v_bias.data) ops::add(V2, lw.v_bias, V2);
-    if (lw.q_norm.data) ops::rms_norm(f32(q, {T * nh, hd}), &lw.q_norm, eps, f32(q, {T * nh, hd}));
-    if (lw.k_norm.data) ops::rms_norm(f32(k, {T * nkv, hd}), &lw.k_norm, eps, f32(k, {T * nkv, hd}));
-    RopeTable& rt = rope_[l];
-    Tensor inv = f32(rt.inv_freq, {static_cast<int64_t>(rt.inv_freq.size())});
-    Tensor ff = rt.freq_factors.empty()
-                    ? Tensor{}
-                    : f32(rt.freq_factors, {static_cast<int64_t>(rt.freq_factors.size())});
-    ops::rope(Q, positions, inv, ff.data ? &ff : nullptr, rt.style, rt.attention_factor, Q);
-    ops::rope(K, positions, inv, ff.data ? &ff : nullptr, rt.style, rt.attention_factor, K);
-    Tensor kc = cache.k(l), vc = cache.v(l);
-    ops::reshape_and_cache(K, Vt, kc, vc, i32(b.slot_mapping));
-    ap.k_cache = kc;
-    ap.v_cache = vc;
-    ap.sliding_window = sliding_window_[l];
-    ops::paged_attention(ap);
-    ops::matmul(A2, lw.o, Hn);
+    layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), Hn, attn_ws_, Hn);
     if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);
 
     ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
-    ops::matmul(Hn, lw.gate, G);
-    ops::matmul(Hn, lw.up, U);
-    ops::glu(s.act, G, U, G);
-    ops::matmul(G, lw.down, Hn);
+    layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
     if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);
   }
 
   // Final norm and head only on the rows that need logits.
-  const int64_t R = static_cast<int64_t>(b.logits_indices.size()), Vs = c.vocab_size;
-  std::vector<float> sel(std::max<int64_t>(R, 1) * H);
-  for (int64_t i = 0; i < R; ++i)
-    std::copy_n(x.data() + b.logits_indices[i] * H, H, sel.data() + i * H);
-  logits_ = Buffer(sizeof(float) * std::max<int64_t>(R, 1) * Vs);
-  Tensor out(DType::F32, logits_.data(), {R, Vs});
+  const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
+  logits_ = Buffer(sizeof(float) * std::max<int64_t>(R, 1) * V);
+  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V});
+  out.shape[0] = R;
   if (R == 0) return out;
-  Tensor S = f32(sel, {R, H});
+  sel_.resize(R * H);
+  for (int64_t i = 0; i < R; ++i) std::copy_n(x_.data() + b.logits_indices[i] * H, H, sel_.data() + i * H);
+  Tensor S = f32(sel_, {R, H});
   ops::rms_norm(S, &w.final_norm, eps, S);
-  ops::matmul(S, w.lm_head, out);
+  ops::matmul(S, w.lm_head, out);  // [R, V]
   if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);
   if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
     ops::softcap(out, static_cast<float>(*c.final_logit_softcapping), out);

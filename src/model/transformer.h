@@ -12,17 +12,11 @@
 #include "model/arch.h"
 #include "model/forward_batch.h"
 #include "model/kv_cache.h"
+#include "model/layers/attention.h"
+#include "model/layers/mlp.h"
 #include "model/weights.h"
 
 namespace oxyd::model {
-
-/// Per-layer-type RoPE tables (computed once at load).
-struct RopeTable {
-  std::vector<float> inv_freq;      // [rot/2]
-  std::vector<float> freq_factors;  // [rot/2] or empty
-  float attention_factor = 1.0f;
-  backend::RopeStyle style = backend::RopeStyle::NEOX;
-};
 
 class Transformer {
  public:
@@ -46,8 +40,11 @@ class Transformer {
   loader::ModelConfig config_;
   const ArchSpec* spec_ = nullptr;
   std::unique_ptr<Weights> weights_;
-  std::vector<RopeTable> rope_;            // per layer
-  std::vector<int> sliding_window_;        // per layer, 0 = global
+  std::vector<layers::RopeTable> rope_;      // per layer
+  std::vector<layers::AttentionSpec> attn_;  // per layer (points into rope_)
+  layers::AttentionWorkspace attn_ws_;
+  layers::MlpWorkspace mlp_ws_;
+  std::vector<float> x_, h_, sel_;           // residual stream, normed / branch output, selected rows
   Buffer logits_;
 };
 
