@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include <immintrin.h>
@@ -19,9 +20,26 @@ inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/// CPU time of the calling thread: with one thread, compute speed unaffected by preemption on a
+/// shared machine (not by cache sharing).
+inline double thread_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 struct Stats {
   double best, median, worst;
 };
+
+/// Evicts [p, p + bytes) from every cache level, so the next read comes from DRAM. This host
+/// reports a very large shared L3 (lscpu: 480 MiB), so cycling through a pool of copies is not
+/// enough to keep weights out of cache; benches flush before each timed call instead.
+inline void flush_cache(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+}
 
 /// Of rates (higher is better): best = max, worst = min.
 inline Stats stats(std::vector<double> v) {
@@ -54,8 +72,10 @@ __attribute__((target("avx2,fma"), noinline)) inline void triad(double* a, const
 }
 
 /// Read bandwidth in GB/s (1e9 bytes/s) over `bytes` of memory, best of `reps`, all pool threads.
+/// read_chunk_gbs: reads of 32 MiB windows cycling through the buffer (comparable to one matmul
+/// call on a 33 MB weight; on a shared machine its best catches the quiet moments a matmul does).
 struct Bandwidth {
-  Stats read_gbs, triad_gbs;
+  Stats read_gbs, triad_gbs, read_chunk_gbs;
 };
 
 inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
@@ -67,12 +87,27 @@ inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
   ThreadPool& pool = ThreadPool::global();
   for (int r = 0; r < reps; ++r) {
     std::vector<uint64_t> part(static_cast<size_t>(pool.num_threads()));
+    flush_cache(buf.data(), n * 8);
     const double t0 = now_s();
     pool.run([&](int idx, int num) {
       const int64_t b = n * idx / num / 8 * 8, e = n * (idx + 1) / num / 8 * 8;
       part[size_t(idx)] = read_sum(buf.data() + b, e - b);
     });
     rt.push_back(double(n) * 8 / (now_s() - t0) / 1e9);
+    for (uint64_t v : part) sink = sink ^ v;
+  }
+  std::vector<double> ct;
+  const int64_t chunk = (int64_t(32) << 20) / 8, num_chunks = std::max<int64_t>(1, n / chunk);
+  for (int r = 0; r < 8 * reps; ++r) {
+    const uint64_t* base = buf.data() + (r % num_chunks) * chunk;
+    std::vector<uint64_t> part(static_cast<size_t>(pool.num_threads()));
+    flush_cache(base, chunk * 8);
+    const double t0 = now_s();
+    pool.run([&](int idx, int num) {
+      const int64_t b = chunk * idx / num / 8 * 8, e = chunk * (idx + 1) / num / 8 * 8;
+      part[size_t(idx)] = read_sum(base + b, e - b);
+    });
+    ct.push_back(double(chunk) * 8 / (now_s() - t0) / 1e9);
     for (uint64_t v : part) sink = sink ^ v;
   }
   // Triad over three arrays of bytes/3 each; STREAM convention counts 24 bytes per element.
@@ -82,6 +117,7 @@ inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
   double* c = b + m;
   for (int64_t i = 0; i < 3 * m; ++i) a[i] = 1.0 + double(i % 7);
   for (int r = 0; r < reps; ++r) {
+    flush_cache(a, 3 * m * 8);
     const double t0 = now_s();
     pool.run([&](int idx, int num) {
       const int64_t lo = m * idx / num, hi = m * (idx + 1) / num;
@@ -90,7 +126,7 @@ inline Bandwidth measure_bandwidth(int64_t bytes, int reps) {
     tt.push_back(double(m) * 24 / (now_s() - t0) / 1e9);
   }
   (void)sink;
-  return {stats(rt), stats(tt)};
+  return {stats(rt), stats(tt), stats(ct)};
 }
 
 }  // namespace oxyd::bench

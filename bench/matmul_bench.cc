@@ -1,9 +1,13 @@
 // matmul_bench: backend::cpu::matmul per weight format. Batch 1 is memory-bound: it reports GB/s
-// of weight bytes read (weights rotate through a pool of copies ≥ pool-gib, so they come from
-// DRAM, not cache) and the fraction of this machine's read bandwidth measured in the same run.
+// of weight bytes read (the weights are flushed from every cache level before each timed call,
+// so they come from DRAM) and the fraction of the read bandwidth measured in the same run.
 // Batch > 1 is compute-bound: GFLOP/s (2·m·n·k per matmul). Not a test; prints a table.
 // Usage: matmul_bench [--formats=Q4_0,Q8_0] [--shapes=4096x14336,151936x1024] [--batches=1,16,64,512]
-//                     [--reps=7] [--pool-gib=1] [--isa=scalar|avx2|avx512]   (shape = n x k)
+//                     [--reps=7] [--pool-gib=0] [--no-flush] [--isa=scalar|avx2|avx512]
+// (shape = n x k; --pool-gib: rotate batch-1 calls through copies of the weights totalling this;
+//  --no-flush: keep caches warm, e.g. with a small shape to see the kernels' compute ceiling;
+//  --cpu-time: time with the thread's CPU clock, only with OXYD_NUM_THREADS=1: compute speed on a
+//  machine shared with other jobs)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +95,8 @@ int main(int argc, char** argv) {
   std::string formats = "F32,F16,BF16,Q4_0,Q4_1,Q5_0,Q5_1,Q8_0,Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,IQ4_NL,IQ4_XS,MXFP4";
   std::string shapes = "4096x14336,151936x1024", batches = "1,16,64,512";
   int reps = 7;
-  double pool_gib = 1.0;
+  double pool_gib = 0.0;
+  bool flush = true, cpu_time = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&](const char* key) { return a.rfind(key, 0) == 0 ? a.substr(std::strlen(key)) : std::string(); };
@@ -100,6 +105,8 @@ int main(int argc, char** argv) {
     else if (!val("--batches=").empty()) batches = val("--batches=");
     else if (!val("--reps=").empty()) reps = std::atoi(val("--reps=").c_str());
     else if (!val("--pool-gib=").empty()) pool_gib = std::atof(val("--pool-gib=").c_str());
+    else if (a == "--no-flush") flush = false;
+    else if (a == "--cpu-time") cpu_time = true;
     else if (!val("--isa=").empty()) {
       const std::string s = val("--isa=");
       backend::cpu::set_isa(s == "scalar" ? backend::cpu::Isa::SCALAR
@@ -110,10 +117,17 @@ int main(int argc, char** argv) {
     }
   }
   const int threads = ThreadPool::global().num_threads();
-  const auto bw0 = bench::measure_bandwidth(int64_t(1) << 29, 5);
-  std::printf("isa %s, threads %d, read bandwidth (0.5 GiB, best of 5) %.1f GB/s, triad %.1f GB/s\n",
-              backend::cpu::isa_name(backend::cpu::active_isa()), threads, bw0.read_gbs.best, bw0.triad_gbs.best);
-  std::printf("batch 1: GB/s of weight bytes (median | best of reps), %% = best / read bandwidth; "
+  if (cpu_time && threads != 1) {
+    std::fprintf(stderr, "--cpu-time needs OXYD_NUM_THREADS=1\n");
+    return 2;
+  }
+  auto clock = [&] { return cpu_time ? bench::thread_cpu_s() : bench::now_s(); };
+  const auto bw0 = bench::measure_bandwidth(int64_t(1) << 30, 5);
+  std::printf("isa %s, threads %d, read bandwidth: 1 GiB passes best %.1f GB/s, 32 MiB windows best %.1f "
+              "median %.1f GB/s; triad %.1f GB/s\n",
+              backend::cpu::isa_name(backend::cpu::active_isa()), threads, bw0.read_gbs.best,
+              bw0.read_chunk_gbs.best, bw0.read_chunk_gbs.median, bw0.triad_gbs.best);
+  std::printf("batch 1: GB/s of weight bytes (median | best of reps), %%bw = best / best 32 MiB-window read; "
               "batch > 1: GFLOP/s (best)\n");
   std::printf("%-7s %-12s %8s %16s %6s", "format", "n x k", "MB", "b1 GB/s med|best", "%bw");
   const std::vector<std::string> blist = split(batches, ',');
@@ -123,7 +137,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   Rng rng;
-  double bw_read = bw0.read_gbs.best;
+  const double bw_read = std::max(bw0.read_chunk_gbs.best, bw0.read_gbs.best);
   for (const auto& fname : split(formats, ',')) {
     const auto dt = dtype_from_name(fname);
     if (!dt) {
@@ -150,11 +164,12 @@ int main(int argc, char** argv) {
         const int64_t calls = m == 1 ? reps * copies : reps;
         for (int64_t c = 0; c < calls; ++c) {
           Tensor tw(*dt, pool.data() + (m == 1 ? c % copies : 0) * wbytes, {n, k});
-          const double t0 = bench::now_s();
+          if (m == 1 && flush) bench::flush_cache(tw.data, wbytes);
+          const double t0 = clock();
           backend::cpu::matmul(tx, tw, ty);
-          const double dt_s = bench::now_s() - t0;
+          const double dt_s = clock() - t0;
           rates.push_back(m == 1 ? double(wbytes) / dt_s / 1e9 : 2.0 * double(m * n * k) / dt_s / 1e9);
-          if (m > 1 && c >= 1 && bench::now_s() - t_start > 3.0) break;  // slow paths: enough samples
+          if (c >= 1 && bench::now_s() - t_start > (m == 1 ? 10.0 : 3.0)) break;  // slow paths: enough samples
         }
         const bench::Stats st = bench::stats(rates);
         if (m == 1) std::printf(" %7.1f | %6.1f %5.0f%%", st.median, st.best, 100.0 * st.best / bw_read);
@@ -164,7 +179,8 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   }
-  const auto bw1 = bench::measure_bandwidth(int64_t(1) << 29, 5);
-  std::printf("read bandwidth at the end: %.1f GB/s (start %.1f)\n", bw1.read_gbs.best, bw0.read_gbs.best);
+  const auto bw1 = bench::measure_bandwidth(int64_t(1) << 30, 5);
+  std::printf("read bandwidth at the end: 32 MiB windows best %.1f median %.1f GB/s (start %.1f / %.1f)\n",
+              bw1.read_chunk_gbs.best, bw1.read_chunk_gbs.median, bw0.read_chunk_gbs.best, bw0.read_chunk_gbs.median);
   return 0;
 }

@@ -128,9 +128,10 @@ int main(int argc, char** argv) {
   rows.push_back({"swiglu fused 64x14336", "GB/s", [] { ops::glu_fused(ops::Activation::SILU, gu64.t, y64.t); }, 3.0 * 64 * 14336 * 4});
   rows.push_back({"gelu_tanh glu 64x14336", "GB/s", [] { ops::glu_fused(ops::Activation::GELU_TANH, gu64.t, y64.t); }, 3.0 * 64 * 14336 * 4});
 
-  // Attention: 32 heads, 8 kv heads, head_dim 128, block 16, F16 cache.
-  const int64_t nh = 32, nkv = 8, hd = 128, bs = 16;
-  auto make_batch = [&](std::vector<std::pair<int, int>> reqs) {  // (ctx, query_len)
+  // Attention: 32 heads, 8 kv heads, head_dim 128 unless given, block 16, F16 cache.
+  const int64_t bs = 16;
+  auto make_batch = [&](std::vector<std::pair<int, int>> reqs, int64_t nh = 32, int64_t nkv = 8,
+                        int64_t hd = 128) {  // (ctx, query_len)
     struct B {
       Owned q, out, kc, vc, qsl, seq, table;
       ops::AttentionParams p;
@@ -161,9 +162,12 @@ int main(int argc, char** argv) {
   auto* dec1 = make_batch({{4095, 1}});
   auto* dec16 = make_batch(std::vector<std::pair<int, int>>(16, {1023, 1}));
   auto* pre = make_batch({{0, 512}});
+  auto* mqa = make_batch({{8191, 1}}, 4, 1, 256);  // Gemma-3-270M-like global layer, split-K
+
   rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
   rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
   rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
+  rows.push_back({"attn decode MQA 4q/1kv hd256 seq 8192", "GB/s", [=] { ops::paged_attention(mqa->p); }, mqa->kv_bytes});
 
   std::vector<Isa> isas;
   for (int i = 0; i <= int(backend::cpu::detected_isa()); ++i) isas.push_back(Isa(i));

@@ -10,7 +10,7 @@ lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | sed 's/\(Flags:.\{0,60\}\).*/\1 .
 for i in 1 2 3; do "$B/bin/bandwidth_bench" 1 10; done
 for i in 1 2 3; do
   echo "== batch-1 run $i, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  "$B/bin/matmul_bench" --formats=Q4_0,Q8_0,Q4_K,Q6_K,BF16 --batches=1 --reps=5
+  "$B/bin/matmul_bench" --formats=Q4_0,Q8_0,Q4_K,Q6_K,BF16 --batches=1 --reps=10
 done
 echo "== full table, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$B/bin/matmul_bench" --reps=3

@@ -42,7 +42,11 @@ struct Tensor {
     return n;
   }
   int64_t cols() const { return ndim ? shape[ndim - 1] : 0; }  // elements in the contiguous dim
-  int64_t rows() const { return ndim ? numel() / cols() : 0; } // product of the outer dims
+  int64_t rows() const {  // product of the outer dims (no division: cols() may be 0)
+    int64_t n = 1;
+    for (int i = 0; i + 1 < ndim; ++i) n *= shape[i];
+    return ndim ? n : 0;
+  }
   int64_t row_bytes() const { return dtype_row_bytes(dtype, cols()); }
   int64_t nbytes() const { return rows() * row_bytes(); }
 

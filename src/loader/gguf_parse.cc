@@ -28,6 +28,7 @@ class Reader {
       : buf_(buf), name_(name), file_size_(file_size) {}
 
   uint64_t pos() const { return pos_; }
+  uint64_t available() const { return buf_.size() - pos_; }
   /// Bytes that can still follow pos: known exactly when the file size is known.
   std::optional<uint64_t> remaining() const {
     if (file_size_) return file_size_ > pos_ ? file_size_ - pos_ : 0;
@@ -84,6 +85,21 @@ class Reader {
     return std::string(reinterpret_cast<const char*>(b.data()), b.size());
   }
 
+  // Element i of a string array: the common in-bounds case builds no message strings.
+  std::string str_elem(const std::string& what, uint64_t i) {
+    uint64_t avail = buf_.size() - pos_;
+    if (avail >= 8) {
+      uint64_t len;
+      std::memcpy(&len, buf_.data() + pos_, 8);
+      if (len <= avail - 8) {
+        std::string s(reinterpret_cast<const char*>(buf_.data() + pos_ + 8), len);
+        pos_ += 8 + len;
+        return s;
+      }
+    }
+    return str(what + "[" + std::to_string(i) + "]");  // slow path: exact error or NeedMore
+  }
+
   // Rejects a count whose minimal encoding could not fit in what is left of the file.
   void check_count(uint64_t count, uint64_t min_item_bytes, const std::string& what) const {
     auto rem = remaining();
@@ -136,8 +152,9 @@ GgufValue read_array(Reader& r, const std::string& what, uint32_t depth) {
   if (elem == GgufType::STRING) {
     r.check_count(count, 8, what + " string array");
     std::vector<std::string> items;
-    items.reserve(count);  // bounded by check_count when the size is known
-    for (uint64_t i = 0; i < count; ++i) items.push_back(r.str(what + "[" + std::to_string(i) + "]"));
+    // Reserve only what the bytes at hand can hold (a prefix of unknown size checks no count).
+    items.reserve(std::min<uint64_t>(count, r.available() / 8));
+    for (uint64_t i = 0; i < count; ++i) items.push_back(r.str_elem(what, i));
     return GgufValue::string_array(std::move(items));
   }
   // ARRAY of ARRAY: each item is a type + length (12 bytes at least).

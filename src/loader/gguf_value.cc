@@ -286,6 +286,12 @@ template <typename T> std::vector<T> GgufMetadata::get_array(std::string_view ke
   if (!v) missing(key);
   if (!v->is_array() || gguf_scalar_size(v->elem_type()) == 0)
     wrong_type(key, *v, "an ARRAY of " + expected_name<T>().substr(3));
+  if constexpr (!std::is_same_v<T, bool>) {
+    if (v->elem_type() == gguf_type_of<T>()) {  // exact type: one copy, no per-element checks
+      std::span<const T> d = v->data<T>();
+      return std::vector<T>(d.begin(), d.end());
+    }
+  }
   std::vector<T> out;
   out.reserve(v->size());
   for (uint64_t i = 0; i < v->size(); ++i) {

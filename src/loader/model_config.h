@@ -56,6 +56,9 @@ struct QuantizationConfig {
   std::vector<std::string> modules_to_not_convert;
 };
 
+/// Sanity bound on num_hidden_layers (per-layer vectors are sized from it); real models have < 200.
+inline constexpr int64_t kMaxLayers = 65536;
+
 inline constexpr const char* kFullAttention = "full_attention";
 inline constexpr const char* kSlidingAttention = "sliding_attention";
 inline constexpr const char* kLinearAttention = "linear_attention";

@@ -74,6 +74,11 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   };
 
   c.num_hidden_layers = pos(k("block_count"), md.get<int64_t>(k("block_count")));
+  if (c.num_hidden_layers > kMaxLayers)
+    throw Error(ErrorCode::INVALID_ARGUMENT, md.source() + ": metadata key '" + k("block_count") +
+                                                 "' = " + std::to_string(c.num_hidden_layers) +
+                                                 " is implausible (at most " +
+                                                 std::to_string(kMaxLayers) + ")");
   c.hidden_size = pos(k("embedding_length"), md.get<int64_t>(k("embedding_length")));
   c.max_position_embeddings = md.get<int64_t>(k("context_length"));
   // head_count / head_count_kv / feed_forward_length may be per-layer arrays.
@@ -135,6 +140,11 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   } else if (st == "longrope") {
     full.rope_type = st;
   }
+  if (tensors && full.rope_type == "default") {
+    // Phi-3 longrope is signalled by its factor tensors, not by rope.scaling.type.
+    for (const auto& t : *tensors)
+      if (t.name == "rope_factors_long.weight") full.rope_type = "longrope";
+  }
   if (auto o = md.get_opt<int64_t>(k("rope.scaling.original_context_length")))
     full.original_max_position_embeddings = *o;
   full.beta_fast = md.get<double>(k("rope.scaling.yarn_beta_fast"), 32.0);
@@ -165,16 +175,19 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   if (auto sw = md.get_opt<int64_t>(k("attention.sliding_window")); sw && *sw > 0) c.sliding_window = *sw;
   c.layer_types.assign(c.num_hidden_layers, kFullAttention);
   const GgufValue* pat = md.find(k("attention.sliding_window_pattern"));
+  std::vector<bool> swa_layers;  // gemma4: bool per layer, true = sliding
+  if (pat && pat->is_array()) {
+    swa_layers = md.get_array<bool>(k("attention.sliding_window_pattern"));
+    if (static_cast<int64_t>(swa_layers.size()) != c.num_hidden_layers)
+      throw Error(ErrorCode::INVALID_ARGUMENT,
+                  md.source() + ": attention.sliding_window_pattern has " +
+                      std::to_string(swa_layers.size()) + " entries, expected block_count");
+  }
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     std::string& lt = c.layer_types[i];
     const std::string& f = c.family;
-    if (pat && pat->is_array()) {  // gemma4: bool per layer, true = sliding
-      std::vector<bool> b = md.get_array<bool>(k("attention.sliding_window_pattern"));
-      if (static_cast<int64_t>(b.size()) != c.num_hidden_layers)
-        throw Error(ErrorCode::INVALID_ARGUMENT,
-                    md.source() + ": attention.sliding_window_pattern has " + std::to_string(b.size()) +
-                        " entries, expected block_count");
-      if (b[i]) lt = kSlidingAttention;
+    if (!swa_layers.empty()) {
+      if (swa_layers[i]) lt = kSlidingAttention;
     } else if (f == "gemma2" || f == "gpt_oss") {
       if (c.sliding_window && (i + 1) % 2) lt = kSlidingAttention;
     } else if (f == "gemma3" || f == "gemma4") {

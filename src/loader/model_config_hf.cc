@@ -5,12 +5,14 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "loader/json_fields.h"
 #include "loader/model_config.h"
 
 namespace oxyd::loader {
 namespace {
 
 using nlohmann::json;
+using detail::Obj;
 
 struct FamilyInfo {
   const char* model_type;
@@ -113,104 +115,16 @@ const FamilyInfo* family_by_architecture(const std::string& arch) {
   return nullptr;
 }
 
-// Typed access to one JSON object with errors that name the file and key.
-class Obj {
- public:
-  Obj(const json& j, const std::string& source, std::string prefix)
-      : j_(j), source_(source), prefix_(std::move(prefix)) {}
-
-  const json* find(const char* key) const {
-    auto it = j_.find(key);
-    return (it == j_.end() || it->is_null()) ? nullptr : &*it;
+// "05" → 5 (per_layer_config keys are zero-padded layer indices); -1 if not a small number.
+int64_t layer_index(const std::string& k) {
+  if (k.empty() || k.size() > 9) return -1;
+  int64_t v = 0;
+  for (char ch : k) {
+    if (ch < '0' || ch > '9') return -1;
+    v = v * 10 + (ch - '0');
   }
-  bool has(const char* key) const { return find(key) != nullptr; }
-
-  [[noreturn]] void bad(const char* key, const std::string& expected) const {
-    const json* v = find(key);
-    throw Error(ErrorCode::INVALID_ARGUMENT,
-                source_ + ": key '" + prefix_ + key + "' is " + (v ? v->dump() : "missing") +
-                    ", expected " + expected);
-  }
-
-  std::optional<int64_t> opt_int(const char* key) const {
-    const json* v = find(key);
-    if (!v) return std::nullopt;
-    if (v->is_number_integer() || v->is_number_unsigned()) return v->get<int64_t>();
-    if (v->is_number_float() && v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>())))
-      return static_cast<int64_t>(v->get<double>());
-    bad(key, "an integer");
-  }
-  int64_t req_int(const char* key) const {
-    auto v = opt_int(key);
-    if (!v)
-      throw Error(ErrorCode::INVALID_ARGUMENT,
-                  source_ + ": required key '" + prefix_ + key + "' is missing");
-    return *v;
-  }
-  int64_t get_int(const char* key, int64_t def) const { return opt_int(key).value_or(def); }
-  std::optional<double> opt_num(const char* key) const {
-    const json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number()) bad(key, "a number");
-    return v->get<double>();
-  }
-  double get_num(const char* key, double def) const { return opt_num(key).value_or(def); }
-  std::optional<bool> opt_bool(const char* key) const {
-    const json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) bad(key, "true or false");
-    return v->get<bool>();
-  }
-  bool get_bool(const char* key, bool def) const { return opt_bool(key).value_or(def); }
-  std::optional<std::string> opt_str(const char* key) const {
-    const json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) bad(key, "a string");
-    return v->get<std::string>();
-  }
-  std::vector<int64_t> int_list(const char* key) const {
-    const json* v = find(key);
-    if (!v) return {};
-    if (v->is_number_integer()) return {v->get<int64_t>()};
-    if (!v->is_array()) bad(key, "a list of integers");
-    std::vector<int64_t> out;
-    for (const auto& x : *v) {
-      if (!x.is_number_integer()) bad(key, "a list of integers");
-      out.push_back(x.get<int64_t>());
-    }
-    return out;
-  }
-  std::vector<double> num_list(const char* key) const {
-    const json* v = find(key);
-    if (!v) return {};
-    if (!v->is_array()) bad(key, "a list of numbers");
-    std::vector<double> out;
-    for (const auto& x : *v) {
-      if (!x.is_number()) bad(key, "a list of numbers");
-      out.push_back(x.get<double>());
-    }
-    return out;
-  }
-  std::vector<std::string> str_list(const char* key) const {
-    const json* v = find(key);
-    if (!v) return {};
-    if (!v->is_array()) bad(key, "a list of strings");
-    std::vector<std::string> out;
-    for (const auto& x : *v) {
-      if (!x.is_string()) bad(key, "a list of strings");
-      out.push_back(x.get<std::string>());
-    }
-    return out;
-  }
-  const json& j() const { return j_; }
-  const std::string& source() const { return source_; }
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  const json& j_;
-  const std::string& source_;
-  std::string prefix_;
-};
+  return v;
+}
 
 // One rope dict (v4 rope_scaling or a v5 rope_parameters entry) over the given base.
 RopeParameters parse_rope(const Obj& r, RopeParameters p, const ModelConfig& c) {
@@ -395,6 +309,8 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   };
   positive("hidden_size", c.hidden_size);
   positive("num_hidden_layers", c.num_hidden_layers);
+  if (c.num_hidden_layers > kMaxLayers)
+    t.bad("num_hidden_layers", "at most " + std::to_string(kMaxLayers) + " layers");
   positive("num_attention_heads", c.num_attention_heads);
   positive("vocab_size", c.vocab_size);
   c.num_key_value_heads = t.get_int("num_key_value_heads", c.num_attention_heads);
@@ -493,7 +409,7 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
       for (size_t i = 0; i < c.layer_types.size(); ++i) {
         if (c.layer_types[i] != kFullAttention) continue;
         for (const auto& [k, v] : plc->items()) {
-          if (!v.is_object() || std::stoll(k.empty() ? "-1" : k) != static_cast<int64_t>(i)) continue;
+          if (!v.is_object() || layer_index(k) != static_cast<int64_t>(i)) continue;
           Obj o(v, source, t.prefix() + "per_layer_config." + k + ".");
           c.global_head_dim = o.get_int("head_dim", c.global_head_dim);
           c.num_global_key_value_heads = o.get_int("num_key_value_heads", c.num_global_key_value_heads);

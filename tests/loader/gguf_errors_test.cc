@@ -183,6 +183,12 @@ TEST(GgufErrors, RemoteHeaderWithKnownSizeRejectsImpossibleLengths) {
   expect_error([&] { parse_gguf_header(f.b, "r.gguf", 100); }, kBad, {"r.gguf", "'k'"});
   GgufHeaderParse p = parse_gguf_header(f.b, "r.gguf");  // size unknown: ask
   EXPECT_EQ(p.bytes_needed, f.b.size() + (1ull << 40));
+  // Fuzzer find: a prefix claiming 2^40 strings must not reserve 2^40 slots, just ask for more.
+  Bytes s;
+  s.header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(8).put<uint64_t>(1ull << 40).str("a");
+  GgufHeaderParse ps = parse_gguf_header(s.b, "r.gguf");
+  EXPECT_FALSE(ps.complete());
+  EXPECT_GT(ps.bytes_needed, s.b.size());
 }
 
 TEST(GgufErrors, MissingFile) {

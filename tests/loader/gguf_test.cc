@@ -218,6 +218,7 @@ TEST(GgufWriter, RoundTripEmptyArraysAndWriteToDisk) {
   std::vector<uint16_t> bf(6, 0x3f80);
   w.add_tensor("a", DType::BF16, {2, 3}, {reinterpret_cast<uint8_t*>(bf.data()), 12});
   w.add_tensor("z", DType::F32, {0}, {});
+  w.add_tensor("z2", DType::Q8_0, {3, 0}, {});  // zero columns: rows() must not divide by 0
   w.write(tmp.file("rt.gguf"));
   GgufFile f = GgufFile::open(tmp.file("rt.gguf"));
   EXPECT_EQ(f.architecture(), "qwen3");
@@ -232,6 +233,10 @@ TEST(GgufWriter, RoundTripEmptyArraysAndWriteToDisk) {
   EXPECT_EQ(v.ptr<uint16_t>()[5], 0x3f80);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % 32, 0u);  // mmap base is page aligned
   EXPECT_EQ(f.find_tensor("z")->nbytes, 0u);
+  Tensor z2 = f.view(*f.find_tensor("z2"));
+  EXPECT_EQ(z2.shape_str(), "[3, 0]");
+  EXPECT_EQ(z2.rows(), 3);
+  EXPECT_EQ(z2.nbytes(), 0);
   EXPECT_EQ(f.find_tensor("missing"), nullptr);
 }
 

@@ -182,6 +182,10 @@ TEST(HfConfigErrors, MissingAndWrongKeys) {
   j["layer_types"] = {"full_attention"};
   expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT, {"'layer_types'"});
   j = base;
+  j["num_hidden_layers"] = 4000000000LL;  // would size per-layer vectors
+  expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT,
+               {"'num_hidden_layers'", "at most"});
+  j = base;
   j["rope_scaling"] = 3;
   expect_error([&] { parse_hf_config(j, "c.json"); }, ErrorCode::INVALID_ARGUMENT, {"'rope_scaling'"});
   j = base;
@@ -206,6 +210,131 @@ TEST(HfConfigErrors, MissingAndWrongKeys) {
                {"c.json", "object"});
   expect_error([&] { load_hf_config("/nonexistent/config.json"); }, ErrorCode::IO,
                {"/nonexistent/config.json"});
+}
+
+}  // namespace
+}  // namespace oxyd::loader
+
+namespace oxyd::loader {
+namespace {
+
+// GGUF metadata written by gguf-py the way llama.cpp's converter describes each HF fixture
+// (tools/gen_gguf_config_fixtures.py): both paths must give the same hyperparameters, except
+// where the GGUF encodes something differently (noted per family).
+class GgufConfig : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GgufConfig, AgreesWithHfConfig) {
+  const std::string name = GetParam();
+  ModelConfig hf = load_hf_config(test::fixture("configs/" + name + ".json"));
+  GgufFile f = GgufFile::open(test::fixture("gguf/config_" + name + ".gguf"));
+  ModelConfig g = model_config_from_gguf(f);
+  EXPECT_EQ(g.family, hf.family);
+  EXPECT_EQ(g.vocab_size, hf.vocab_size);
+  EXPECT_EQ(g.hidden_size, hf.hidden_size);
+  EXPECT_EQ(g.intermediate_size, hf.intermediate_size);
+  EXPECT_EQ(g.num_hidden_layers, hf.num_hidden_layers);
+  EXPECT_EQ(g.num_attention_heads, hf.num_attention_heads);
+  EXPECT_EQ(g.num_key_value_heads, hf.num_key_value_heads);
+  EXPECT_EQ(g.head_dim, hf.head_dim);
+  if (hf.family != "bert") {  // RoBERTa's position table loses pad_token_id + 1 rows
+    EXPECT_EQ(g.max_position_embeddings, hf.max_position_embeddings);
+    EXPECT_NEAR(g.rms_norm_eps, hf.rms_norm_eps, hf.rms_norm_eps * 1e-6);  // stored as f32
+  } else {
+    EXPECT_NEAR(g.layer_norm_eps, hf.layer_norm_eps, 1e-11);
+    EXPECT_FALSE(g.is_causal);
+    EXPECT_EQ(g.pooling_type, 2);
+  }
+  EXPECT_EQ(g.hidden_act, hf.hidden_act);
+  EXPECT_EQ(g.tie_word_embeddings, hf.tie_word_embeddings);
+  EXPECT_EQ(g.layer_types, hf.layer_types);
+  EXPECT_EQ(g.sliding_window, hf.sliding_window);
+  EXPECT_EQ(g.num_experts, hf.num_experts);
+  EXPECT_EQ(g.num_experts_per_tok, hf.num_experts_per_tok);
+  EXPECT_EQ(g.moe_intermediate_size, hf.moe_intermediate_size);
+  EXPECT_EQ(g.shared_expert_intermediate_size, hf.shared_expert_intermediate_size);
+  if (hf.num_experts > 0 && hf.family != "gemma4") {
+    EXPECT_EQ(g.norm_topk_prob, hf.norm_topk_prob);
+  }
+  EXPECT_EQ(g.linear_conv_kernel_dim, hf.linear_conv_kernel_dim);
+  EXPECT_EQ(g.linear_key_head_dim, hf.linear_key_head_dim);
+  EXPECT_EQ(g.linear_value_head_dim, hf.linear_value_head_dim);
+  EXPECT_EQ(g.linear_num_key_heads, hf.linear_num_key_heads);
+  EXPECT_EQ(g.linear_num_value_heads, hf.linear_num_value_heads);
+  EXPECT_EQ(g.global_head_dim, hf.global_head_dim);
+  EXPECT_EQ(g.num_global_key_value_heads, hf.num_global_key_value_heads);
+  EXPECT_EQ(g.num_kv_shared_layers, hf.num_kv_shared_layers);
+  EXPECT_EQ(g.hidden_size_per_layer_input, hf.hidden_size_per_layer_input);
+  EXPECT_EQ(g.enable_moe_block, hf.enable_moe_block);
+  EXPECT_EQ(g.final_logit_softcapping.has_value(), hf.final_logit_softcapping.has_value());
+  if (hf.query_pre_attn_scalar) {
+    EXPECT_EQ(g.query_pre_attn_scalar, hf.query_pre_attn_scalar);
+  }
+  EXPECT_NEAR(g.embedding_multiplier, hf.embedding_multiplier, 1e-6);
+  EXPECT_NEAR(g.residual_multiplier, hf.residual_multiplier, 1e-6);
+  EXPECT_NEAR(g.logits_scaling, hf.logits_scaling, 1e-6);
+  EXPECT_EQ(g.attention_multiplier.has_value(), hf.attention_multiplier.has_value());
+  for (const char* lt : {kFullAttention, kSlidingAttention}) {
+    SCOPED_TRACE(lt);
+    const RopeParameters& a = g.rope(lt);
+    const RopeParameters& b = hf.rope(lt);
+    EXPECT_NEAR(a.rope_theta, b.rope_theta, b.rope_theta * 1e-7);
+    // llama3 scaling becomes a rope_freqs tensor; Gemma 4's proportional rope a 1e30 factor tensor.
+    if (b.rope_type != "llama3" && !(hf.family == "gemma4" && std::string(lt) == kFullAttention)) {
+      EXPECT_EQ(a.rope_type, b.rope_type);
+      EXPECT_DOUBLE_EQ(a.factor, b.factor);
+      EXPECT_DOUBLE_EQ(a.partial_rotary_factor, b.partial_rotary_factor);
+      if (b.rope_type == "yarn" || b.rope_type == "longrope") {
+        EXPECT_EQ(a.original_max_position_embeddings, b.original_max_position_embeddings);
+      }
+      if (b.rope_type == "yarn") {
+        EXPECT_DOUBLE_EQ(a.beta_fast, b.beta_fast);
+        EXPECT_DOUBLE_EQ(a.beta_slow, b.beta_slow);
+      }
+      if (b.mscale_all_dim) {
+        EXPECT_EQ(a.mscale_all_dim, b.mscale_all_dim);
+      }
+      EXPECT_EQ(a.llama_4_scaling_beta.has_value(), b.llama_4_scaling_beta.has_value());
+      if (b.llama_4_scaling_beta) {
+        EXPECT_NEAR(*a.llama_4_scaling_beta, *b.llama_4_scaling_beta, 1e-7);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GgufConfig,
+                         ::testing::Values("llama32_v4", "qwen3_v5", "qwen3_moe_v5", "gemma3_mm_v4",
+                                           "gpt_oss_v4", "qwen36_moe_fp8_v4", "gemma4_v5", "granite_v4",
+                                           "roberta_granite_embedding_v4", "ministral3_v5",
+                                           "phi3_v5"),
+                         [](const auto& info) { return info.param; });
+
+TEST(GgufConfigErrors, MissingKeysAndUnknownArch) {
+  GgufMetadata md("m.gguf");
+  md.add("general.architecture", GgufValue::string("mamba2"));
+  expect_error([&] { model_config_from_gguf(md); }, ErrorCode::UNSUPPORTED, {"m.gguf", "mamba2"});
+  GgufMetadata q("q.gguf");
+  q.add("general.architecture", GgufValue::string("qwen3"));
+  q.add("qwen3.block_count", GgufValue::scalar<uint32_t>(4000000000u));
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
+               {"'qwen3.block_count'", "implausible"});  // gguf_fuzz find: 64 GB layer_types
+  q.set("qwen3.block_count", GgufValue::scalar<uint32_t>(2));
+  q.add("qwen3.context_length", GgufValue::scalar<uint32_t>(128));
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
+               {"q.gguf", "'qwen3.embedding_length'", "missing"});
+  q.add("qwen3.embedding_length", GgufValue::string("64"));
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
+               {"'qwen3.embedding_length'", "STRING"});
+  q.set("qwen3.embedding_length", GgufValue::scalar<uint32_t>(64));
+  q.add("qwen3.attention.head_count", GgufValue::scalar<uint32_t>(4));
+  q.add("qwen3.feed_forward_length", GgufValue::array<int32_t>(std::vector<int32_t>{1, 2, 3}));
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
+               {"'qwen3.feed_forward_length'", "3 entries"});
+  q.set("qwen3.feed_forward_length", GgufValue::scalar<uint32_t>(128));
+  ModelConfig c = model_config_from_gguf(q);  // llama.cpp defaults fill the rest
+  EXPECT_EQ(c.num_key_value_heads, 4);
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_EQ(c.rope().rope_theta, 10000.0);
+  EXPECT_EQ(c.rope().partial_rotary_factor, 1.0);
 }
 
 }  // namespace

@@ -166,6 +166,8 @@ std::vector<Case> cases() {
       {"block_size_1_hd40", {{0, 6}, {9, 1}, {4, 3}}, 6, 3, 40, 1},
       {"hd36_vector_tails_f16", {{0, 11}, {14, 1}}, 4, 2, 36, 4, DType::F16},
       {"hd20_vector_tails_bf16", {{3, 5}}, 2, 1, 20, 16, DType::BF16, 0, 0, true},
+      {"long_decode_mqa_split_k", {{2000, 1}}, 8, 1, 64, 16, DType::F16},
+      {"long_chunk_window_sinks_split_k", {{3000, 3}}, 4, 1, 128, 32, DType::BF16, 1100, 0, true},
       {"hd72_gqa3_window", {{0, 33}, {50, 1}}, 12, 4, 72, 16, DType::BF16, 7},
   };
 }
@@ -204,7 +206,7 @@ TEST_P(AttentionTest, CpuMatchesNaiveAndReference) {
 }
 
 // The work split depends on the pool size (heads per tile shrink until every thread has an
-// item); results must not.
+// item, then long key ranges are split across threads and merged); results must not.
 TEST(AttentionThreads, SameResultForEveryPoolSize) {
   for (int threads : {1, 3, 5}) {
     ThreadPool::set_global_threads(threads);

@@ -177,6 +177,7 @@ TEST_P(MatmulFormat, MatchesReferenceOnEveryIsa) {
   if (be <= 32) cases.push_back({5, 160, 19});  // a partial group of 4 blocks
   if (be == 1) cases.push_back({3, 100, 7});     // float formats: a k with masked tails
   cases.push_back({2, 512, 1000});               // many column chunks over the threads
+  cases.push_back({130, 256, 45});               // prefill-sized m (AMX paths where present)
   uint32_t seed = 1;
   for (Isa isa : isas())
     for (auto [m, k, n] : cases) {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "backend/cpu/attention.h"
@@ -15,8 +17,9 @@
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
-#define OXYD_DECL \
-  void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t)
+#define OXYD_DECL                                                                                  \
+  void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
+                      float*)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
@@ -26,6 +29,8 @@ namespace {
 // Prefill tiles take one KV head and several queries; decode tiles take several KV heads, so a
 // cache block's tokens are read as long contiguous runs.
 constexpr int64_t kTileRows = 32;
+// Split-K only cuts key ranges into chunks of at least this many keys.
+constexpr int64_t kMinSplitKeys = 256;
 
 struct ReqSplit {
   int64_t tile_tokens, heads_per_item, head_ranges, items_before;
@@ -59,21 +64,83 @@ void paged_attention(const AttentionParams& p) {
   }
   const ReqSplit* split = splits.data();
   const int64_t num_items = split[num_reqs].items_before;
+  const int64_t hd = p.head_dim();
+  const int32_t* seq_lens = p.seq_lens.ptr<int32_t>();
+
+  // Split-K (flash-decoding) when there are fewer items than threads, e.g. one long decode
+  // request of a model with one KV head: each item's key range is cut into kv_splits chunks whose
+  // unnormalized states are merged below.
+  int64_t kv_splits = 1, max_rows = 0;
+  if (num_items < num_threads) {
+    int64_t max_span = 0;
+    for (int64_t r = 0; r < num_reqs; ++r) {
+      if (qsl[r + 1] == qsl[r]) continue;
+      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + kTileRows) : seq_lens[r];
+      max_span = std::max(max_span, span);
+      max_rows = std::max(max_rows, split[r].tile_tokens * split[r].heads_per_item * group);
+    }
+    kv_splits = std::clamp<int64_t>(max_span / kMinSplitKeys, 1, (2 * num_threads + num_items - 1) / std::max<int64_t>(1, num_items));
+  }
+  const int64_t unit_floats = max_rows * (hd + 2);
+  thread_local std::vector<float> partials;
+  if (kv_splits > 1 && partials.size() < size_t(num_items * kv_splits * unit_floats))
+    partials.resize(size_t(num_items * kv_splits * unit_floats));
+  float* part = partials.data();
+
+  struct Item { int64_t r, g0, g1, i0, i1; };
+  auto item_of = [&](int64_t item) {
+    const int64_t r = std::upper_bound(split, split + num_reqs + 1, item,
+                                       [](int64_t v, const ReqSplit& sp) { return v < sp.items_before; }) - split - 1;
+    const ReqSplit& sp = split[r];
+    const int64_t local = item - sp.items_before;
+    const int64_t hr = local % sp.head_ranges, tile = local / sp.head_ranges;
+    const int64_t g0 = hr * sp.heads_per_item, i0 = tile * sp.tile_tokens;
+    return Item{r, g0, std::min(num_kv_heads, g0 + sp.heads_per_item), i0,
+                std::min<int64_t>(qsl[r + 1] - qsl[r], i0 + sp.tile_tokens)};
+  };
+  const int64_t num_units = num_items * kv_splits;
   std::atomic<int64_t> next{0};
   auto work = [&](int, int) {
-    for (int64_t item; (item = next.fetch_add(1, std::memory_order_relaxed)) < num_items;) {
-      const int64_t r = std::upper_bound(split, split + num_reqs + 1, item,
-                                         [](int64_t v, const ReqSplit& sp) { return v < sp.items_before; }) - split - 1;
-      const ReqSplit& sp = split[r];
-      const int64_t local = item - sp.items_before;
-      const int64_t hr = local % sp.head_ranges, tile = local / sp.head_ranges;
-      const int64_t g0 = hr * sp.heads_per_item, g1 = std::min(num_kv_heads, g0 + sp.heads_per_item);
-      const int64_t i0 = tile * sp.tile_tokens, i1 = std::min<int64_t>(qsl[r + 1] - qsl[r], i0 + sp.tile_tokens);
-      kernel(p, r, g0, g1, i0, i1);
+    for (int64_t unit; (unit = next.fetch_add(1, std::memory_order_relaxed)) < num_units;) {
+      const Item it = item_of(unit / kv_splits);
+      if (kv_splits == 1) {
+        kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, 0, INT64_MAX, nullptr);
+        continue;
+      }
+      // keys this item can see, cut into kv_splits block-aligned chunks
+      const int64_t ctx = seq_lens[it.r] - (qsl[it.r + 1] - qsl[it.r]);
+      const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + it.i0 - p.sliding_window + 1) : 0;
+      const int64_t hi = ctx + it.i1, bs = p.block_size(), s = unit % kv_splits;
+      const int64_t chunk = ((hi - lo + kv_splits - 1) / kv_splits + bs - 1) / bs * bs;
+      kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
     }
   };
-  if (num_items <= 1) work(0, 1);
+  if (num_units <= 1) work(0, 1);
   else ThreadPool::global().run(work);
+  if (kv_splits == 1) return;
+
+  // Merge: out = Σ_s acc_s·e^{m_s − M} / (Σ_s l_s·e^{m_s − M} [+ e^{sink − M}]), M = max m_s [, sink].
+  for (int64_t item = 0; item < num_items; ++item) {
+    const Item it = item_of(item);
+    const int64_t G = it.g1 - it.g0, rows = (it.i1 - it.i0) * G * group;
+    for (int64_t m = 0; m < rows; ++m) {
+      const int64_t ti = m / (G * group), h = (it.g0 + (m / group) % G) * group + m % group;
+      float mx = p.has_sinks() ? p.sinks.ptr<float>()[h] : -INFINITY;
+      for (int64_t sp = 0; sp < kv_splits; ++sp)
+        mx = std::max(mx, part[((item * kv_splits + sp) * max_rows + m) * (hd + 2)]);
+      float l = p.has_sinks() ? std::exp(p.sinks.ptr<float>()[h] - mx) : 0.0f;
+      float* out = p.out.ptr<float>() + ((qsl[it.r] + it.i0 + ti) * p.num_heads() + h) * hd;
+      std::fill(out, out + hd, 0.0f);
+      for (int64_t sp = 0; sp < kv_splits; ++sp) {
+        const float* st = part + ((item * kv_splits + sp) * max_rows + m) * (hd + 2);
+        if (st[1] == 0.0f) continue;  // no visible key in this chunk
+        const float w = std::exp(st[0] - mx);
+        l += st[1] * w;
+        for (int64_t d = 0; d < hd; ++d) out[d] += st[2 + d] * w;
+      }
+      for (int64_t d = 0; d < hd; ++d) out[d] /= l;
+    }
+  }
 }
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,

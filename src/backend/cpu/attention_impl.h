@@ -48,6 +48,54 @@ inline void dot4(const float* a, const float* b0, const float* b1, const float* 
   out[0] = hsum(s0), out[1] = hsum(s1), out[2] = hsum(s2), out[3] = hsum(s3);
 }
 
+// Dot products of two query rows with four keys: the key loads are shared by both rows.
+inline void dot2x4(const float* a0, const float* a1, const float* k, int64_t ks, int64_t n, float* o0, float* o1) {
+  F s00 = zero(), s01 = zero(), s02 = zero(), s03 = zero(), s10 = zero(), s11 = zero(), s12 = zero(), s13 = zero();
+  auto step = [&](F x0, F x1, F b0, F b1, F b2, F b3) {
+    s00 = fma(x0, b0, s00), s01 = fma(x0, b1, s01), s02 = fma(x0, b2, s02), s03 = fma(x0, b3, s03);
+    s10 = fma(x1, b0, s10), s11 = fma(x1, b1, s11), s12 = fma(x1, b2, s12), s13 = fma(x1, b3, s13);
+  };
+  int64_t d = 0;
+  for (; d + kW <= n; d += kW)
+    step(load(a0 + d), load(a1 + d), load(k + d), load(k + ks + d), load(k + 2 * ks + d), load(k + 3 * ks + d));
+  if (d < n) {
+    const int t = int(n - d);
+    step(load_n(a0 + d, t), load_n(a1 + d, t), load_n(k + d, t), load_n(k + ks + d, t), load_n(k + 2 * ks + d, t),
+         load_n(k + 3 * ks + d, t));
+  }
+  o0[0] = hsum(s00), o0[1] = hsum(s01), o0[2] = hsum(s02), o0[3] = hsum(s03);
+  o1[0] = hsum(s10), o1[1] = hsum(s11), o1[2] = hsum(s12), o1[3] = hsum(s13);
+}
+
+// Scores of query rows q (and q1, if not null) against n keys k + j·ks.
+void scores(const float* q, const float* q1, const float* k, int64_t ks, int64_t n, int64_t hd, float* s, float* s1) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4, k += 4 * ks) {
+    if (q1) dot2x4(q, q1, k, ks, hd, s + j, s1 + j);
+    else dot4(q, k, k + ks, k + 2 * ks, k + 3 * ks, hd, s + j);
+  }
+  for (; j < n; ++j, k += ks) {
+    s[j] = dot(q, k, hd);
+    if (q1) s1[j] = dot(q1, k, hd);
+  }
+}
+
+// Two-row P·V: o0 = o0·alpha0 + Σ_j p0[j]·v_j, o1 likewise, over C chunks; V loads shared.
+template <int C>
+inline void pv_chunks2(float* o0, float* o1, const float* v, int64_t stride, const float* p0, const float* p1,
+                       int64_t n, F alpha0, F alpha1) {
+  F acc0[C], acc1[C];
+  for (int c = 0; c < C; ++c) acc0[c] = load(o0 + c * kW) * alpha0, acc1[c] = load(o1 + c * kW) * alpha1;
+  for (int64_t j = 0; j < n; ++j, v += stride) {
+    const F w0 = set1(p0[j]), w1 = set1(p1[j]);
+    for (int c = 0; c < C; ++c) {
+      const F x = load(v + c * kW);
+      acc0[c] = fma(w0, x, acc0[c]), acc1[c] = fma(w1, x, acc1[c]);
+    }
+  }
+  for (int c = 0; c < C; ++c) store(o0 + c * kW, acc0[c]), store(o1 + c * kW, acc1[c]);
+}
+
 // o[0, C·kW) = o · alpha + Σ_j p[j] · v_j[0, C·kW) with v_j = v + j · stride. The C
 // accumulators stay in registers across keys (independent FMA chains).
 template <int C>
@@ -75,6 +123,23 @@ void pv_row(float* o, const float* v, int64_t stride, const float* p, int64_t n,
   }
 }
 
+void pv_row2(float* o0, float* o1, const float* v, int64_t stride, const float* p0, const float* p1, int64_t n,
+             int64_t hd, F alpha0, F alpha1) {
+  int64_t d = 0;
+  for (; d + 4 * kW <= hd; d += 4 * kW) pv_chunks2<4>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1);
+  if (d + 2 * kW <= hd) pv_chunks2<2>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += 2 * kW;
+  if (d + kW <= hd) pv_chunks2<1>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += kW;
+  if (d < hd) {  // masked tail chunk
+    const int t = int(hd - d);
+    F x0 = load_n(o0 + d, t) * alpha0, x1 = load_n(o1 + d, t) * alpha1;
+    for (int64_t j = 0; j < n; ++j) {
+      const F x = load_n(v + j * stride + d, t);
+      x0 = fma(set1(p0[j]), x, x0), x1 = fma(set1(p1[j]), x, x1);
+    }
+    store_n(o0 + d, x0, t), store_n(o1 + d, x1, t);
+  }
+}
+
 // Converts rows [0, n) of a cache block (row stride `stride` elements) to float32 rows of
 // head_dim, contiguous in dst.
 void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int64_t head_dim, float* dst) {
@@ -90,7 +155,10 @@ void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int6
 
 }  // namespace
 
-void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1) {
+// keys [k_begin, k_end) limit the keys visited (split-K); partial == nullptr writes p.out,
+// otherwise row m's unnormalized state goes to partial[m · (hd + 2)]: max, sum, acc[hd].
+void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1,
+                    int64_t k_begin, int64_t k_end, float* partial) {
   const int64_t num_heads = p.num_heads(), num_kv_heads = p.num_kv_heads();
   const int64_t hd = p.head_dim(), bs = p.block_size(), group = num_heads / num_kv_heads;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
@@ -105,24 +173,25 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   const int64_t kv_stride = num_kv_heads * hd;  // elements between consecutive tokens of a block
 
   thread_local std::vector<float> scratch;
-  const size_t need = size_t(M * hd + 2 * M + bs + (f32 ? 0 : 2 * bs * hd));
+  const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (f32 ? 0 : 2 * bs * hd));
   if (scratch.size() < need) scratch.resize(need);
   float* acc = scratch.data();   // [M, hd]
   float* mrow = acc + M * hd;    // [M]
   float* lrow = mrow + M;        // [M]
-  float* s = lrow + M;           // [bs] scores, then probabilities
-  float* kbuf = s + bs;          // [bs, hd] (F16 / BF16 caches only)
+  float* s = lrow + M;           // [group, bs] scores, then probabilities
+  float* alphas = s + group * bs;  // [group] rescale of each row's accumulator this block
+  float* kbuf = alphas + group;  // [bs, hd] (F16 / BF16 caches only)
   float* vbuf = kbuf + bs * hd;  // [bs, hd]
   std::fill(acc, acc + M * hd, 0.0f);
   std::fill(mrow, mrow + M, -INFINITY);
   std::fill(lrow, lrow + M, 0.0f);
 
-  const int64_t k_lo = W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0;
-  const int64_t k_hi = ctx + i1;  // exclusive
+  const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
+  const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
   const F vscale = set1(p.scale);
   const bool cap = p.logit_softcap > 0;
   const F vcap = set1(p.logit_softcap), vinv = set1(cap ? 1.0f / p.logit_softcap : 0.0f);
-  for (int64_t blk = k_lo / bs; blk * bs < k_hi; ++blk) {
+  for (int64_t blk = k_lo / bs; k_lo < k_hi && blk * bs < k_hi; ++blk) {
     const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
     for (int64_t g = g0; g < g1; ++g) {
       const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
@@ -141,37 +210,53 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
         const int64_t a = std::max(j0, W > 0 ? pos - W + 1 : int64_t(0)), b = std::min(j1, pos + 1);
         if (a >= b) continue;
         const int64_t n = b - a;
-        for (int64_t hh = 0; hh < group; ++hh) {
-          const int64_t m = (ti * G + (g - g0)) * group + hh;
-          const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group + hh) * hd;
-          const float* k0 = kp + (a - j0) * kstride;
-          int64_t j = 0;
-          for (; j + 4 <= n; j += 4, k0 += 4 * kstride) dot4(q, k0, k0 + kstride, k0 + 2 * kstride, k0 + 3 * kstride, hd, s + j);
-          for (; j < n; ++j, k0 += kstride) s[j] = dot(q, k0, hd);
+        // The group's query heads share this key range: score them in pairs (key loads shared).
+        const int64_t m0 = (ti * G + (g - g0)) * group;  // rows m0 .. m0 + group − 1
+        const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group) * hd;
+        const float* k0 = kp + (a - j0) * kstride;
+        int64_t hh = 0;
+        for (; hh + 2 <= group; hh += 2) scores(q + hh * hd, q + (hh + 1) * hd, k0, kstride, n, hd, s + hh * bs, s + (hh + 1) * bs);
+        if (hh < group) scores(q + hh * hd, nullptr, k0, kstride, n, hd, s + hh * bs, nullptr);
+        for (hh = 0; hh < group; ++hh) {
+          float* sr = s + hh * bs;
+          const int64_t m = m0 + hh;
+          int64_t j;
           // scale and soft-cap the scores, then the running max
           for (j = 0; j < n; j += kW) {
             const int t = int(n - j < kW ? n - j : kW);
-            F v = load_n(s + j, t) * vscale;
+            F v = load_n(sr + j, t) * vscale;
             if (cap) v = vcap * tanh(v * vinv);
-            store_n(s + j, v, t);
+            store_n(sr + j, v, t);
           }
           float mx = mrow[m];
-          for (j = 0; j < n; ++j) mx = std::max(mx, s[j]);
-          const float alpha = std::exp(mrow[m] - mx);  // exp(−inf) = 0 on the first visit
+          for (j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
+          alphas[hh] = std::exp(mrow[m] - mx);  // exp(−inf) = 0 on the first visit
           F vsum = zero();
           const F vmx = set1(mx);
           for (j = 0; j < n; j += kW) {
             const int t = int(n - j < kW ? n - j : kW);
-            const F e = keep_n(exp(load_n(s + j, t) - vmx), t);
-            store_n(s + j, e, t);
+            const F e = keep_n(exp(load_n(sr + j, t) - vmx), t);
+            store_n(sr + j, e, t);
             vsum = vsum + e;
           }
-          lrow[m] = lrow[m] * alpha + hsum(vsum);
+          lrow[m] = lrow[m] * alphas[hh] + hsum(vsum);
           mrow[m] = mx;
-          pv_row(acc + m * hd, vp + (a - j0) * kstride, kstride, s, n, hd, set1(alpha));
         }
+        const float* v0 = vp + (a - j0) * kstride;
+        for (hh = 0; hh + 2 <= group; hh += 2)
+          pv_row2(acc + (m0 + hh) * hd, acc + (m0 + hh + 1) * hd, v0, kstride, s + hh * bs, s + (hh + 1) * bs, n, hd,
+                  set1(alphas[hh]), set1(alphas[hh + 1]));
+        if (hh < group) pv_row(acc + (m0 + hh) * hd, v0, kstride, s + hh * bs, n, hd, set1(alphas[hh]));
       }
     }
+  }
+  if (partial) {
+    for (int64_t m = 0; m < M; ++m) {
+      float* dst = partial + m * (hd + 2);
+      dst[0] = mrow[m], dst[1] = lrow[m];
+      std::copy(acc + m * hd, acc + (m + 1) * hd, dst + 2);
+    }
+    return;
   }
   for (int64_t m = 0; m < M; ++m) {
     const int64_t ti = m / (G * group), g = g0 + (m / group) % G, h = g * group + m % group;

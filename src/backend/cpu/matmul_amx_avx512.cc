@@ -3,7 +3,9 @@
 // operand is the activations, converted to bf16 and packed once per matmul into AMX's pair-
 // interleaved layout (tile row p = the k-pair p of 16 activation rows). A 2×2 block of C tiles
 // (32 weight rows × 32 activation rows) accumulates over k, then is written back transposed.
-// Weight rows left over (n % 16) go through the AVX-512 vdpbf16ps kernel.
+// Weight rows left over (n % 16) go through the AVX-512 vdpbf16ps kernel. Quantized weights at
+// large m (prefill) take the same path after decoding 32-row panels to bf16 (zero-padded rows),
+// which costs a scalar decode per weight but is shared by all m rows.
 #pragma GCC target("amx-tile,amx-bf16")
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -11,7 +13,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "backend/cpu/matmul_decode_impl.h"
 #include "backend/cpu/matmul_q_avx512.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -20,6 +24,7 @@ namespace oxyd::backend::cpu {
 namespace {
 
 constexpr int64_t kRowAlign = 32;  // activation rows are padded to a multiple of this (zeros)
+constexpr int64_t kAmxDecodeMinRows = 128;
 
 inline int64_t k_pad(int64_t k) { return (k + 31) / 32 * 32; }
 inline int64_t m_pad(int64_t m) { return (m + kRowAlign - 1) / kRowAlign * kRowAlign; }
@@ -86,26 +91,23 @@ inline void write_back(const float* buf, int64_t rows_n, int64_t i0, int64_t m, 
     for (int64_t nn = 0; nn < rows_n; ++nn) y[(i0 + mm) * y_stride + j0 + nn] = buf[nn * 16 + mm];
 }
 
-void amx_tile(const TileArgs& t) {
-  const int64_t kp = k_pad(t.k), steps = kp / 32;
-  const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
-  const int64_t mp = m_pad(t.m);
-  load_config();
+// C tiles for weight rows [w0 .. w0 + 16·nt) (bf16, k contiguous, `ws` bytes apart; nt = 1 or 2)
+// against every packed activation tile pair; writes y[:, j .. j + rows_n).
+void amx_panel(const uint8_t* w0, int64_t ws, int nt, int64_t rows_n, const uint8_t* packed, int64_t steps,
+               int64_t m, float* y, int64_t y_stride, int64_t j) {
   alignas(64) float buf[4][256];
-  int64_t j = 0;
-  for (; j + 32 <= t.n; j += 32) {
-    const uint8_t* w0 = t.w + j * t.w_stride;
-    const uint8_t* w1 = w0 + 16 * t.w_stride;
-    for (int64_t i = 0; i < mp; i += 32) {
-      const uint8_t* b0 = packed + (i / 16) * steps * 1024;
-      const uint8_t* b1 = b0 + steps * 1024;
-      _tile_zero(0);
-      _tile_zero(1);
+  const uint8_t* w1 = w0 + 16 * ws;
+  for (int64_t i = 0; i < m_pad(m); i += 32) {
+    const uint8_t* b0 = packed + (i / 16) * steps * 1024;
+    const uint8_t* b1 = b0 + steps * 1024;
+    _tile_zero(0);
+    _tile_zero(1);
+    if (nt == 2) {
       _tile_zero(2);
       _tile_zero(3);
       for (int64_t s = 0; s < steps; ++s) {
-        _tile_loadd(4, w0 + s * 64, t.w_stride);
-        _tile_loadd(5, w1 + s * 64, t.w_stride);
+        _tile_loadd(4, w0 + s * 64, ws);
+        _tile_loadd(5, w1 + s * 64, ws);
         _tile_loadd(6, b0 + s * 1024, 64);
         _tile_loadd(7, b1 + s * 1024, 64);
         _tile_dpbf16ps(0, 4, 6);
@@ -113,36 +115,35 @@ void amx_tile(const TileArgs& t) {
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      _tile_stored(0, buf[0], 64);
-      _tile_stored(1, buf[1], 64);
       _tile_stored(2, buf[2], 64);
       _tile_stored(3, buf[3], 64);
-      write_back(buf[0], 16, i, t.m, t.y, t.y_stride, j);
-      write_back(buf[1], 16, i + 16, t.m, t.y, t.y_stride, j);
-      write_back(buf[2], 16, i, t.m, t.y, t.y_stride, j + 16);
-      write_back(buf[3], 16, i + 16, t.m, t.y, t.y_stride, j + 16);
-    }
-  }
-  for (; j + 16 <= t.n; j += 16) {
-    const uint8_t* w0 = t.w + j * t.w_stride;
-    for (int64_t i = 0; i < mp; i += 32) {
-      const uint8_t* b0 = packed + (i / 16) * steps * 1024;
-      const uint8_t* b1 = b0 + steps * 1024;
-      _tile_zero(0);
-      _tile_zero(1);
+    } else {
       for (int64_t s = 0; s < steps; ++s) {
-        _tile_loadd(4, w0 + s * 64, t.w_stride);
+        _tile_loadd(4, w0 + s * 64, ws);
         _tile_loadd(6, b0 + s * 1024, 64);
         _tile_loadd(7, b1 + s * 1024, 64);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
       }
-      _tile_stored(0, buf[0], 64);
-      _tile_stored(1, buf[1], 64);
-      write_back(buf[0], 16, i, t.m, t.y, t.y_stride, j);
-      write_back(buf[1], 16, i + 16, t.m, t.y, t.y_stride, j);
+    }
+    _tile_stored(0, buf[0], 64);
+    _tile_stored(1, buf[1], 64);
+    write_back(buf[0], std::min<int64_t>(16, rows_n), i, m, y, y_stride, j);
+    write_back(buf[1], std::min<int64_t>(16, rows_n), i + 16, m, y, y_stride, j);
+    if (nt == 2) {
+      write_back(buf[2], rows_n - 16, i, m, y, y_stride, j + 16);
+      write_back(buf[3], rows_n - 16, i + 16, m, y, y_stride, j + 16);
     }
   }
+}
+
+void amx_tile(const TileArgs& t) {
+  const int64_t kp = k_pad(t.k), steps = kp / 32;
+  const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
+  load_config();
+  int64_t j = 0;
+  for (; j + 32 <= t.n; j += 32) amx_panel(t.w + j * t.w_stride, t.w_stride, 2, 32, packed, steps, t.m, t.y, t.y_stride, j);
+  for (; j + 16 <= t.n; j += 16) amx_panel(t.w + j * t.w_stride, t.w_stride, 1, 16, packed, steps, t.m, t.y, t.y_stride, j);
   _tile_release();
   if (j < t.n) {  // fewer than 16 weight rows left: the vdpbf16ps kernel on the bf16 rows
     TileArgs r = t;
@@ -152,6 +153,96 @@ void amx_tile(const TileArgs& t) {
     r.a_stride = kp * 2;
     avx512_bf16_rows(r);
   }
+}
+
+// Quantized weights, blocked for L2: per chunk of 128 activation rows and group of 128 weight
+// rows, k goes in chunks of kKC; each k chunk of the group is decoded to bf16 once (rows past n
+// and elements past k are zero) and multiplied against the chunk's packed activations, with the
+// 16×16 C tiles parked in a small f32 buffer between k chunks.
+void amx_decode_tile(const TileArgs& t) {
+  constexpr int64_t kMChunk = 512, kNGroup = 128, kKC = 1024;  // kKC: a multiple of 256
+  const int64_t kp = k_pad(t.k), steps = kp / 32;
+  const DTypeTraits& tr = dtype_traits(t.wtype);
+  const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
+  thread_local std::vector<uint16_t> panel;  // [kNGroup][kKC] bf16
+  thread_local std::vector<float> row, cacc;
+  panel.resize(size_t(kNGroup * kKC));
+  row.resize(size_t(kKC));
+  cacc.resize(size_t(kNGroup / 32 * kMChunk / 32 * 1024));
+  alignas(64) float buf[256];
+  load_config();
+  for (int64_t i0 = 0; i0 < t.m; i0 += kMChunk) {
+    const int64_t mc = std::min(kMChunk, t.m - i0), mt_n = m_pad(mc) / 16;
+    for (int64_t j0 = 0; j0 < t.n; j0 += kNGroup) {
+      const int64_t ng = std::min(kNGroup, t.n - j0), at_n = (ng + 15) / 16;
+      for (int64_t kc = 0; kc < kp; kc += kKC) {
+        const int64_t kl = std::min(kKC, kp - kc), len = std::max<int64_t>(0, std::min(kl, t.k - kc));
+        for (int64_t r = 0; r < at_n * 16; ++r) {
+          uint16_t* dst = panel.data() + r * kKC;
+          if (r >= ng) {
+            std::memset(dst, 0, size_t(kl) * 2);
+            continue;
+          }
+          decode_row_impl(t.wtype, t.w + (j0 + r) * t.w_stride + kc / tr.block_elems * tr.block_bytes, row.data(), len);
+          for (int64_t c = 0; c < kl; c += 32) {
+            const int64_t left = len - c;
+            const __mmask16 m0 = left >= 16 ? 0xffff : left <= 0 ? 0 : __mmask16((1u << left) - 1);
+            const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : __mmask16((1u << (left - 16)) - 1);
+            const __m512 lo = _mm512_maskz_loadu_ps(m0, row.data() + c);
+            const __m512 hi = _mm512_maskz_loadu_ps(m1, row.data() + c + 16);
+            _mm512_storeu_si512(dst + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+          }
+        }
+        for (int64_t mt = 0; mt < mt_n; mt += 2)
+          for (int64_t at = 0; at < at_n; at += 2) {
+            const bool two_a = at + 1 < at_n;
+            float* c = cacc.data() + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024;
+            if (kc == 0) {
+              _tile_zero(0);
+              _tile_zero(1);
+              _tile_zero(2);
+              _tile_zero(3);
+            } else {
+              _tile_loadd(0, c, 64);
+              _tile_loadd(1, c + 256, 64);
+              _tile_loadd(2, c + 512, 64);
+              _tile_loadd(3, c + 768, 64);
+            }
+            const uint16_t* a0 = panel.data() + at * 16 * kKC;
+            const uint16_t* a1 = a0 + 16 * kKC;
+            const uint8_t* b0 = packed + ((i0 / 16 + mt) * steps + kc / 32) * 1024;
+            const uint8_t* b1 = b0 + steps * 1024;
+            for (int64_t s = 0; s < kl / 32; ++s) {
+              _tile_loadd(4, a0 + s * 32, kKC * 2);
+              _tile_loadd(6, b0 + s * 1024, 64);
+              _tile_loadd(7, b1 + s * 1024, 64);
+              _tile_dpbf16ps(0, 4, 6);
+              _tile_dpbf16ps(1, 4, 7);
+              if (two_a) {
+                _tile_loadd(5, a1 + s * 32, kKC * 2);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+              }
+            }
+            _tile_stored(0, c, 64);
+            _tile_stored(1, c + 256, 64);
+            _tile_stored(2, c + 512, 64);
+            _tile_stored(3, c + 768, 64);
+          }
+      }
+      // C tile q of block (at, mt): weight rows j0 + (at + q/2)·16 + nn, activation rows
+      // i0 + (mt + q%2)·16 + mm, stored as [nn][mm].
+      for (int64_t mt = 0; mt < mt_n; mt += 2)
+        for (int64_t at = 0; at < at_n; at += 2)
+          for (int q = 0; q < 4; ++q) {
+            const int64_t wr = (at + q / 2) * 16, ar = (mt + q % 2) * 16;
+            if (wr >= ng || ar >= mc) continue;
+            std::memcpy(buf, cacc.data() + ((at / 2) * (kMChunk / 32) + mt / 2) * 1024 + q * 256, sizeof(buf));
+            write_back(buf, std::min<int64_t>(16, ng - wr), i0 + ar, t.m, t.y, t.y_stride, j0 + wr);
+          }
+    }
+  }
+  _tile_release();
 }
 
 bool amx_permitted() {
@@ -168,11 +259,15 @@ bool amx_permitted() {
 
 MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
   MatmulKernel k;
-  // Below 16 rows a tile is mostly padding and the VNNI/BF16 register kernels win.
-  if (t != DType::BF16 || m < 16 || !amx_permitted()) return k;
+  // BF16: below 16 rows a tile is mostly padding and vdpbf16ps wins. Quantized formats: the
+  // scalar panel decode only pays off when many rows share it (measured: m = 64 is still
+  // faster on the VNNI kernels). F32/F16 weights stay exact on the FMA kernels.
+  const bool quantized = dtype_block_elems(t) > 1;
+  if (!(t == DType::BF16 && m >= 16) && !(quantized && m >= kAmxDecodeMinRows)) return k;
+  if (!amx_permitted()) return k;
   k.act_bytes_all = amx_act_bytes;
   k.prepare_all = amx_prepare;
-  k.tile = amx_tile;
+  k.tile = t == DType::BF16 ? amx_tile : amx_decode_tile;
   return k;
 }
 

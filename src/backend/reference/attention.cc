@@ -43,6 +43,7 @@ void paged_attention(const AttentionParams& p) {
   };
   for (int64_t r = 0; r < p.num_reqs(); ++r) {
     const int64_t seq_len = seq_lens[r], query_len = qsl[r + 1] - qsl[r];
+    if (query_len == 0) continue;  // nothing to compute; its seq_len is not validated either
     std::vector<double> scores(seq_len);
     for (int64_t i = 0; i < query_len; ++i) {
       const int64_t token = qsl[r] + i, pos = seq_len - query_len + i;
