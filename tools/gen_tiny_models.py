@@ -304,6 +304,7 @@ def main():
     ap.add_argument("--llama-cpp", type=pathlib.Path, required=True,
                     help="vendor/llama.cpp folder of the unpacked llama-cpp-python 0.3.36 sdist")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--out", type=pathlib.Path, default=OUT, help="output folder (default tests/data/archs)")
     args = ap.parse_args()
     conv = Converter(args.llama_cpp)
     import torch
@@ -313,7 +314,7 @@ def main():
     for fi, (family, (cfg_cls, kw)) in enumerate(fams.items()):
         if args.only and family not in args.only:
             continue
-        out = OUT / family
+        out = args.out / family
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
