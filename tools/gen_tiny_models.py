@@ -411,6 +411,12 @@ def main():
                 qlogits = [full_logits(qmodel, p) for p in prompts]
                 kls = np.concatenate([kl(r, q) for r, q in zip(ref_logits, qlogits)])
                 entry["oracle_greedy"] = [greedy(qmodel, p, NUM_QUANT_GREEDY) for p in prompts]
+                # top-1 minus top-2 logit at each greedy step: a step whose margin is below an
+                # engine's logit error may legitimately flip
+                entry["oracle_greedy_margins"] = []
+                for p, gt in zip(prompts, entry["oracle_greedy"]):
+                    srt = np.sort(full_logits(qmodel, p + gt[:-1])[len(p) - 1:], axis=-1)
+                    entry["oracle_greedy_margins"].append([float(x) for x in srt[:, -1] - srt[:, -2]])
                 entry["kl_to_f32_mean"] = float(kls.mean())
                 entry["kl_to_f32_max"] = float(kls.max())
                 entry["quant_logits_offset"] = sum(len(x) for x in qlog_all)

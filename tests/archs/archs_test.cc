@@ -150,12 +150,14 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
     const int64_t n = static_cast<int64_t>(g.prompts[p].size());
     auto lg = prefill(*m, g.prompts[p]);
     const double range = g.j["logit_range"][p];
+    double d_quant = 0;  // our max |Δlogit| vs the same-weights oracle on this prompt
     if (is_f32) {
       double d = max_abs_diff(lg.data(), g.logits[p].data(), lg.size());
       EXPECT_LE(d, c.tol * range) << c.family << " F32 GGUF prompt " << p << ": max |Δ| " << d;
     } else {
       const int64_t off = e["quant_logits_offset"].get<int64_t>() + static_cast<int64_t>(p) * last;
       double d = max_abs_diff(lg.data() + (n - last) * V, g.quant_logits.data() + off * V, last * V);
+      d_quant = d;
       std::printf("[ DIFF    ] %s %s prompt %zu: max |Δlogit| vs same-weights oracle %.3g (%.2g of range)\n",
                   c.family, c.format, p, d, d / range);
       EXPECT_LE(d, c.tol * range) << c.family << " " << c.format << " prompt " << p << ": max |Δ| " << d
@@ -167,18 +169,28 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
     }
     auto want = is_f32 ? std::vector<int32_t>(g.greedy[p].begin(), g.greedy[p].begin() + 16)
                        : e["oracle_greedy"][p].get<std::vector<int32_t>>();
-    agree += greedy(*m, g.prompts[p], 16) == want;
+    auto got = greedy(*m, g.prompts[p], 16);
+    agree += got == want;
+    if (!is_f32 && c.tol > 1e-3) {
+      // Quantized: the CPU kernels round activations to 8 bits (as llama.cpp does), moving logits
+      // by d_quant (measured on this prompt) from the f32-activation oracle. Steps must agree up
+      // to the first one whose oracle top-1 margin is within 3·d_quant (where a flip is legitimate).
+      const auto margins = e["oracle_greedy_margins"][p].get<std::vector<double>>();
+      size_t safe = 0;
+      while (safe < margins.size() && margins[safe] > 3.0 * d_quant) ++safe;
+      std::printf("[ GREEDY  ] %s %s prompt %zu: %zu decisive steps, all must match\n", c.family, c.format, p, safe);
+      for (size_t i = 0; i < safe; ++i)
+        ASSERT_EQ(got[i], want[i]) << c.family << " " << c.format << " prompt " << p << " step " << i
+                                   << " (oracle margin " << margins[i] << ")";
+    }
   }
   const double kl = kl_sum / static_cast<double>(kl_n);
   std::printf("[ KL      ] %s %s: mean KL(F32 reference || ours) over the last %lld positions = %.3g\n",
               c.family, c.format, static_cast<long long>(last), kl);
   std::printf("[ GREEDY  ] %s %s: 16-token greedy equal to the oracle's on %d of %zu prompts\n", c.family,
               c.format, agree, g.prompts.size());
-  // Float formats: every prompt. Quantized ones: the CPU kernels round activations to 8 bits
-  // (llama.cpp does the same), which moves logits by ~1% of their range, while these random tiny
-  // models have top-1 margins down to ~0.01 on the greedy path; so at least one prompt must agree
-  // and the logit and KL bounds carry the check.
-  EXPECT_GE(agree, c.tol > 1e-3 ? 1 : static_cast<int>(g.prompts.size()))
+  // Float formats: every prompt, all 16 steps (quantized ones: the decisive steps, above).
+  if (c.tol <= 1e-3) EXPECT_EQ(agree, static_cast<int>(g.prompts.size()))
       << c.family << " " << c.format << ": 16-token greedy agreed with the oracle on " << agree << " prompts";
   if (!is_f32) {
     const double want_kl = e["kl_to_f32_mean"];  // oracle's KL over every position
