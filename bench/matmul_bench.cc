@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
 #include "bench_util.h"
 #include "core/dtype.h"
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
     else if (a == "--cpu-time") cpu_time = true;
     else if (!val("--isa=").empty()) {
       const std::string s = val("--isa=");
-      backend::cpu::set_isa(s == "scalar" ? backend::cpu::Isa::SCALAR
+      backend::cpu::set_isa_override(s == "scalar" ? backend::cpu::Isa::SCALAR
                             : s == "avx2" ? backend::cpu::Isa::AVX2 : backend::cpu::Isa::AVX512);
     } else {
       std::fprintf(stderr, "unknown argument %s (see the header of bench/matmul_bench.cc)\n", a.c_str());

@@ -6,36 +6,21 @@
 #include <cstdlib>
 #include <string>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
+#include "core/cpu_features.h"
 
 namespace oxyd::backend::cpu {
 namespace {
 
-#if defined(__x86_64__) || defined(__i386__)
-// clang's __builtin_cpu_supports has no "f16c"; read CPUID leaf 1 (ECX bit 29) directly.
-bool has_f16c() {
-  unsigned eax, ebx, ecx, edx;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-}
-#endif
-
 Isa detect() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512dq");
+  const CpuFeatures& f = cpu_features();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
   return avx512 ? Isa::AVX512 : avx2 ? Isa::AVX2 : Isa::SCALAR;
-#else
-  return Isa::SCALAR;
-#endif
 }
 
 Isa env_cap() {
   const char* env = std::getenv("OXYD_ISA");
+  if (!env) env = std::getenv("OXYD_CPU_ISA");
   if (!env) return Isa::AVX512;
   const std::string v(env);
   if (v == "scalar") return Isa::SCALAR;
@@ -62,7 +47,9 @@ void set_isa_override(std::optional<Isa> isa) {
   g_override.store(isa ? int(*isa) : -1, std::memory_order_relaxed);
 }
 
-std::string_view isa_name(Isa isa) {
+bool isa_supported(Isa isa) { return int(isa) <= int(detected_isa()); }
+
+const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::SCALAR: return "scalar";
     case Isa::AVX2: return "avx2";

@@ -1,6 +1,7 @@
 // Run-time choice of the CPU kernel variant. Kernels are compiled three times (scalar, AVX2,
 // AVX-512; files *_avx2.cc / *_avx512.cc get the ISA flags) and each op dispatches on
-// active_isa(), which is what CPUID allows, lowered by OXYD_ISA=scalar|avx2|avx512 or by
+// active_isa(), which is what CPUID allows (core/cpu_features), lowered by OXYD_ISA (or
+// OXYD_CPU_ISA)=scalar|avx2|avx512 or by
 // set_isa_override() (tests force every variant this way). Never raises above what CPUID allows.
 #pragma once
 
@@ -16,10 +17,12 @@ enum class Isa : int { SCALAR = 0, AVX2 = 1, AVX512 = 2 };
 Isa detected_isa();
 /// The variant kernels use now: min(detected, OXYD_ISA env, override).
 Isa active_isa();
+/// Whether this CPU can run the kernels of `isa` (isa <= detected_isa()).
+bool isa_supported(Isa isa);
 /// Forces a lower variant (tests, benchmarks); nullopt restores the default. Not for use while
 /// kernels run on other threads.
 void set_isa_override(std::optional<Isa> isa);
-std::string_view isa_name(Isa isa);
+const char* isa_name(Isa isa);
 
 /// RAII override for tests: ScopedIsa force(Isa::AVX2);
 class ScopedIsa {

@@ -3,6 +3,8 @@
 // Each kernel tiles over m itself so a loaded weight block serves several activation rows.
 #include "backend/cpu/matmul.h"
 
+#include "backend/cpu/isa.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -20,22 +22,15 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-Isa detect_best() {
-  Isa best = Isa::SCALAR;
-  if (isa_supported(Isa::AVX512)) best = Isa::AVX512;
-  else if (isa_supported(Isa::AVX2)) best = Isa::AVX2;
-  if (const char* env = std::getenv("OXYD_CPU_ISA")) {
-    const std::string s(env);
-    Isa cap = best;
-    if (s == "scalar") cap = Isa::SCALAR;
-    else if (s == "avx2") cap = Isa::AVX2;
-    else if (s == "avx512") cap = Isa::AVX512;
-    if (int(cap) < int(best)) best = cap;
-  }
-  return best;
+// The AVX-512 matmul kernels also need VNNI, BF16 and VBMI, and the AVX2 ones BMI2; on a CPU
+// without them matmul drops to the next variant while the other ops keep theirs.
+Isa matmul_isa() {
+  const CpuFeatures& f = cpu_features();
+  Isa isa = active_isa();
+  if (isa == Isa::AVX512 && !(f.avx512vnni && f.avx512bf16 && f.avx512vbmi && f.bmi2)) isa = Isa::AVX2;
+  if (isa == Isa::AVX2 && !f.bmi2) isa = Isa::SCALAR;
+  return isa;
 }
-
-Isa g_isa = detect_best();
 
 MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
@@ -53,47 +48,13 @@ std::vector<uint8_t>& act_scratch() {
 
 }  // namespace
 
-const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::AVX512: return "avx512";
-    case Isa::AVX2: return "avx2";
-    default: return "scalar";
-  }
-}
-
-bool isa_supported(Isa isa) {
-  const CpuFeatures& f = cpu_features();
-  switch (isa) {
-    case Isa::SCALAR: return true;
-    case Isa::AVX2: return f.avx2 && f.fma && f.f16c && f.bmi2;
-    case Isa::AVX512:
-      return f.avx2 && f.fma && f.f16c && f.bmi2 && f.avx512f && f.avx512bw && f.avx512vl &&
-             f.avx512dq && f.avx512vnni && f.avx512bf16 && f.avx512vbmi;
-  }
-  return false;
-}
-
-Isa best_isa() {
-  static const Isa best = detect_best();
-  return best;
-}
-
-Isa active_isa() { return g_isa; }
-
-void set_isa(Isa isa) {
-  if (!isa_supported(isa))
-    throw_error(ErrorCode::UNSUPPORTED, std::string("this CPU cannot run the ") + isa_name(isa) +
-                                            " kernels (has: " + cpu_features().to_string() + ")");
-  g_isa = isa;
-}
-
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t k = x.cols(), m = x.rows(), n = w.rows();
   OXYD_CHECK(x.dtype == DType::F32 && y.dtype == DType::F32, "matmul: x and y must be F32");
   OXYD_CHECK(w.cols() == k && y.cols() == n && y.rows() == m, "matmul: shape mismatch");
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
-  const MatmulKernel kern = kernel_for(g_isa, w.dtype, m);
+  const MatmulKernel kern = kernel_for(matmul_isa(), w.dtype, m);
 
   TileArgs base{};
   base.wtype = w.dtype;

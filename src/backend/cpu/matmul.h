@@ -1,6 +1,6 @@
 // CPU matmul y = x·wᵀ for every weight format, and get_rows (embedding lookup) from any format.
 // Kernels exist per ISA (scalar, AVX2, AVX-512); the best one this CPU supports is chosen once
-// from CPUID, and tests/benches may force another. Work is split over the global ThreadPool.
+// from CPUID (backend/cpu/isa.h), and tests/benches may force a lower one. Work is split over the global ThreadPool.
 // Inputs are assumed valid (ops/matmul.h checks them); violations are caught by OXYD_CHECK.
 #pragma once
 
@@ -9,19 +9,6 @@
 #include "core/tensor.h"
 
 namespace oxyd::backend::cpu {
-
-enum class Isa { SCALAR, AVX2, AVX512 };
-
-const char* isa_name(Isa isa);
-/// Whether this CPU can run the kernels of `isa`.
-bool isa_supported(Isa isa);
-/// The best ISA this CPU supports (OXYD_CPU_ISA=scalar|avx2|avx512 caps it).
-Isa best_isa();
-/// The ISA matmul currently uses (best_isa() unless set_isa was called).
-Isa active_isa();
-/// Forces an ISA (tests, benches). Throws Error(UNSUPPORTED) if this CPU lacks it. Not
-/// thread-safe with a running matmul.
-void set_isa(Isa isa);
 
 /// y[m, n] = x[m, k] · w[n, k]ᵀ. x, y F32; w any of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 /// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4. Rows contiguous. Quantized weights are

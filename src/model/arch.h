@@ -1,0 +1,64 @@
+// ArchSpec: everything the one transformer needs to know about a model family — tensor names in
+// Hugging Face checkpoints and in GGUF files, and the flags that switch its few variations.
+// A family is one archs/<family>.cc returning an ArchSpec plus one line in arch_registry.cc;
+// code outside archs/ never branches on a family name (DESIGN.md §2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/op_params.h"
+
+namespace oxyd::model {
+
+/// One weight slot of a decoder layer or of the model, with its name in each format. "{}" in a
+/// layer name stands for the layer index. Empty name = the format has no such tensor.
+struct TensorName {
+  std::string hf;
+  std::string gguf;
+};
+
+/// Names of every weight the transformer may read. Absent optional tensors are simply skipped.
+struct TensorNames {
+  TensorName embed{"model.embed_tokens.weight", "token_embd.weight"};
+  TensorName final_norm{"model.norm.weight", "output_norm.weight"};
+  TensorName lm_head{"lm_head.weight", "output.weight"};  // absent → tied to embed
+  TensorName attn_norm{"model.layers.{}.input_layernorm.weight", "blk.{}.attn_norm.weight"};
+  TensorName q{"model.layers.{}.self_attn.q_proj.weight", "blk.{}.attn_q.weight"};
+  TensorName k{"model.layers.{}.self_attn.k_proj.weight", "blk.{}.attn_k.weight"};
+  TensorName v{"model.layers.{}.self_attn.v_proj.weight", "blk.{}.attn_v.weight"};
+  TensorName qkv{"", ""};  // fused [q | k | v] rows (Phi-3)
+  TensorName q_bias{"model.layers.{}.self_attn.q_proj.bias", "blk.{}.attn_q.bias"};
+  TensorName k_bias{"model.layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k.bias"};
+  TensorName v_bias{"model.layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v.bias"};
+  TensorName o{"model.layers.{}.self_attn.o_proj.weight", "blk.{}.attn_output.weight"};
+  TensorName q_norm{"model.layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight"};
+  TensorName k_norm{"model.layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight"};
+  TensorName post_attn_norm{"", ""};  // sandwich norm after attention (Gemma 2/3)
+  TensorName ffn_norm{"model.layers.{}.post_attention_layernorm.weight", "blk.{}.ffn_norm.weight"};
+  TensorName gate{"model.layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate.weight"};
+  TensorName up{"model.layers.{}.mlp.up_proj.weight", "blk.{}.ffn_up.weight"};
+  TensorName gate_up{"", ""};  // fused [gate | up] rows (Phi-3)
+  TensorName down{"model.layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down.weight"};
+  TensorName post_ffw_norm{"", ""};  // sandwich norm after the MLP (Gemma 2/3)
+  /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
+  /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
+  std::string gguf_rope_factors = "rope_freqs.weight";
+};
+
+struct ArchSpec {
+  std::string family;  // loader::ModelConfig::family
+  TensorNames names;
+  backend::Activation act = backend::Activation::SILU;
+  /// HF checkpoints store w of a x̂·(1 + w) RMSNorm (Gemma); GGUF converters bake the +1 in.
+  bool norm_one_plus_in_hf = false;
+  /// h0 = embed · √hidden_size (Gemma).
+  bool embed_scale_sqrt_hidden = false;
+  /// llama.cpp's NORM rope: its converter permuted Q/K rows per head so the GGUF pairs dims
+  /// (2i, 2i+1). We keep the file as is and rotate interleaved pairs (no load-time copy).
+  bool gguf_rope_interleaved = false;
+  /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
+  bool gguf_ignores_sliding_window = false;
+};
+
+}  // namespace oxyd::model

@@ -1,0 +1,24 @@
+// ForwardBatch: the flat batch of one model step (DESIGN.md §3, vLLM v1 layout). Prefill chunks
+// and decode tokens of many requests are packed back to back; attention reads K/V through each
+// request's block table and this step's K/V are written at slot_mapping first.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace oxyd::model {
+
+struct ForwardBatch {
+  std::span<const int32_t> token_ids;        // [num_tokens]
+  std::span<const int32_t> positions;        // [num_tokens] absolute position in its sequence
+  std::span<const int32_t> query_start_loc;  // [num_reqs + 1]
+  std::span<const int32_t> seq_lens;         // [num_reqs] cached tokens incl. this step's
+  std::span<const int32_t> block_table;      // [num_reqs, max_blocks_per_req] row-major
+  int64_t max_blocks_per_req = 0;
+  std::span<const int32_t> slot_mapping;     // [num_tokens] block · block_size + offset
+  std::span<const int32_t> logits_indices;   // [num_logits] token rows that need logits
+  int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
+  int64_t num_reqs() const { return static_cast<int64_t>(seq_lens.size()); }
+};
+
+}  // namespace oxyd::model

@@ -1,0 +1,39 @@
+// KvCache: the paged K/V storage of one model, per layer [num_blocks, block_size, num_kv_heads,
+// head_dim] (DESIGN.md §4). It owns memory only; which request holds which block is kv/'s job.
+#pragma once
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace oxyd::model {
+
+class KvCache {
+ public:
+  /// dtype F32 | F16 | BF16.
+  KvCache(int64_t num_layers, int64_t num_blocks, int64_t block_size, int64_t num_kv_heads,
+          int64_t head_dim, DType dtype = DType::F32)
+      : num_blocks_(num_blocks), block_size_(block_size), num_kv_heads_(num_kv_heads),
+        head_dim_(head_dim), dtype_(dtype) {
+    const size_t bytes = static_cast<size_t>(num_blocks * block_size * num_kv_heads) *
+                         static_cast<size_t>(dtype_row_bytes(dtype, head_dim));
+    for (int64_t l = 0; l < num_layers; ++l) {
+      k_.emplace_back(bytes);
+      v_.emplace_back(bytes);
+    }
+  }
+  Tensor k(int64_t layer) const { return view(k_[layer]); }
+  Tensor v(int64_t layer) const { return view(v_[layer]); }
+  int64_t num_blocks() const { return num_blocks_; }
+  int64_t block_size() const { return block_size_; }
+
+ private:
+  Tensor view(const Buffer& b) const {
+    return Tensor(dtype_, b.data(), {num_blocks_, block_size_, num_kv_heads_, head_dim_});
+  }
+  int64_t num_blocks_, block_size_, num_kv_heads_, head_dim_;
+  DType dtype_;
+  std::vector<Buffer> k_, v_;
+};
+
+}  // namespace oxyd::model

@@ -1,0 +1,60 @@
+// Self-attention block (see attention.h). Shapes: q [T, nh, hd], k/v [T, nkv, hd].
+#include "model/layers/attention.h"
+
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
+
+namespace oxyd::model::layers {
+
+void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMeta& meta,
+                    const Tensor& k_cache, const Tensor& v_cache, const Tensor& h,
+                    AttentionWorkspace& ws, const Tensor& out) {
+  const int64_t T = h.dim(0), nh = s.num_heads, nkv = s.num_kv_heads, hd = s.head_dim;
+  ws.q.resize(T * nh * hd);
+  ws.k.resize(T * nkv * hd);
+  ws.v.resize(T * nkv * hd);
+  ws.out.resize(T * nh * hd);
+  auto view = [](std::vector<float>& v, std::initializer_list<int64_t> d) { return Tensor(DType::F32, v.data(), d); };
+  Tensor q = view(ws.q, {T, nh, hd}), k = view(ws.k, {T, nkv, hd}), v = view(ws.v, {T, nkv, hd});
+  Tensor q2 = view(ws.q, {T, nh * hd}), k2 = view(ws.k, {T, nkv * hd}), v2 = view(ws.v, {T, nkv * hd});
+
+  ops::matmul(h, w.q, q2);
+  ops::matmul(h, w.k, k2);
+  ops::matmul(h, w.v, v2);
+  if (w.q_bias.data) ops::add(q2, w.q_bias, q2);
+  if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
+  if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
+  const float eps = s.rms_norm_eps;
+  if (w.q_norm.data) ops::rms_norm(view(ws.q, {T * nh, hd}), &w.q_norm, eps, view(ws.q, {T * nh, hd}));
+  if (w.k_norm.data) ops::rms_norm(view(ws.k, {T * nkv, hd}), &w.k_norm, eps, view(ws.k, {T * nkv, hd}));
+
+  const RopeTable& rt = *s.rope;
+  Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
+  Tensor ff;
+  if (!rt.freq_factors.empty())
+    ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
+                {static_cast<int64_t>(rt.freq_factors.size())});
+  const Tensor* ffp = ff.data ? &ff : nullptr;
+  ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
+  ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping);
+
+  backend::AttentionParams ap;
+  ap.q = q;
+  ap.k_cache = k_cache;
+  ap.v_cache = v_cache;
+  ap.query_start_loc = meta.query_start_loc;
+  ap.seq_lens = meta.seq_lens;
+  ap.block_table = meta.block_table;
+  ap.out = view(ws.out, {T, nh, hd});
+  ap.scale = s.scale;
+  ap.sliding_window = s.sliding_window;
+  ap.logit_softcap = s.logit_softcap;
+  ops::paged_attention(ap);
+  ops::matmul(view(ws.out, {T, nh * hd}), w.o, out);
+}
+
+}  // namespace oxyd::model::layers

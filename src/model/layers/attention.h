@@ -1,0 +1,51 @@
+// Self-attention block of one decoder layer over the flat batch: projections (+bias), optional
+// per-head q/k RMSNorm, RoPE, K/V written into the paged cache at slot_mapping, paged attention,
+// output projection. Knows nothing of families: every variation is a field of AttentionSpec.
+#pragma once
+
+#include <vector>
+
+#include "backend/op_params.h"
+#include "core/tensor.h"
+#include "model/weights.h"
+
+namespace oxyd::model::layers {
+
+/// RoPE tables of one layer (computed once at load).
+struct RopeTable {
+  std::vector<float> inv_freq;      // [rot/2]
+  std::vector<float> freq_factors;  // [rot/2] per-pair divisors, or empty
+  float attention_factor = 1.0f;    // multiplies cos and sin
+  backend::RopeStyle style = backend::RopeStyle::NEOX;
+};
+
+struct AttentionSpec {
+  int64_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
+  float rms_norm_eps = 1e-6f;  // q/k norms
+  float scale = 1.0f;          // on q·k
+  float logit_softcap = 0.0f;  // > 0: cap·tanh(s/cap)
+  int sliding_window = 0;      // > 0: keys older than this are masked
+  const RopeTable* rope = nullptr;
+};
+
+/// The batch metadata every layer shares (I32 views of ForwardBatch).
+struct BatchMeta {
+  Tensor positions;        // [num_tokens]
+  Tensor query_start_loc;  // [num_reqs + 1]
+  Tensor seq_lens;         // [num_reqs]
+  Tensor block_table;      // [num_reqs, max_blocks_per_req]
+  Tensor slot_mapping;     // [num_tokens]
+};
+
+/// Scratch reused across layers and steps (grows, never shrinks).
+struct AttentionWorkspace {
+  std::vector<float> q, k, v, out;
+};
+
+/// h [T, H] (normed input) → out [T, H] (o_proj output, before any post-norm or residual).
+/// k_cache / v_cache: this layer's [num_blocks, block_size, num_kv_heads, head_dim].
+void self_attention(const LayerWeights& w, const AttentionSpec& spec, const BatchMeta& meta,
+                    const Tensor& k_cache, const Tensor& v_cache, const Tensor& h,
+                    AttentionWorkspace& ws, const Tensor& out);
+
+}  // namespace oxyd::model::layers

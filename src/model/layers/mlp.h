@@ -1,0 +1,21 @@
+// Gated MLP of one decoder layer: down(act(gate(h)) ⊙ up(h)) — SwiGLU (SILU) or GeGLU (GELU_TANH).
+// A fused gate_up checkpoint arrives here already split into row views by model/weights.
+#pragma once
+
+#include <vector>
+
+#include "backend/op_params.h"
+#include "core/tensor.h"
+#include "model/weights.h"
+
+namespace oxyd::model::layers {
+
+struct MlpWorkspace {
+  std::vector<float> gate, up;
+};
+
+/// h [T, H] → out [T, H].
+void gated_mlp(const LayerWeights& w, backend::Activation act, const Tensor& h, MlpWorkspace& ws,
+               const Tensor& out);
+
+}  // namespace oxyd::model::layers

@@ -1,0 +1,199 @@
+// The decoder forward pass (see transformer.h). Per layer:
+//   x += residual_multiplier · [post_attn_norm](self_attention(attn_norm(x)))
+//   x += residual_multiplier · [post_ffw_norm](gated_mlp(ffn_norm(x)))
+// then final norm and head on the logits rows only. Load-time choices (rope tables, per-layer
+// windows, scales) are made once in load(); layers/ holds the blocks.
+#include "model/transformer.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "model/arch_registry.h"
+#include "ops/elementwise.h"
+#include "ops/embedding.h"
+#include "ops/matmul.h"
+#include "ops/rms_norm.h"
+#include "ops/rope_scaling.h"
+
+namespace oxyd::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor f32(std::vector<float>& v, std::initializer_list<int64_t> dims) {
+  return Tensor(DType::F32, v.data(), dims);
+}
+Tensor i32(std::span<const int32_t> s) {
+  return Tensor(DType::I32, const_cast<int32_t*>(s.data()), {static_cast<int64_t>(s.size())});
+}
+
+ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::ModelConfig& c,
+                            bool use_tensor_factors) {
+  ops::RopeScaling s;
+  auto type = ops::rope_type_from_name(p.rope_type);
+  if (!type)
+    throw Error(ErrorCode::UNSUPPORTED, c.source + ": rope_type '" + p.rope_type + "' is not supported");
+  s.rope_type = use_tensor_factors ? ops::RopeType::DEFAULT : *type;
+  s.rope_theta = p.rope_theta;
+  s.partial_rotary_factor = p.partial_rotary_factor;
+  // longrope: HF derives the factor from max_position / original_max_position (Phi-3 configs
+  // carry no `factor`; ModelConfig's default 1.0 would switch the attention factor off).
+  if (s.rope_type != ops::RopeType::DEFAULT && s.rope_type != ops::RopeType::LONGROPE) s.factor = p.factor;
+  s.max_position_embeddings = c.max_position_embeddings;
+  s.original_max_position_embeddings = p.original_max_position_embeddings.value_or(0);
+  s.low_freq_factor = p.low_freq_factor;
+  s.high_freq_factor = p.high_freq_factor;
+  s.beta_fast = p.beta_fast;
+  s.beta_slow = p.beta_slow;
+  s.mscale = p.mscale;
+  s.mscale_all_dim = p.mscale_all_dim;
+  s.attention_factor = p.attention_factor;
+  s.truncate = p.truncate;
+  s.short_factor = p.short_factor;
+  s.long_factor = p.long_factor;
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
+  std::unique_ptr<Transformer> t(new Transformer());
+  if (fs::is_directory(path)) {
+    t->config_ = loader::load_hf_config((fs::path(path) / "config.json").string());
+  } else if (fs::path(path).extension() == ".gguf") {
+    t->config_ = loader::model_config_from_gguf(loader::GgufFile::open(path));
+  } else {
+    throw Error(ErrorCode::INVALID_ARGUMENT,
+                path + ": expected a .gguf file or a directory with config.json and *.safetensors");
+  }
+  const loader::ModelConfig& c = t->config_;
+  t->spec_ = &arch_spec(c.family);
+  t->weights_ = Weights::load(path, c, *t->spec_);
+  const bool gguf = t->weights_->source() == WeightSource::GGUF;
+
+  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+  if (c.attention_multiplier) scale = static_cast<float>(*c.attention_multiplier);
+  else if (c.query_pre_attn_scalar) scale = static_cast<float>(1.0 / std::sqrt(*c.query_pre_attn_scalar));
+
+  const int64_t L = c.num_hidden_layers;
+  if (static_cast<int64_t>(c.layer_types.size()) != L)
+    throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": layer_types must have one entry per layer");
+  t->rope_.reserve(L);  // attn_[l].rope points into rope_
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string& lt = c.layer_types[l];
+    if (lt == loader::kLinearAttention)
+      throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention layers are not supported yet");
+    const bool sliding = lt == loader::kSlidingAttention && c.sliding_window &&
+                         !(gguf && t->spec_->gguf_ignores_sliding_window);
+    // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
+    const bool tensor_factors = gguf && t->weights_->rope_factors.data && lt == loader::kFullAttention;
+    const loader::RopeParameters& rp = c.rope(lt);
+    // longrope: long factors when the context exceeds the original one (llama.cpp's rule; HF
+    // switches by current length, the same once a sequence is that long).
+    ops::RopeFrequencies fr =
+        ops::rope_frequencies(to_scaling(rp, c, tensor_factors), c.head_dim, c.max_position_embeddings);
+    layers::RopeTable rt;
+    rt.inv_freq = fr.inv_freq;
+    rt.attention_factor = fr.attention_factor;
+    if (tensor_factors) {
+      const Tensor& f = t->weights_->rope_factors;
+      if (f.numel() != static_cast<int64_t>(rt.inv_freq.size()))
+        throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": rope factors tensor has " +
+                                                     std::to_string(f.numel()) + " entries, expected " +
+                                                     std::to_string(rt.inv_freq.size()));
+      rt.freq_factors.assign(f.ptr<float>(), f.ptr<float>() + f.numel());
+      if (rp.attention_factor) rt.attention_factor = static_cast<float>(*rp.attention_factor);
+    }
+    rt.style = gguf && t->spec_->gguf_rope_interleaved ? backend::RopeStyle::INTERLEAVED
+                                                       : backend::RopeStyle::NEOX;
+    t->rope_.push_back(std::move(rt));
+    layers::AttentionSpec as;
+    as.num_heads = c.num_attention_heads;
+    as.num_kv_heads = c.num_key_value_heads;
+    as.head_dim = c.head_dim;
+    as.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
+    as.scale = scale;
+    as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
+    as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
+    as.rope = &t->rope_.back();
+    t->attn_.push_back(as);
+  }
+  return t;
+}
+
+KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, DType dtype) const {
+  return KvCache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads,
+                 config_.head_dim, dtype);
+}
+
+void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
+  const int64_t T = b.num_tokens(), R = b.num_reqs();
+  auto bad = [](const std::string& m) { throw Error(ErrorCode::INVALID_ARGUMENT, "ForwardBatch: " + m); };
+  if (T == 0) bad("no tokens");
+  if (static_cast<int64_t>(b.positions.size()) != T || static_cast<int64_t>(b.slot_mapping.size()) != T)
+    bad("positions and slot_mapping must have num_tokens = " + std::to_string(T) + " entries");
+  if (static_cast<int64_t>(b.query_start_loc.size()) != R + 1) bad("query_start_loc must have num_reqs + 1 entries");
+  if (b.max_blocks_per_req <= 0 || static_cast<int64_t>(b.block_table.size()) != R * b.max_blocks_per_req)
+    bad("block_table must be [num_reqs, max_blocks_per_req]");
+  for (int32_t i : b.logits_indices)
+    if (i < 0 || i >= T) bad("logits index " + std::to_string(i) + " outside [0, num_tokens)");
+  for (int32_t p : b.positions)
+    if (p < 0) bad("negative position");
+  if (cache.num_blocks() <= 0) bad("empty KV cache");
+  // Block ids, slots and sequence lengths are checked by ops::paged_attention / reshape_and_cache.
+}
+
+Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
+  validate(b, cache);
+  const loader::ModelConfig& c = config_;
+  const Weights& w = *weights_;
+  const int64_t T = b.num_tokens(), H = c.hidden_size;
+  const float resid = static_cast<float>(c.residual_multiplier);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  x_.resize(T * H);
+  h_.resize(T * H);
+  Tensor X = f32(x_, {T, H}), Hn = f32(h_, {T, H});
+  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
+                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
+                                {b.num_reqs(), b.max_blocks_per_req}),
+                         i32(b.slot_mapping)};
+
+  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
+  float emb_scale = static_cast<float>(c.embedding_multiplier);
+  if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
+  if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
+
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    ops::rms_norm(X, &lw.attn_norm, eps, Hn);
+    layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), Hn, attn_ws_, Hn);
+    if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
+    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
+    ops::add(X, Hn, X);
+
+    ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
+    layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+    if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
+    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
+    ops::add(X, Hn, X);
+  }
+
+  // Final norm and head only on the rows that need logits.
+  const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
+  logits_ = Buffer(sizeof(float) * std::max<int64_t>(R, 1) * V);
+  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V});
+  out.shape[0] = R;
+  if (R == 0) return out;
+  sel_.resize(R * H);
+  for (int64_t i = 0; i < R; ++i) std::copy_n(x_.data() + b.logits_indices[i] * H, H, sel_.data() + i * H);
+  Tensor S = f32(sel_, {R, H});
+  ops::rms_norm(S, &w.final_norm, eps, S);
+  ops::matmul(S, w.lm_head, out);  // [R, V]
+  if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);
+  if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
+    ops::softcap(out, static_cast<float>(*c.final_logit_softcapping), out);
+  return out;
+}
+
+}  // namespace oxyd::model

@@ -1,0 +1,168 @@
+// Binding checkpoint tensors to LayerWeights, with the load-time fix-ups of weights.h.
+#include "model/weights.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "loader/gguf.h"
+#include "loader/safetensors.h"
+
+namespace oxyd::model {
+
+struct Weights::Impl {
+  std::optional<loader::GgufFile> gguf;
+  std::optional<loader::SafetensorsFile> st;
+  std::vector<Buffer> owned;  // converted 1-D tensors (F32 norms / biases)
+  std::string path;
+
+  // The tensor named `name` ("{}" = layer), or an absent Tensor.
+  Tensor find(const TensorName& n, int64_t layer) const {
+    std::string name = gguf ? n.gguf : n.hf;
+    if (name.empty()) return {};
+    if (auto pos = name.find("{}"); pos != std::string::npos)
+      name.replace(pos, 2, std::to_string(layer));
+    if (gguf) {
+      const auto* t = gguf->find_tensor(name);
+      return t ? gguf->view(*t) : Tensor{};
+    }
+    const auto* t = st->find_tensor(name);
+    return t ? st->view(*t) : Tensor{};
+  }
+
+  std::string describe(const TensorName& n, int64_t layer) const {
+    std::string name = gguf ? n.gguf : n.hf;
+    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
+    return path + ": tensor '" + name + "'";
+  }
+
+  Tensor required(const TensorName& n, int64_t layer) const {
+    Tensor t = find(n, layer);
+    if (!t.data) throw Error(ErrorCode::INVALID_ARGUMENT, describe(n, layer) + " is missing");
+    return t;
+  }
+
+  // A 1-D tensor as F32 [n] owned here, plus `add` to every element (Gemma's 1 + w).
+  Tensor vector_f32(const Tensor& t, int64_t n, float add, const std::string& what) {
+    if (!t.data) return {};
+    if (t.numel() != n)
+      throw Error(ErrorCode::INVALID_ARGUMENT, what + " has " + std::to_string(t.numel()) +
+                                                   " elements, expected " + std::to_string(n));
+    if (!can_dequantize(t.dtype))
+      throw Error(ErrorCode::UNSUPPORTED, what + ": dtype " + std::string(dtype_name(t.dtype)) +
+                                              " cannot be read as a vector");
+    Buffer b(sizeof(float) * n);
+    dequantize_row(t.dtype, t.data, b.as<float>(), n);
+    if (add != 0.0f)
+      for (int64_t i = 0; i < n; ++i) b.as<float>()[i] += add;
+    Tensor out(DType::F32, b.data(), {n});
+    owned.push_back(std::move(b));
+    return out;
+  }
+};
+
+namespace {
+
+void check_matrix(const Tensor& t, int64_t rows, int64_t cols, const std::string& what) {
+  if (t.ndim != 2 || t.dim(0) != rows || t.dim(1) != cols)
+    throw Error(ErrorCode::INVALID_ARGUMENT, what + " has shape " + t.shape_str() + ", expected [" +
+                                                 std::to_string(rows) + ", " + std::to_string(cols) + "]");
+}
+
+// Rows [begin, begin + n) of a 2-D weight as a view (whole rows are addressable in every format).
+Tensor row_slice(const Tensor& t, int64_t begin, int64_t n) {
+  Tensor v = t;
+  v.data = t.row(begin);
+  v.shape[0] = n;
+  return v;
+}
+
+bool is_gguf_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  return !fs::is_directory(path) && fs::path(path).extension() == ".gguf";
+}
+
+}  // namespace
+
+Weights::~Weights() = default;
+
+std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
+                                       const ArchSpec& spec) {
+  std::unique_ptr<Weights> w(new Weights());
+  w->impl_ = std::make_unique<Impl>();
+  Impl& im = *w->impl_;
+  im.path = path;
+  if (is_gguf_path(path)) {
+    im.gguf.emplace(loader::GgufFile::open(path));
+    w->source_ = WeightSource::GGUF;
+  } else {
+    im.st.emplace(loader::SafetensorsFile::open(path));
+    w->source_ = WeightSource::SAFETENSORS;
+  }
+  const TensorNames& n = spec.names;
+  const int64_t H = c.hidden_size, V = c.vocab_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
+  const float norm_add = (spec.norm_one_plus_in_hf && !im.gguf) ? 1.0f : 0.0f;
+
+  w->embed = im.required(n.embed, 0);
+  check_matrix(w->embed, V, H, im.describe(n.embed, 0));
+  w->final_norm = im.vector_f32(im.required(n.final_norm, 0), H, norm_add, im.describe(n.final_norm, 0));
+  w->lm_head = c.tie_word_embeddings ? Tensor{} : im.find(n.lm_head, 0);
+  if (!w->lm_head.data) w->lm_head = w->embed;
+  check_matrix(w->lm_head, V, H, im.describe(n.lm_head, 0));
+  if (im.gguf && !n.gguf_rope_factors.empty()) {
+    if (const auto* t = im.gguf->find_tensor(n.gguf_rope_factors)) {
+      Tensor f = im.gguf->view(*t);
+      w->rope_factors = im.vector_f32(f, f.numel(), 0.0f, path + ": tensor '" + n.gguf_rope_factors + "'");
+    }
+  }
+
+  w->layers.resize(c.num_hidden_layers);
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    LayerWeights& L = w->layers[l];
+    auto vec = [&](const TensorName& tn, int64_t len, float add, bool req) {
+      Tensor t = req ? im.required(tn, l) : im.find(tn, l);
+      return im.vector_f32(t, len, add, im.describe(tn, l));
+    };
+    auto mat = [&](const TensorName& tn, int64_t rows, int64_t cols) {
+      Tensor t = im.required(tn, l);
+      check_matrix(t, rows, cols, im.describe(tn, l));
+      return t;
+    };
+    L.attn_norm = vec(n.attn_norm, H, norm_add, true);
+    if (Tensor qkv = im.find(n.qkv, l); qkv.data) {
+      check_matrix(qkv, q_dim + 2 * kv_dim, H, im.describe(n.qkv, l));
+      L.q = row_slice(qkv, 0, q_dim);
+      L.k = row_slice(qkv, q_dim, kv_dim);
+      L.v = row_slice(qkv, q_dim + kv_dim, kv_dim);
+    } else {
+      L.q = mat(n.q, q_dim, H);
+      L.k = mat(n.k, kv_dim, H);
+      L.v = mat(n.v, kv_dim, H);
+    }
+    L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
+    L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
+    L.v_bias = vec(n.v_bias, kv_dim, 0.0f, false);
+    L.o = mat(n.o, H, q_dim);
+    L.q_norm = vec(n.q_norm, hd, norm_add, false);
+    L.k_norm = vec(n.k_norm, hd, norm_add, false);
+    L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());
+    L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
+    L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
+    const int64_t I = c.intermediate_size;
+    if (Tensor gu = im.find(n.gate_up, l); gu.data) {
+      check_matrix(gu, 2 * I, H, im.describe(n.gate_up, l));
+      L.gate = row_slice(gu, 0, I);
+      L.up = row_slice(gu, I, I);
+    } else {
+      L.gate = mat(n.gate, I, H);
+      L.up = mat(n.up, I, H);
+    }
+    L.down = mat(n.down, H, I);
+  }
+  return w;
+}
+
+}  // namespace oxyd::model

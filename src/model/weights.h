@@ -1,0 +1,52 @@
+// Weights: the tensors of one model, viewed in place in the mmapped GGUF or safetensors file
+// (any weight format; quantization is a property of each weight). Load-time fix-ups live here
+// and only here: fused q/k/v and gate/up are split into row views (no copy), Gemma's HF x̂·(1+w)
+// norms become plain weights, and every 1-D tensor (norms, biases) is converted to F32.
+// Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "loader/model_config.h"
+#include "model/arch.h"
+
+namespace oxyd::model {
+
+struct LayerWeights {
+  Tensor attn_norm, q, k, v, o;            // q [nh·hd, H], k/v [nkv·hd, H], o [H, nh·hd]
+  Tensor q_bias, k_bias, v_bias;           // [nh·hd], [nkv·hd] F32 or absent
+  Tensor q_norm, k_norm;                   // [hd] F32 or absent
+  Tensor post_attn_norm, ffn_norm, post_ffw_norm;  // [H] F32 (post_* absent unless sandwich)
+  Tensor gate, up, down;                   // gate/up [I, H], down [H, I]
+};
+
+/// Where the weights come from.
+enum class WeightSource { GGUF, SAFETENSORS };
+
+class Weights {
+ public:
+  /// Opens a .gguf file, or a Hugging Face directory / .safetensors file, and binds every tensor
+  /// of `spec` for `config`. Missing required tensors and shape mismatches throw
+  /// Error(INVALID_ARGUMENT) naming the file and tensor.
+  static std::unique_ptr<Weights> load(const std::string& path, const loader::ModelConfig& config,
+                                       const ArchSpec& spec);
+  ~Weights();
+
+  WeightSource source() const { return source_; }
+  Tensor embed;        // [vocab, H]
+  Tensor final_norm;   // [H] F32
+  Tensor lm_head;      // [vocab, H] (the embedding when tied)
+  Tensor rope_factors; // [rot/2] F32 per-pair frequency divisors (GGUF llama3 / longrope) or absent
+  std::vector<LayerWeights> layers;
+
+ private:
+  Weights() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  WeightSource source_ = WeightSource::GGUF;
+};
+
+}  // namespace oxyd::model

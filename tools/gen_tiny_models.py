@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Tiny random-weight models of every issue-5 family, built in transformers, plus goldens and GGUFs.
+
+Command (from the repository root; needs torch (CPU is enough) and the llama.cpp copy inside the PyPI
+sdist of llama-cpp-python 0.3.36, unpacked somewhere, e.g.
+`pip download --no-deps --no-binary :all: llama-cpp-python==0.3.36 && tar xzf llama_cpp_python-0.3.36.tar.gz`):
+
+    /work/venv/bin/python tools/gen_tiny_models.py --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
+
+Writes tests/data/archs/<family>/ for each family (deterministic, seeded):
+  config.json, generation_config.json, model.safetensors (F32), tokenizer.json, tokenizer_config.json
+  model-F32.gguf (llama only: size), model-F16.gguf, model-Q8_0.gguf
+                                                     llama.cpp's convert_hf_to_gguf.py (--outtype f32/f16/q8_0)
+  model-Q4_K.gguf or model-Q4_0.gguf                 the same converter, with 2-D weights forced to Q4_K
+                                                     (Q6_K for token_embd) where a row is a multiple of 256,
+                                                     Q4_0 otherwise; K-quant bytes from ggml's own C encoder
+  logits.bin    f32, per prompt [len, vocab] for every prompt position, prompts back to back
+  goldens.json  prompts (token ids), greedy tokens, and per GGUF format: tensor types, the oracle's
+                last-position logits of the same model with every weight replaced by dequant(quant(w))
+                (`quant_logits.bin`), its greedy tokens, and its KL divergence from the F32 reference.
+Oracle: transformers (eager attention) in float64 on the F32 weights. Greedy decoding recomputes the whole
+sequence every step (no KV cache), so sliding windows, longrope factors etc. are those of the full forward.
+Tokenizers: a byte-level BPE trained with Hugging Face `tokenizers` on a few KB of text, padded with added
+tokens to exactly vocab_size (the tests feed token ids; the tokenizer is there so the converter and a
+loader see a real-format file). The GGUF tokenizer metadata uses pre-tokenizer "default".
+Exceptions: mistral has no GGUFs (llama.cpp's `llama` arch drops its sliding window); llama_tok uses the
+real Llama 2 vocabulary from ../shared (tokenizer not committed), F16 weights, logits of the last 4 positions
+only, and no GGUFs (size). Only qwen3 (hidden 256) gets a K-quant file; hidden-128 models use Q4_0.
+KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
+should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
+Nothing from the sdist is committed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+OUT = ROOT / "tests" / "data" / "archs"
+PROMPT_LENS = [20, 33, 40]
+NUM_GREEDY = 32
+NUM_QUANT_GREEDY = 16
+QUANT_LAST_POSITIONS = 4
+
+TEXT = """The quick brown fox jumps over the lazy dog. A model reads tokens, one after another, and
+predicts what comes next. Attention looks back over the keys and values of earlier positions; a sliding
+window keeps only the most recent ones. Rotary position embeddings turn each pair of dimensions by an
+angle that grows with the position. Norms keep activations in range, and the feed-forward block mixes
+features with a gated activation. Quantized weights store small integers with a scale per block of 32
+or 256 values. """ * 6
+
+
+def family_configs():
+    """family -> (config class name, kwargs). Sizes keep every model near or below 2 MB in F32."""
+    V = 320
+    base = dict(vocab_size=V, max_position_embeddings=128, rms_norm_eps=1e-6, bos_token_id=1,
+                eos_token_id=2, pad_token_id=0)
+    return {
+        "llama": ("LlamaConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
+                  rope_parameters=dict(rope_type="llama3", rope_theta=10000.0, factor=8.0,
+                                       low_freq_factor=1.0, high_freq_factor=4.0,
+                                       original_max_position_embeddings=32))),
+        "mistral": ("MistralConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                    num_attention_heads=2, num_key_value_heads=1, head_dim=64, sliding_window=8,
+                    tie_word_embeddings=False, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        "qwen2": ("Qwen2Config", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
+                  rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        "qwen3": ("Qwen3Config", dict(base, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=True,
+                  rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        "gemma": ("GemmaConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=1, num_key_value_heads=1, head_dim=256,
+                  hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                  rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        "gemma2": ("Gemma2Config", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=128, query_pre_attn_scalar=128,  # llama.cpp: 1/sqrt(head_dim) unless 27B
+                  
+                   attn_logit_softcapping=5.0, final_logit_softcapping=10.0, sliding_window=8,
+                   hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                   rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # 6 layers so the 5:1 local/global pattern llama.cpp assumes for gemma3 GGUFs holds here too.
+        "gemma3": ("Gemma3TextConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=6,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=128, query_pre_attn_scalar=128,
+                   sliding_window=8, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                   layer_types=["sliding_attention"] * 5 + ["full_attention"],
+                   rope_parameters={"full_attention": dict(rope_type="default", rope_theta=1000000.0),
+                                    "sliding_attention": dict(rope_type="default", rope_theta=10000.0)})),
+        # All prompts are longer than original_max_position_embeddings (16), so HF and llama.cpp both
+        # use the long factors (HF by current length, llama.cpp by context size).
+        "phi3": ("Phi3Config", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False,
+                 sliding_window=None, original_max_position_embeddings=16,
+                 rope_parameters=dict(rope_type="longrope", rope_theta=10000.0,
+                                      short_factor=[1.0 + 0.05 * i for i in range(32)],
+                                      long_factor=[1.0 + 0.5 * i for i in range(32)],
+                                      original_max_position_embeddings=16))),
+        "granite": ("GraniteConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                    num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
+                    embedding_multiplier=2.0, attention_multiplier=0.1, residual_multiplier=1.5,
+                    logits_scaling=4.0, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # The real Llama 2 vocabulary (32000, ../shared/data/tokenizers/llama2): tiny hidden size and F16
+        # weights keep it near 2 MB; prompts are real text tokenized by HF tokenizers. No GGUFs (size).
+        "llama_tok": ("LlamaConfig", dict(base, vocab_size=32000, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=1, num_key_value_heads=1, head_dim=64,
+                      tie_word_embeddings=True, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+    }
+
+
+REAL_TOKENIZER = {"llama_tok": "llama2"}  # family -> ../shared/data/tokenizers/<name> (not committed)
+REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. Both cities are old.",
+             "def add(a, b):\n    return a + b\n\nprint(add(2, 3))  # prints five, of course",
+             "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
+# llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
+# is a different model from the HF one the goldens describe, so none is written.
+NO_GGUF = {"mistral"}
+KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
+GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
+
+
+def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    # <|endoftext|>, <unk>, <bos>, <eos>: tokens the per-family transformers tokenizer classes add when
+    # missing (e.g. Qwen2Tokenizer), which would push ids past vocab_size.
+    specials = ["<pad>", "<s>", "</s>", "<|endoftext|>", "<unk>", "<bos>", "<eos>"]
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator([TEXT], trainer)
+    extra = vocab_size - tok.get_vocab_size()
+    if extra > 0:
+        tok.add_special_tokens([f"<extra_{i}>" for i in range(extra)])
+    assert tok.get_vocab_size() == vocab_size, tok.get_vocab_size()
+    tok.save(str(out_dir / "tokenizer.json"))
+    (out_dir / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+        "pad_token": "<pad>", "add_bos_token": False, "model_max_length": 128}, indent=1))
+
+
+def init_weights(model, family: str, seed: int):
+    """N(0, 1/fan_in) matrices, norms 1 + 0.1·noise (Gemma: stored w = 0.1·noise, i.e. 1 + w), final
+    norm ×4 so the next-token distribution is peaked (ORACLE-NOTES.md)."""
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    gemma = family in GEMMA_STYLE
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                scale = 1.0
+                if name == "model.norm.weight":
+                    scale = 4.0
+                elif "post_" in name and gemma:  # sandwich post-norms (ORACLE-NOTES: needs larger)
+                    scale = 2.0
+                eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+                p.copy_((eff - 1.0) if gemma else eff)
+            elif name.endswith(".bias"):
+                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif p.dim() == 2:
+                fan_in = p.shape[1]
+                if "embed_tokens" in name:
+                    std = 1.0 / math.sqrt(fan_in) * (1.0 if not gemma else 1.0)
+                else:
+                    std = 1.0 / math.sqrt(fan_in)
+                p.copy_(std * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            else:
+                raise RuntimeError(f"unexpected parameter {name} {tuple(p.shape)}")
+
+
+def full_logits(model, ids):
+    import torch
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids], dtype=torch.long), use_cache=False)
+    return out.logits[0].to(torch.float64).numpy()
+
+
+def greedy(model, ids, n):
+    toks = list(ids)
+    out = []
+    for _ in range(n):
+        nxt = int(np.argmax(full_logits(model, toks)[-1]))
+        out.append(nxt)
+        toks.append(nxt)
+    return out
+
+
+def log_softmax(x):
+    m = x.max(axis=-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+def kl(p_logits, q_logits):
+    lp, lq = log_softmax(p_logits), log_softmax(q_logits)
+    return (np.exp(lp) * (lp - lq)).sum(axis=-1)
+
+
+# ---------------------------------------------------------------- GGUF conversion (llama.cpp converter)
+
+class Converter:
+    def __init__(self, llama_cpp: pathlib.Path):
+        sys.path.insert(0, str(llama_cpp))
+        sys.path.insert(1, str(llama_cpp / "gguf-py"))
+        import convert_hf_to_gguf as conv  # noqa: E402  (inserts its gguf-py too)
+        import gguf
+        from conversion import base
+        self.conv, self.gguf, self.base = conv, gguf, base
+        sys.path.insert(0, str(ROOT / "tools"))
+        import gen_quant_goldens as gq
+        import tempfile
+        self._tmp = tempfile.TemporaryDirectory()
+        self.ggml = gq.build_ggml(llama_cpp / "ggml", pathlib.Path(self._tmp.name))
+        self.gq = gq
+        self.force = None  # callable(new_name, shape) -> qtype or False
+        self._patch()
+
+    def _patch(self):
+        gguf, base = self.gguf, self.base
+        base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+        import conversion
+        for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
+                         "GraniteModel", "Qwen2Model", "Qwen3Model"]:
+            cls = None
+            for mod in list(sys.modules.values()):
+                if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
+                    cls = getattr(mod, cls_name)
+            if cls is None:
+                try:
+                    cls = conversion.get_model_class({"LlamaModel": "LlamaForCausalLM",
+                                                      "GemmaModel": "GemmaForCausalLM",
+                                                      "Gemma2Model": "Gemma2ForCausalLM",
+                                                      "Gemma3Model": "Gemma3ForCausalLM",
+                                                      "Phi3MiniModel": "Phi3ForCausalLM",
+                                                      "GraniteModel": "GraniteForCausalLM",
+                                                      "Qwen2Model": "Qwen2ForCausalLM",
+                                                      "Qwen3Model": "Qwen3ForCausalLM"}[cls_name])
+                except Exception as e:  # pragma: no cover
+                    raise RuntimeError(f"converter class {cls_name}: {e}")
+            cls.set_vocab = lambda self_: self_._set_vocab_gpt2()
+        orig_force = base.ModelBase.tensor_force_quant
+        conv = self
+
+        def force(self_, name, new_name, bid, n_dims):
+            if conv.force is not None and n_dims == 2 and new_name.endswith(".weight") \
+                    and not new_name.endswith("_norm.weight"):
+                return conv.force(new_name)
+            return orig_force(self_, name, new_name, bid, n_dims)
+        base.ModelBase.tensor_force_quant = force
+        orig_quantize = gguf.quants.quantize
+        kquant = {gguf.GGMLQuantizationType.Q4_K: "Q4_K", gguf.GGMLQuantizationType.Q6_K: "Q6_K"}
+
+        def quantize(data, qtype):
+            if qtype in kquant:
+                rows = np.ascontiguousarray(data, dtype=np.float32)
+                raw = conv.gq.ggml_quantize(conv.ggml, kquant[qtype], rows.reshape(-1))
+                return raw.reshape(*rows.shape[:-1], -1)
+            return orig_quantize(data, qtype)
+        gguf.quants.quantize = quantize
+
+    def convert(self, model_dir: pathlib.Path, outtype: str, out: pathlib.Path, force=None):
+        self.force = force
+        argv = sys.argv
+        sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
+                    "--no-lazy"]
+        try:
+            self.conv.main()
+        finally:
+            sys.argv = argv
+            self.force = None
+        return out
+
+    def tensor_types(self, path: pathlib.Path):
+        r = self.gguf.GGUFReader(str(path))
+        return {t.name: t.tensor_type.name for t in r.tensors}
+
+    def tensor_ne0(self, path: pathlib.Path):
+        r = self.gguf.GGUFReader(str(path))
+        return {t.name: int(t.shape[0]) for t in r.tensors}
+
+
+def roundtrip_rows(conv: Converter, w: np.ndarray, qtype_name: str) -> np.ndarray:
+    """dequant(quant(w)) row by row with the same encoders the GGUF was written with."""
+    gguf = conv.gguf
+    if qtype_name == "F32":
+        return w
+    if qtype_name == "F16":
+        return w.astype(np.float16).astype(np.float32)
+    qt = getattr(gguf.GGMLQuantizationType, qtype_name)
+    raw = gguf.quants.quantize(np.ascontiguousarray(w, dtype=np.float32), qt)
+    return gguf.quants.dequantize(raw, qt).reshape(w.shape).astype(np.float32)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--llama-cpp", type=pathlib.Path, required=True,
+                    help="vendor/llama.cpp folder of the unpacked llama-cpp-python 0.3.36 sdist")
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--out", type=pathlib.Path, default=OUT, help="output folder (default tests/data/archs)")
+    args = ap.parse_args()
+    conv = Converter(args.llama_cpp)
+    import torch
+    import transformers
+    torch.set_grad_enabled(False)
+    fams = family_configs()
+    for fi, (family, (cfg_cls, kw)) in enumerate(fams.items()):
+        if args.only and family not in args.only:
+            continue
+        out = args.out / family
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        cfg = getattr(transformers, cfg_cls)(**kw)
+        cfg._attn_implementation = "eager"
+        arch = cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
+        cfg.architectures = [arch]
+        torch.manual_seed(1000 + fi)
+        model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
+        init_weights(model, family, 1000 + fi)
+        real_tok = REAL_TOKENIZER.get(family)
+        if real_tok:  # F16 checkpoint; the oracle runs on exactly those weights
+            model16 = model.to(torch.float16)
+            model16.save_pretrained(out, safe_serialization=True)
+            model32 = model16.to(torch.float32)
+        else:
+            model32 = model.to(torch.float32)
+            model32.save_pretrained(out, safe_serialization=True)
+        model = model32.to(torch.float64)
+        gen = transformers.GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=0, do_sample=False)
+        gen.save_pretrained(out)
+        if real_tok:
+            from tokenizers import Tokenizer
+            tok = Tokenizer.from_file(str(SHARED / "data" / "tokenizers" / real_tok / "tokenizer.json"))
+            prompts = [tok.encode(t).ids for t in REAL_TEXT]
+        else:
+            make_tokenizer(out, kw["vocab_size"])
+            rng = np.random.default_rng(77 + fi)
+            prompts = [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS]
+        ref_logits = [full_logits(model, p) for p in prompts]
+        greedy_ref = [greedy(model, p, NUM_GREEDY) for p in prompts]
+        margins = []
+        for p, gt in zip(prompts, greedy_ref):
+            lg = full_logits(model, p + gt[:-1])[len(p) - 1:]
+            srt = np.sort(lg, axis=-1)
+            margins.append(float(np.min(srt[:, -1] - srt[:, -2])))
+        # all positions for the small vocabularies; the last few for the real one (size)
+        logit_positions = 1 if real_tok else 0
+        with open(out / "logits.bin", "wb") as f:
+            for lg in ref_logits:
+                f.write(lg[-logit_positions:].astype("<f4").tobytes())
+        golden = {"family": family, "architecture": arch, "vocab_size": kw["vocab_size"],
+                  "prompts": prompts, "greedy": greedy_ref,
+                  "logit_range": [float(lg.max() - lg.min()) for lg in ref_logits],
+                  "top1_margin_min": [float(np.min(np.sort(lg, axis=-1)[:, -1] - np.sort(lg, axis=-1)[:, -2]))
+                                      for lg in ref_logits],
+                  "greedy_top1_margin_min": margins,
+                  "logits_file": "logits.bin", "logits_last_positions": logit_positions, "gguf": {}}
+        if real_tok:
+            golden["tokenizer"] = f"data/tokenizers/{real_tok}"  # under ../shared
+            golden["prompt_text"] = REAL_TEXT
+            golden["greedy_text"] = [tok.decode(g) for g in greedy_ref]
+            (out / "goldens.json").write_text(json.dumps(golden, indent=1))
+            print(family, sum(p.stat().st_size for p in out.iterdir()), golden["greedy_text"])
+            continue
+
+        # GGUFs
+        state = {k: v.detach().to(torch.float32).numpy() for k, v in model32.state_dict().items()}
+        kq = family == "qwen3"
+
+        def force_k(new_name):
+            g = conv.gguf.GGMLQuantizationType
+            if ne0[new_name] % 256 == 0:
+                return g.Q6_K if new_name.startswith("token_embd") or new_name.startswith("output.") else g.Q4_K
+            return g.Q4_0
+
+        def force_q40(new_name):
+            return conv.gguf.GGMLQuantizationType.Q4_0
+        fmts = [] if family in NO_GGUF else [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
+                ("Q4_K" if kq else "Q4_0", "q8_0", force_k if kq else force_q40)]
+        qlog_all = []
+        for fmt, outtype, force in fmts:
+            path = out / f"model-{fmt}.gguf"
+            conv.convert(out, outtype, path, force)
+            if fmt == "F32":
+                ne0 = conv.tensor_ne0(path)
+                if family not in KEEP_F32_GGUF:  # size budget: F16 + its own oracle checks the GGUF path
+                    golden["gguf"]["F32"] = {"file": None, "tensor_types": conv.tensor_types(path)}
+                    path.unlink()
+                    continue
+            types = conv.tensor_types(path)
+            entry = {"file": path.name, "tensor_types": types}
+            if fmt != "F32":
+                # oracle for this file: the same model with each weight replaced by dequant(quant(w))
+                qmodel = getattr(transformers, arch)(cfg).to(torch.float64).eval()
+                sd = {}
+                for k, w in state.items():
+                    t = gguf_type_for(k, w, types, family)
+                    sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim == 2 else w)
+                qmodel.load_state_dict(sd, strict=False)
+                if cfg.tie_word_embeddings:
+                    qmodel.tie_weights()
+                qmodel = qmodel.to(torch.float64)
+                qlogits = [full_logits(qmodel, p) for p in prompts]
+                kls = np.concatenate([kl(r, q) for r, q in zip(ref_logits, qlogits)])
+                entry["oracle_greedy"] = [greedy(qmodel, p, NUM_QUANT_GREEDY) for p in prompts]
+                # top-1 minus top-2 logit at each greedy step: a step whose margin is below an
+                # engine's logit error may legitimately flip
+                entry["oracle_greedy_margins"] = []
+                for p, gt in zip(prompts, entry["oracle_greedy"]):
+                    srt = np.sort(full_logits(qmodel, p + gt[:-1])[len(p) - 1:], axis=-1)
+                    entry["oracle_greedy_margins"].append([float(x) for x in srt[:, -1] - srt[:, -2]])
+                entry["kl_to_f32_mean"] = float(kls.mean())
+                entry["kl_to_f32_max"] = float(kls.max())
+                entry["quant_logits_offset"] = sum(len(x) for x in qlog_all)
+                qlog_all += [lg[-QUANT_LAST_POSITIONS:] for lg in qlogits]
+                entry["greedy16_agree_with_f32"] = [
+                    int(sum(a == b for a, b in zip(g, r[:NUM_QUANT_GREEDY])))
+                    for g, r in zip(entry["oracle_greedy"], greedy_ref)]
+            golden["gguf"][fmt] = entry
+        if qlog_all:
+            with open(out / "quant_logits.bin", "wb") as f:
+                for lg in qlog_all:
+                    f.write(lg.astype("<f4").tobytes())
+        golden["quant_last_positions"] = QUANT_LAST_POSITIONS
+        (out / "goldens.json").write_text(json.dumps(golden, indent=1))
+        sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
+        print(family, sum(sizes.values()), {k: v["kl_to_f32_mean"] for k, v in golden["gguf"].items()
+                                            if "kl_to_f32_mean" in v})
+
+
+# HF parameter -> GGUF tensor type (row-wise roundtrip is invariant to the Q/K row permutation the llama
+# converter applies, so the HF tensor can be rounded in place).
+
+def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
+    import re
+    m = re.match(r"model\.layers\.(\d+)\.(.*)", hf_name)
+    table = {
+        "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+        "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
+        "self_attn.qkv_proj.weight": "attn_qkv.weight",
+        "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+        "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
+    }
+    if m:
+        key = f"blk.{m.group(1)}.{table.get(m.group(2), m.group(2))}"
+    elif hf_name == "model.embed_tokens.weight":
+        key = "token_embd.weight"
+    elif hf_name == "lm_head.weight":
+        key = "output.weight" if "output.weight" in types else "token_embd.weight"
+    else:
+        key = None
+    if w.ndim != 2:
+        return "F32"
+    if key not in types:
+        raise RuntimeError(f"{family}: no GGUF tensor for {hf_name} (looked for {key})")
+    return types[key]
+
+
+if __name__ == "__main__":
+    main()
