@@ -91,7 +91,8 @@ Value binary_op(Runtime& rt, Op op, const Value& a, const Value& b) {
     case Op::ADD: {
       if (ints) {
         int64_t r;
-        return checked(__builtin_add_overflow(a.as_int(), b.as_int(), &r), r);
+        bool ovf = __builtin_add_overflow(a.as_int(), b.as_int(), &r);
+        return checked(ovf, r);
       }
       if (nums) return Value::number(a.as_double() + b.as_double());
       if (a.is_string() && b.is_string()) {
@@ -111,7 +112,8 @@ Value binary_op(Runtime& rt, Op op, const Value& a, const Value& b) {
     case Op::SUB: {
       if (ints) {
         int64_t r;
-        return checked(__builtin_sub_overflow(a.as_int(), b.as_int(), &r), r);
+        bool ovf = __builtin_sub_overflow(a.as_int(), b.as_int(), &r);
+        return checked(ovf, r);
       }
       if (nums) return Value::number(a.as_double() - b.as_double());
       unsupported(op, a, b);
@@ -119,7 +121,8 @@ Value binary_op(Runtime& rt, Op op, const Value& a, const Value& b) {
     case Op::MUL: {
       if (ints) {
         int64_t r;
-        return checked(__builtin_mul_overflow(a.as_int(), b.as_int(), &r), r);
+        bool ovf = __builtin_mul_overflow(a.as_int(), b.as_int(), &r);
+        return checked(ovf, r);
       }
       if (nums) return Value::number(a.as_double() * b.as_double());
       if ((a.is_string() || a.is_list_like()) && b.is_int()) return repeat(rt, a, b.as_int());
