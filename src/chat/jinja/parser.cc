@@ -733,11 +733,72 @@ class Parser {
   }
 };
 
+// jinja2 rejects an unknown filter or test at compile time unless it sits in an `if` statement
+// or an inline if-expression ("soft" frames), where it fails only if evaluated.
+void check_names(const Expr* e, bool soft) {
+  if (!e) return;
+  if ((e->kind == EK::FILTER && !e->filter) || (e->kind == EK::TEST && !e->test)) {
+    if (!soft)
+      throw TemplateError(ErrorKind::SYNTAX,
+                          std::string("No ") + (e->kind == EK::FILTER ? "filter" : "test") + " named '" + e->name +
+                              "'. (line " + std::to_string(e->line) + ")",
+                          e->line);
+  }
+  bool kid_soft = soft || e->kind == EK::COND;
+  for (auto& k : e->kids) check_names(k.get(), kid_soft);
+  for (auto& [n, k] : e->kwargs) check_names(k.get(), kid_soft);
+  check_names(e->dyn_args.get(), kid_soft);
+  check_names(e->dyn_kwargs.get(), kid_soft);
+}
+
+void check_names(const Body& body, bool soft) {
+  for (auto& s : body) {
+    switch (s->kind) {
+      case SK::IF:
+        for (auto& [c, b] : s->branches) {
+          check_names(c.get(), true);
+          check_names(b, true);
+        }
+        check_names(s->else_body, true);
+        break;
+      case SK::FOR:
+        check_names(s->expr.get(), soft);
+        check_names(s->cond.get(), false);
+        check_names(s->body, false);
+        check_names(s->else_body, false);
+        break;
+      case SK::SET:
+      case SK::EMIT: check_names(s->expr.get(), soft); break;
+      case SK::SET_BLOCK:
+      case SK::FILTER_BLOCK:
+        check_names(s->expr.get(), soft);
+        check_names(s->body, false);
+        break;
+      case SK::MACRO:
+        for (auto& p : s->params) check_names(p.def.get(), false);
+        check_names(s->body, false);
+        break;
+      case SK::CALL_BLOCK:
+        check_names(s->expr.get(), soft);
+        for (auto& p : s->params) check_names(p.def.get(), false);
+        check_names(s->body, false);
+        break;
+      case SK::WITH:
+        for (auto& [t, e] : s->assigns) check_names(e.get(), soft);
+        check_names(s->body, false);
+        break;
+      case SK::BODY: check_names(s->body, soft); break;
+      default: break;
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Program> parse_program(std::string_view source) {
   auto prog = std::make_unique<Program>();
   Parser(tokenize(source), *prog).run();
+  check_names(prog->body, false);
   return prog;
 }
 

@@ -135,7 +135,15 @@ static std::string map_chars(std::string_view s, char32_t (*f)(char32_t)) {
   return out;
 }
 
-std::string upper(std::string_view s) { return map_chars(s, to_upper); }
+std::string upper(std::string_view s) {
+  if (s.find("\xC3\x9F") == std::string_view::npos) return map_chars(s, to_upper);
+  std::string out;  // U+00DF sharp s upper-cases to "SS" in Python
+  for (char32_t c : decode(s)) {
+    if (c == 0xDF) out += "SS";
+    else encode(to_upper(c), out);
+  }
+  return out;
+}
 std::string lower(std::string_view s) { return map_chars(s, to_lower); }
 
 std::string title(std::string_view s) {
