@@ -8,23 +8,15 @@
 namespace oxyd::chat::jinja {
 namespace {
 
+// Macros and caller() see the scope they were defined in. The frame holds the macro, so the
+// macro holds the frame weakly (no reference cycle); if that scope is gone, the template's
+// top-level scope stands in.
 struct MacroFunc : FuncObj {
-  const Stmt* stmt = nullptr;
+  const Stmt* stmt = nullptr;  // MACRO, or CALL_BLOCK for caller(): params + body
   std::weak_ptr<Frame> closure;
-  FramePtr root;
   Value call(Runtime& rt, Args& args) override {
     FramePtr c = closure.lock();
-    return rt.call_macro(*stmt, c ? c : root, args, Value());
-  }
-};
-
-struct CallerFunc : FuncObj {
-  const Stmt* stmt = nullptr;  // the CALL_BLOCK: params + body
-  std::weak_ptr<Frame> closure;
-  FramePtr root;
-  Value call(Runtime& rt, Args& args) override {
-    FramePtr c = closure.lock();
-    return rt.call_macro(*stmt, c ? c : root, args, Value());
+    return rt.call_macro(*stmt, c ? c : rt.root(), args, Value());
   }
 };
 
@@ -71,11 +63,13 @@ std::string Runtime::render(const std::vector<std::pair<std::string, Value>>& gl
     if (!g.is_undefined()) root->vars.emplace_back(sym, std::move(g));
   }
   frame_ = root;
+  root_ = root;
   std::string out;
   out_ = &out;
   exec(prog_.body);
   out_ = nullptr;
   frame_.reset();
+  root_.reset();
   return out;
 }
 
@@ -145,17 +139,14 @@ Runtime::Flow Runtime::exec_stmt(const Stmt& s) {
         m->name = s.name;
         m->stmt = &s;
         m->closure = frame_;
-        m->root = frame_;
-        for (Frame* f = frame_.get(); f && f->parent; f = f->parent.get()) m->root = f->parent;
         frame_->set(s.sym, Value::func(std::move(m)));
         return Flow::NORMAL;
       }
       case SK::CALL_BLOCK: {
-        auto c = std::make_shared<CallerFunc>();
+        auto c = std::make_shared<MacroFunc>();
         c->name = "caller";
         c->stmt = &s;
         c->closure = frame_;
-        c->root = frame_;
         const Expr& call = *s.expr;
         Args args;
         eval_args(call, args, 1);

@@ -65,6 +65,7 @@ class Runtime {
   void check_size(size_t bytes);
   void tick(int64_t iterations = 1);
   const Program& program() const { return prog_; }
+  const FramePtr& root() const { return root_; }
   const RenderHooks& hooks() const { return hooks_; }
   const Limits& limits() const { return limits_; }
   /// Renders a macro/caller body into a string (used by Macro objects).
@@ -76,7 +77,7 @@ class Runtime {
   const Limits& limits_;
   const RenderHooks& hooks_;
   std::string* out_ = nullptr;
-  FramePtr frame_;
+  FramePtr frame_, root_;
   int64_t iterations_ = 0;
   int call_depth_ = 0;
   std::chrono::steady_clock::time_point deadline_;
