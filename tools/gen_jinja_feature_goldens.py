@@ -109,6 +109,8 @@ CASES = [
     "{% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x > 4 %}{% break %}{% endif %}{{ x }}{% endfor %}",
     "{% for x in l %}{{ loop.cycle('a', 'b') }}{% endfor %} {% for x in [1, 1, 2] %}{{ loop.changed(x) }}{% endfor %}",
     "{% for x in [[1, 2], [3]] %}{% for y in x %}{{ loop.index }}{{ y }}{% endfor %}|{{ loop.index }}{% endfor %}",
+    "{% for n in [{'v': 1, 'c': [{'v': 2, 'c': [{'v': 3}]}]}, {'v': 4}] recursive %}<{{ n.v }}:{{ loop.depth }}{% if n.c %}[{{ loop(n.c) }}]{% endif %}>{% endfor %}",
+    "{% for x in l %}{{ loop(l) }}{% endfor %}",
     "{% for x in z %}{% endfor %}", "{% for a, b in [[1, 2, 3]] %}{% endfor %}", "{% for x in 5 %}{% endfor %}",
     "{% set x = 1 %}{% for i in l %}{% set x = i %}{% endfor %}{{ x }}",
     "{% set ns = namespace(x=1, items=[]) %}{% for i in l %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }} {{ ns }}",

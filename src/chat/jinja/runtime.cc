@@ -193,62 +193,57 @@ Runtime::Flow Runtime::exec_stmt(const Stmt& s) {
 }
 
 Runtime::Flow Runtime::exec_for(const Stmt& s) {
-  Value seq = eval(*s.expr);
-  std::vector<Value> items = iterate(seq);
+  exec_loop(s, iterate(eval(*s.expr)), 0);
+  return Flow::NORMAL;
+}
+
+// One level of a for loop over `items` (also the body of `loop(...)` in recursive loops).
+void Runtime::exec_loop(const Stmt& s, std::vector<Value> items, int64_t depth0) {
   FramePtr saved = frame_;
+  struct Restore {
+    Runtime& rt;
+    FramePtr saved;
+    ~Restore() { rt.frame_ = saved; }
+  } restore{*this, saved};
   if (s.cond) {
     std::vector<Value> kept;
     FramePtr f = child_of(saved);
     frame_ = f;
-    try {
-      for (auto& it : items) {
-        tick();
-        f->vars.clear();
-        assign(s.target, it);
-        if (eval(*s.cond).truthy()) kept.push_back(it);
-      }
-    } catch (...) {
-      frame_ = saved;
-      throw;
+    for (auto& it : items) {
+      tick();
+      f->vars.clear();
+      assign(s.target, it);
+      if (eval(*s.cond).truthy()) kept.push_back(it);
     }
     frame_ = saved;
     items = std::move(kept);
   }
   if (items.empty()) {
     frame_ = child_of(saved);
-    try {
-      Flow f = exec(s.else_body);
-      (void)f;
-    } catch (...) {
-      frame_ = saved;
-      throw;
-    }
-    frame_ = saved;
-    return Flow::NORMAL;
+    exec(s.else_body);
+    return;
   }
   auto loop = std::make_shared<LoopObj>();
   loop->items = std::move(items);
+  loop->depth0 = depth0;
+  if (s.recursive) {
+    loop->recursive_stmt = &s;
+    loop->parent_frame = saved;
+  }
   Value loop_v = Value::loop(loop);
   FramePtr f = child_of(saved);
-  try {
-    for (size_t i = 0; i < loop->items.size(); ++i) {
-      tick();
-      if (f.use_count() > 1) f = child_of(saved);  // a macro kept the previous iteration's scope
-      f->vars.clear();
-      frame_ = f;
-      loop->index0 = i;
-      f->vars.emplace_back(prog_.sym_loop, loop_v);
-      assign(s.target, loop->items[i]);
-      Flow fl = exec(s.body);
-      frame_ = saved;
-      if (fl == Flow::BREAK) break;
-    }
-  } catch (...) {
+  for (size_t i = 0; i < loop->items.size(); ++i) {
+    tick();
+    if (f.use_count() > 1) f = child_of(saved);  // a macro kept the previous iteration's scope
+    f->vars.clear();
+    frame_ = f;
+    loop->index0 = i;
+    f->vars.emplace_back(prog_.sym_loop, loop_v);
+    assign(s.target, loop->items[i]);
+    Flow fl = exec(s.body);
     frame_ = saved;
-    throw;
+    if (fl == Flow::BREAK) break;
   }
-  frame_ = saved;
-  return Flow::NORMAL;
 }
 
 void Runtime::assign(const Target& t, const Value& v) {
@@ -381,6 +376,41 @@ Value Runtime::eval_call(const Expr& e) {
 Value Runtime::call(const Value& callee, Args& args) {
   switch (callee.kind()) {
     case Kind::FUNC: return callee.func_obj().call(*this, args);
+    case Kind::LOOP: {
+      LoopObj& l = callee.loop_obj();
+      if (!l.recursive_stmt)
+        type_error("The loop must have the 'recursive' marker to be called recursively.");
+      if (args.pos.size() != 1) type_error("loop() takes exactly one argument");
+      if (++call_depth_ > limits_.max_call_depth) {
+        --call_depth_;
+        fail(ErrorKind::LIMIT, "template exceeded the limit of " + std::to_string(limits_.max_call_depth) +
+                                   " nested macro calls");
+      }
+      struct Guard {
+        int& d;
+        ~Guard() { --d; }
+      } guard{call_depth_};
+      const Stmt& st = *static_cast<const Stmt*>(l.recursive_stmt);
+      std::string buf;
+      std::string* saved_out = out_;
+      out_ = &buf;
+      struct OutRestore {
+        std::string*& o;
+        std::string* s;
+        ~OutRestore() { o = s; }
+      } out_restore{out_, saved_out};
+      FramePtr parent = std::static_pointer_cast<Frame>(l.parent_frame.lock());
+      FramePtr saved = frame_;
+      frame_ = parent ? parent : root_;
+      try {
+        exec_loop(st, iterate(args.pos[0]), l.depth0 + 1);
+      } catch (...) {
+        frame_ = saved;
+        throw;
+      }
+      frame_ = saved;
+      return Value::string(std::move(buf));
+    }
     case Kind::UNDEFINED: callee.fail_undefined();
     default: type_error("'" + std::string(callee.type_name()) + "' object is not callable");
   }

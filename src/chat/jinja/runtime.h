@@ -89,6 +89,7 @@ class Runtime {
   Flow exec(const Body& body);
   Flow exec_stmt(const Stmt& s);
   Flow exec_for(const Stmt& s);
+  void exec_loop(const Stmt& s, std::vector<Value> items, int64_t depth0);
   void assign(const Target& t, const Value& v);
   std::string capture(const Body& body, FramePtr frame);
   Value lookup(const Expr& e);

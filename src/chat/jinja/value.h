@@ -132,6 +132,8 @@ struct LoopObj : HeapObj {
   int64_t depth0 = 0;
   Value last_changed;
   bool has_changed = false;
+  const void* recursive_stmt = nullptr;  // the `for ... recursive` Stmt, so loop(items) can recurse
+  std::weak_ptr<void> parent_frame;      // the scope the loop runs in (a runtime Frame)
 };
 
 // Equality, order and hashing with Python's rules.
