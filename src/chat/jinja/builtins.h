@@ -21,6 +21,11 @@ Value loop_attr(Runtime& rt, const Value& loop, const std::string& name);
 /// range, dict, namespace, raise_exception, strftime_now, cycler, joiner; Undefined otherwise.
 Value builtin_global(std::string_view name);
 
+/// jinja2's TypeError when a filter gets an unknown keyword or the wrong number of arguments.
+void check_filter_arity(std::string_view name, const Args& a);
+/// jinja2's TypeError when a test gets the wrong number of arguments (`x is defined(1)`).
+void check_test_arity(std::string_view name, const Args& a);
+
 // Argument helpers: positional index or keyword name, else the default.
 const Value* arg(const Args& a, size_t pos, std::string_view kw);
 int64_t arg_int(const Args& a, size_t pos, std::string_view kw, int64_t def);

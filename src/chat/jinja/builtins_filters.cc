@@ -14,7 +14,6 @@ namespace {
 std::string soft_str(const Value& v) { return to_str(v); }
 
 Value f_tojson(Runtime& rt, const Value& v, Args& a) {
-  check_args(a, "tojson", 4, {"ensure_ascii", "indent", "separators", "sort_keys"});
   JsonOptions o;
   o.ensure_ascii = arg_bool(a, 0, "ensure_ascii", false);
   if (const Value* ind = arg(a, 1, "indent"); ind && !ind->is_none()) {
@@ -156,6 +155,7 @@ Value f_join(Runtime& rt, const Value& v, Args& a) {
 Value f_map(Runtime& rt, const Value& v, Args& a) {
   std::vector<Value> items = rt.iterate(v);
   std::vector<Value> out;
+  if (a.pos.empty() && !a.kwarg("attribute")) type_error("map requires a filter argument");
   if (const Value* attribute = a.kwarg("attribute")) {
     const Value* def = a.kwarg("default");
     for (auto& it : items) {
@@ -232,7 +232,7 @@ Value f_sort(Runtime& rt, const Value& v, Args& a) {
 
 Value f_dictsort(Runtime& rt, const Value& v, Args& a) {
   if (v.kind() != Kind::DICT) {
-    if (v.is_undefined()) return Value::list();
+    if (v.is_undefined()) v.fail_undefined();
     type_error("'" + std::string(v.type_name()) + "' object has no attribute 'items'");
   }
   bool cs = arg_bool(a, 0, "case_sensitive", false);
@@ -323,7 +323,7 @@ bool parse_float(std::string s, double& out) {
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' || c == '-')) return false;
   char* end = nullptr;
   out = std::strtod(t.c_str(), &end);
-  return end && *end == '\0';
+  return end == t.c_str() + t.size();
 }
 
 Value f_float(Runtime&, const Value& v, Args& a) {
@@ -354,7 +354,7 @@ Value f_int(Runtime&, const Value& v, Args& a) {
     char* end = nullptr;
     errno = 0;
     long long r = std::strtoll(t.c_str(), &end, static_cast<int>(base));
-    if (end && *end == '\0' && errno == 0 && !std::isspace(static_cast<unsigned char>(t[0]))) return Value::integer(r);
+    if (end == t.c_str() + t.size() && errno == 0 && !std::isspace(static_cast<unsigned char>(t[0]))) return Value::integer(r);
   }
   double x;
   if (parse_float(v.str(), x) && std::isfinite(x) && std::fabs(x) < 9.2e18) return Value::integer(static_cast<int64_t>(x));
@@ -481,29 +481,110 @@ Value f_truncate(Runtime&, const Value& v, Args& a) {
 
 Value f_pprint(Runtime&, const Value& v, Args&) { return Value::string(to_repr(v)); }
 
+// Each filter's Python signature in jinja2 (or transformers for tojson): function name, hidden
+// leading arguments (environment/context), parameter names after the value, how many of them are
+// required, and whether it takes *args/**kwargs — used for jinja2's exact TypeErrors.
 struct Entry {
   const char* name;
   FilterFn fn;
+  const char* pyname;
+  int hidden;
+  std::initializer_list<const char*> params;
+  int required;
+  bool variadic;
 };
-constexpr Entry kFilters[] = {
-    {"tojson", f_tojson}, {"length", f_length}, {"count", f_length}, {"string", f_string}, {"safe", f_safe},
-    {"upper", f_upper}, {"lower", f_lower}, {"capitalize", f_capitalize}, {"title", f_title}, {"trim", f_trim},
-    {"replace", f_replace}, {"escape", f_escape}, {"e", f_escape}, {"forceescape", f_escape},
-    {"default", f_default}, {"d", f_default}, {"list", f_list}, {"first", f_first}, {"last", f_last},
-    {"reverse", f_reverse}, {"items", f_items}, {"join", f_join}, {"map", f_map}, {"select", f_select},
-    {"reject", f_reject}, {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr}, {"sort", f_sort},
-    {"dictsort", f_dictsort}, {"unique", f_unique}, {"max", f_max}, {"min", f_min}, {"sum", f_sum},
-    {"abs", f_abs}, {"float", f_float}, {"int", f_int}, {"round", f_round}, {"indent", f_indent},
-    {"center", f_center}, {"wordcount", f_wordcount}, {"batch", f_batch}, {"attr", f_attr},
-    {"format", f_format}, {"truncate", f_truncate}, {"pprint", f_pprint},
+const Entry kFilters[] = {
+    {"tojson", f_tojson, "_cached_compile_jinja_template.<locals>.tojson", 0, {"ensure_ascii", "indent", "separators", "sort_keys"}, 0, false},
+    {"length", f_length, "len", 0, {}, 0, false},
+    {"count", f_length, "len", 0, {}, 0, false},
+    {"string", f_string, "soft_str", 0, {}, 0, false},
+    {"safe", f_safe, "do_mark_safe", 0, {}, 0, false},
+    {"upper", f_upper, "do_upper", 0, {}, 0, false},
+    {"lower", f_lower, "do_lower", 0, {}, 0, false},
+    {"capitalize", f_capitalize, "do_capitalize", 0, {}, 0, false},
+    {"title", f_title, "do_title", 0, {}, 0, false},
+    {"trim", f_trim, "do_trim", 0, {"chars"}, 0, false},
+    {"replace", f_replace, "do_replace", 1, {"old", "new", "count"}, 2, false},
+    {"escape", f_escape, "escape", 0, {}, 0, false},
+    {"e", f_escape, "escape", 0, {}, 0, false},
+    {"forceescape", f_escape, "do_forceescape", 0, {}, 0, false},
+    {"default", f_default, "do_default", 0, {"default_value", "boolean"}, 0, false},
+    {"d", f_default, "do_default", 0, {"default_value", "boolean"}, 0, false},
+    {"list", f_list, "sync_do_list", 0, {}, 0, false},
+    {"first", f_first, "sync_do_first", 1, {}, 0, false},
+    {"last", f_last, "do_last", 1, {}, 0, false},
+    {"reverse", f_reverse, "do_reverse", 0, {}, 0, false},
+    {"items", f_items, "do_items", 0, {}, 0, false},
+    {"join", f_join, "sync_do_join", 1, {"d", "attribute"}, 0, false},
+    {"map", f_map, "sync_do_map", 1, {}, 0, true},
+    {"select", f_select, "sync_do_select", 1, {}, 0, true},
+    {"reject", f_reject, "sync_do_reject", 1, {}, 0, true},
+    {"selectattr", f_selectattr, "sync_do_selectattr", 1, {}, 0, true},
+    {"rejectattr", f_rejectattr, "sync_do_rejectattr", 1, {}, 0, true},
+    {"sort", f_sort, "do_sort", 1, {"reverse", "case_sensitive", "attribute"}, 0, false},
+    {"dictsort", f_dictsort, "do_dictsort", 0, {"case_sensitive", "by", "reverse"}, 0, false},
+    {"unique", f_unique, "sync_do_unique", 1, {"case_sensitive", "attribute"}, 0, false},
+    {"max", f_max, "do_max", 1, {"case_sensitive", "attribute"}, 0, false},
+    {"min", f_min, "do_min", 1, {"case_sensitive", "attribute"}, 0, false},
+    {"sum", f_sum, "sync_do_sum", 1, {"attribute", "start"}, 0, false},
+    {"abs", f_abs, "abs", 0, {}, 0, false},
+    {"float", f_float, "do_float", 0, {"default"}, 0, false},
+    {"int", f_int, "do_int", 0, {"default", "base"}, 0, false},
+    {"round", f_round, "do_round", 0, {"precision", "method"}, 0, false},
+    {"indent", f_indent, "do_indent", 0, {"width", "first", "blank"}, 0, false},
+    {"center", f_center, "do_center", 0, {"width"}, 0, false},
+    {"wordcount", f_wordcount, "do_wordcount", 0, {}, 0, false},
+    {"batch", f_batch, "do_batch", 0, {"linecount", "fill_with"}, 1, false},
+    {"attr", f_attr, "do_attr", 1, {"name"}, 1, false},
+    {"format", f_format, "do_format", 0, {}, 0, true},
+    {"truncate", f_truncate, "do_truncate", 1, {"length", "killwords", "end", "leeway"}, 0, false},
+    {"pprint", f_pprint, "do_pprint", 0, {}, 0, false},
 };
+
+const Entry* find_entry(std::string_view name) {
+  for (const Entry& e : kFilters)
+    if (name == e.name) return &e;
+  return nullptr;
+}
 
 }  // namespace
 
 FilterFn find_filter(std::string_view name) {
-  for (const Entry& e : kFilters)
-    if (name == e.name) return e.fn;
-  return nullptr;
+  const Entry* e = find_entry(name);
+  return e ? e->fn : nullptr;
+}
+
+void check_filter_arity(std::string_view name, const Args& a) {
+  const Entry* e = find_entry(name);
+  if (!e || e->variadic) return;
+  std::string fn = e->pyname;
+  const int np = static_cast<int>(e->params.size());
+  const int given = static_cast<int>(a.pos.size());
+  if (std::string_view(e->pyname) == "len" || std::string_view(e->pyname) == "abs" ||
+      std::string_view(e->pyname) == "escape") {
+    if (!a.kw.empty()) type_error(fn + "() takes no keyword arguments");
+    if (given > 0) type_error(fn + "() takes exactly one argument (" + std::to_string(given + 1) + " given)");
+    return;
+  }
+  std::vector<bool> bound(np, false);
+  for (int i = 0; i < std::min(given, np); ++i) bound[i] = true;
+  for (auto& [k, v] : a.kw) {
+    int j = 0;
+    auto it = e->params.begin();
+    while (j < np && k != *it) ++j, ++it;
+    if (j == np) type_error(fn + "() got an unexpected keyword argument '" + k + "'");
+    if (bound[j]) type_error(fn + "() got multiple values for argument '" + k + "'");
+    bound[j] = true;
+  }
+  const int lo = e->hidden + 1 + e->required, hi = e->hidden + 1 + np;
+  if (given > np) {
+    std::string takes = lo == hi ? std::to_string(hi) : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+    type_error(fn + "() takes " + takes + " positional argument" + (hi == 1 ? "" : "s") + " but " +
+               std::to_string(given + 1 + e->hidden) + " were given");
+  }
+  auto it = e->params.begin();
+  for (int j = 0; j < e->required; ++j, ++it)
+    if (!bound[j]) type_error(fn + "() missing 1 required positional argument: '" + std::string(*it) + "'");
 }
 
 }  // namespace oxyd::chat::jinja

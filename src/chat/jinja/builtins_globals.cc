@@ -50,6 +50,7 @@ void fill_mapping(Runtime& rt, Value& d, Args& a, const char* fn, bool check_nam
   };
   if (!a.pos.empty()) {
     const Value& src = a.pos[0];
+    if (src.is_undefined()) src.fail_undefined();
     if (src.kind() == Kind::DICT || src.kind() == Kind::NAMESPACE) {
       for (auto& [k, v] : src.dict_obj().items) put(k, v);
     } else {

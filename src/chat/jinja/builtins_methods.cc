@@ -91,6 +91,7 @@ Value str_list(std::vector<std::string> parts) {
 Value str_format(Runtime& rt, const std::string& fmt, Args& args) {
   std::string out;
   size_t auto_idx = 0;
+  int numbering = 0;  // 0 unknown, 1 automatic, 2 manual
   for (size_t i = 0; i < fmt.size(); ++i) {
     char c = fmt[i];
     if (c == '}') {
@@ -108,8 +109,9 @@ Value str_format(Runtime& rt, const std::string& fmt, Args& args) {
       ++i;
       continue;
     }
+    if (i + 1 >= fmt.size()) fail(ErrorKind::VALUE, "Single '{' encountered in format string");
     size_t e = fmt.find('}', i);
-    if (e == std::string::npos) fail(ErrorKind::VALUE, "Single '{' encountered in format string");
+    if (e == std::string::npos) fail(ErrorKind::VALUE, "expected '}' before end of string");
     std::string field = fmt.substr(i + 1, e - i - 1);
     i = e;
     char conv = 's';
@@ -120,16 +122,19 @@ Value str_format(Runtime& rt, const std::string& fmt, Args& args) {
     }
     if (field.find(':') != std::string::npos) fail(ErrorKind::VALUE, "format specs are not supported in templates");
     const Value* v = nullptr;
-    if (field.empty()) {
-      if (auto_idx >= args.pos.size()) fail(ErrorKind::VALUE, "Replacement index " + std::to_string(auto_idx) + " out of range for positional args tuple");
-      v = &args.pos[auto_idx++];
-    } else if (std::all_of(field.begin(), field.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      size_t k = std::stoul(field);
-      if (k >= args.pos.size()) fail(ErrorKind::VALUE, "Replacement index " + field + " out of range for positional args tuple");
+    bool digits = !field.empty() && std::all_of(field.begin(), field.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (field.empty() || digits) {
+      int mode = field.empty() ? 1 : 2;
+      if (numbering && numbering != mode)
+        fail(ErrorKind::VALUE, mode == 1 ? "cannot switch from manual field specification to automatic field numbering"
+                                         : "cannot switch from automatic field numbering to manual field specification");
+      numbering = mode;
+      size_t k = field.empty() ? auto_idx++ : (field.size() > 9 ? SIZE_MAX : std::stoul(field));
+      if (k >= args.pos.size()) fail(ErrorKind::INDEX, "tuple index out of range");
       v = &args.pos[k];
     } else {
       v = args.kwarg(field);
-      if (!v) fail(ErrorKind::VALUE, "KeyError: '" + field + "'");
+      if (!v) fail(ErrorKind::KEY, to_repr(Value::string(field)));
     }
     if (conv == 'r') append_repr(out, *v);
     else append_str(out, *v);

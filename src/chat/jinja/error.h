@@ -20,6 +20,8 @@ enum class ErrorKind {
   VALUE,          // ValueError
   ZERO_DIVISION,  // ZeroDivisionError
   OVERFLOW,       // OverflowError
+  KEY,            // KeyError
+  INDEX,          // IndexError
   LIMIT,          // one of our safety limits (no Python equivalent)
 };
 

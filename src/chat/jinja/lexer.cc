@@ -10,26 +10,18 @@
 namespace oxyd::chat::jinja {
 namespace {
 
-// Python's str.splitlines() + "\n".join(): every line break becomes "\n" and one trailing break
-// is dropped (keep_trailing_newline=False).
+// jinja2's tokeniter: split on \r\n, \r or \n, rejoin with "\n", and drop one trailing line break
+// (keep_trailing_newline=False).
 std::string normalize_source(std::string_view src) {
   std::string out;
   out.reserve(src.size());
-  size_t i = 0, n = src.size();
-  auto at = [&](size_t k) { return static_cast<unsigned char>(src[k]); };
-  while (i < n) {
-    unsigned char c = at(i);
-    size_t brk = 0;
-    if (c == '\r') brk = (i + 1 < n && src[i + 1] == '\n') ? 2 : 1;
-    else if (c == '\n' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E) brk = 1;
-    else if (c == 0xC2 && i + 1 < n && at(i + 1) == 0x85) brk = 2;
-    else if (c == 0xE2 && i + 2 < n && at(i + 1) == 0x80 && (at(i + 2) == 0xA8 || at(i + 2) == 0xA9)) brk = 3;
-    if (brk) {
+  for (size_t i = 0; i < src.size(); ++i) {
+    char c = src[i];
+    if (c == '\r') {
       out.push_back('\n');
-      i += brk;
+      if (i + 1 < src.size() && src[i + 1] == '\n') ++i;
     } else {
-      out.push_back(static_cast<char>(c));
-      ++i;
+      out.push_back(c);
     }
   }
   if (!out.empty() && out.back() == '\n') out.pop_back();
@@ -329,7 +321,9 @@ class Lexer {
   void lex_number(size_t start) {
     auto digits = [&](size_t& p) {
       size_t b = p;
-      while (p < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[p])) || (s_[p] == '_' && p > b))) ++p;
+      while (p < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[p])) ||
+                               (s_[p] == '_' && p > b && p + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p + 1])))))
+        ++p;
       return p > b;
     };
     size_t p = pos_;
@@ -354,6 +348,7 @@ class Lexer {
       emit(Tok::INT, std::to_string(v), start);
       return;
     }
+    size_t int_end = p;
     digits(p);
     bool is_float = false;
     if (!after_dot && p + 1 < s_.size() && s_[p] == '.' && std::isdigit(static_cast<unsigned char>(s_[p + 1]))) {
@@ -369,6 +364,10 @@ class Lexer {
         p = q;
         is_float = true;
       }
+    }
+    if (!is_float && s_[int_end] == '0') {  // jinja2's integer rule 0(_?0)*: "05" lexes as 0 then 5
+      p = int_end + 1;
+      while (p < s_.size() && (s_[p] == '0' || (s_[p] == '_' && p + 1 < s_.size() && s_[p + 1] == '0'))) ++p;
     }
     std::string txt;
     for (size_t k = pos_; k < p; ++k)

@@ -609,14 +609,12 @@ class Parser {
       } else if (is_op("[")) {
         next();
         auto e = mk(EK::GETITEM);
-        std::vector<ExprPtr> idx;
+        std::vector<ExprPtr> idx;  // jinja2: `x[]` indexes with (), `x[a, b]` with a tuple
         while (!is_op("]")) {
           if (!idx.empty()) expect_op(",");
-          if (is_op("]")) break;
           idx.push_back(parse_subscribed());
         }
         expect_op("]");
-        if (idx.empty()) error("expected subscript expression");
         e->kids.push_back(std::move(node));
         if (idx.size() == 1) {
           e->kids.push_back(std::move(idx[0]));

@@ -125,7 +125,14 @@ Runtime::Flow Runtime::exec_stmt(const Stmt& s) {
           if (eval(*test).truthy()) return exec(body);
         return exec(s.else_body);
       case SK::FOR: return exec_for(s);
-      case SK::SET: assign(s.target, eval(*s.expr)); return Flow::NORMAL;
+      case SK::SET:
+        if (!s.target.attr.empty()) {  // jinja2 checks the namespace before evaluating the value
+          const Value* ns = frame_->find(s.target.sym);
+          if (!ns || ns->kind() != Kind::NAMESPACE)
+            fail(ErrorKind::RUNTIME, "cannot assign attribute on non-namespace object");
+        }
+        assign(s.target, eval(*s.expr));
+        return Flow::NORMAL;
       case SK::SET_BLOCK: {
         // The block body shares the current scope, like jinja2's AssignBlock.
         std::string text = capture(s.body, frame_);
@@ -347,7 +354,8 @@ void Runtime::eval_args(const Expr& e, Args& args, size_t first_kid) {
     for (auto& v : iterate(eval(*e.dyn_args))) args.pos.push_back(v);
   if (e.dyn_kwargs) {
     Value d = eval(*e.dyn_kwargs);
-    if (d.kind() != Kind::DICT) type_error("argument after ** must be a mapping, not " + std::string(d.type_name()));
+    if (d.kind() != Kind::DICT) type_error("jinja2.sandbox.SandboxedEnvironment.call() argument after ** must be a mapping, not " +
+                                         std::string(d.type_name()));
     for (auto& [k, v] : d.dict_obj().items) args.kw.emplace_back(to_str(k), v);
   }
 }
@@ -425,6 +433,7 @@ Value Runtime::eval_filter(const Expr& e, const Value* input) {
   if (!e.filter) fail(ErrorKind::RUNTIME, "No filter named '" + e.name + "' found.");
   Args args;
   eval_args(e, args, 1);
+  check_filter_arity(e.name, args);
   return e.filter(*this, v, args);
 }
 
@@ -529,6 +538,7 @@ Value Runtime::eval(const Expr& e) {
       if (!e.test) fail(ErrorKind::RUNTIME, "No test named '" + e.name + "' found.");
       Args args;
       eval_args(e, args, 1);
+      check_test_arity(e.name, args);
       bool r = e.test(*this, v, args);
       return Value::boolean(e.negated ? !r : r);
     }
@@ -539,12 +549,14 @@ Value Runtime::eval(const Expr& e) {
 bool Runtime::run_test(const std::string& name, const Value& v, Args& args) {
   TestFn t = find_test(name);
   if (!t) fail(ErrorKind::RUNTIME, "No test named '" + name + "' found.");
+  check_test_arity(name, args);
   return t(*this, v, args);
 }
 
 Value Runtime::run_filter(const std::string& name, const Value& v, Args& args) {
   FilterFn f = find_filter(name);
   if (!f) fail(ErrorKind::RUNTIME, "No filter named '" + name + "' found.");
+  check_filter_arity(name, args);
   return f(*this, v, args);
 }
 

@@ -19,6 +19,8 @@ std::string_view error_kind_name(ErrorKind kind) {
     case ErrorKind::VALUE: return "ValueError";
     case ErrorKind::ZERO_DIVISION: return "ZeroDivisionError";
     case ErrorKind::OVERFLOW: return "OverflowError";
+    case ErrorKind::KEY: return "KeyError";
+    case ErrorKind::INDEX: return "IndexError";
     case ErrorKind::LIMIT: return "LimitError";
   }
   return "Error";
