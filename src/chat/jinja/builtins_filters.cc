@@ -165,6 +165,9 @@ Value f_map(Runtime& rt, const Value& v, Args& a) {
     return Value::list(std::move(out));
   }
   if (a.pos.empty()) return Value::list(std::move(items));
+  if (a.pos[0].is_undefined())
+    fail(ErrorKind::RUNTIME, "No filter named Undefined. (" + a.pos[0].undef_obj().message +
+                                 "; did you forget to quote the callable name?)");
   std::string name = to_str(a.pos[0]);
   Args rest;
   rest.pos.assign(a.pos.begin() + 1, a.pos.end());
@@ -186,6 +189,9 @@ Value select_impl(Runtime& rt, const Value& v, Args& a, bool attr_mode, bool kee
   }
   std::string test;
   bool has_test = a.pos.size() > off;
+  if (has_test && a.pos[off].is_undefined())
+    fail(ErrorKind::RUNTIME, "No test named Undefined. (" + a.pos[off].undef_obj().message +
+                                 "; did you forget to quote the callable name?)");
   if (has_test) test = to_str(a.pos[off]);
   Args targs;
   if (has_test) targs.pos.assign(a.pos.begin() + off + 1, a.pos.end());

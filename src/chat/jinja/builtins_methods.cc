@@ -126,8 +126,7 @@ Value str_format(Runtime& rt, const std::string& fmt, Args& args) {
     if (field.empty() || digits) {
       int mode = field.empty() ? 1 : 2;
       if (numbering && numbering != mode)
-        fail(ErrorKind::VALUE, mode == 1 ? "cannot switch from manual field specification to automatic field numbering"
-                                         : "cannot switch from automatic field numbering to manual field specification");
+        fail(ErrorKind::VALUE, "cannot switch from manual field specification to automatic field numbering");
       numbering = mode;
       size_t k = field.empty() ? auto_idx++ : (field.size() > 9 ? SIZE_MAX : std::stoul(field));
       if (k >= args.pos.size()) fail(ErrorKind::INDEX, "tuple index out of range");

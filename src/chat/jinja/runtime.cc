@@ -548,14 +548,14 @@ Value Runtime::eval(const Expr& e) {
 
 bool Runtime::run_test(const std::string& name, const Value& v, Args& args) {
   TestFn t = find_test(name);
-  if (!t) fail(ErrorKind::RUNTIME, "No test named '" + name + "' found.");
+  if (!t) fail(ErrorKind::RUNTIME, "No test named " + to_repr(Value::string(name)) + ".");
   check_test_arity(name, args);
   return t(*this, v, args);
 }
 
 Value Runtime::run_filter(const std::string& name, const Value& v, Args& args) {
   FilterFn f = find_filter(name);
-  if (!f) fail(ErrorKind::RUNTIME, "No filter named '" + name + "' found.");
+  if (!f) fail(ErrorKind::RUNTIME, "No filter named " + to_repr(Value::string(name)) + ".");
   check_filter_arity(name, args);
   return f(*this, v, args);
 }
