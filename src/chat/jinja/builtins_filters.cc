@@ -166,7 +166,7 @@ Value f_map(Runtime& rt, const Value& v, Args& a) {
   }
   if (a.pos.empty()) return Value::list(std::move(items));
   if (a.pos[0].is_undefined())
-    fail(ErrorKind::RUNTIME, "No filter named Undefined. (" + a.pos[0].undef_obj().message +
+    fail(ErrorKind::RUNTIME, "No filter named Undefined. (" + a.pos[0].undefined_message() +
                                  "; did you forget to quote the callable name?)");
   std::string name = to_str(a.pos[0]);
   Args rest;
@@ -190,7 +190,7 @@ Value select_impl(Runtime& rt, const Value& v, Args& a, bool attr_mode, bool kee
   std::string test;
   bool has_test = a.pos.size() > off;
   if (has_test && a.pos[off].is_undefined())
-    fail(ErrorKind::RUNTIME, "No test named Undefined. (" + a.pos[off].undef_obj().message +
+    fail(ErrorKind::RUNTIME, "No test named Undefined. (" + a.pos[off].undefined_message() +
                                  "; did you forget to quote the callable name?)");
   if (has_test) test = to_str(a.pos[off]);
   Args targs;

@@ -163,6 +163,10 @@ std::string Value::object_type_repr() const {
   return std::string(type_name()) + " object";
 }
 
+std::string Value::undefined_message() const {
+  return kind_ == Kind::UNDEFINED && obj_ ? undef_obj().message : std::string();
+}
+
 void Value::fail_undefined() const {
   if (kind_ == Kind::UNDEFINED && obj_) throw TemplateError(undef_obj().exc, undef_obj().message);
   throw TemplateError(ErrorKind::UNDEFINED, "undefined value");

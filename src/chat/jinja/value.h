@@ -74,6 +74,8 @@ class Value {
   std::string_view type_name() const;
   /// jinja2's object_type_repr: "dict object", "None", ...
   std::string object_type_repr() const;
+  /// What using this undefined would raise (empty for a plain Undefined).
+  std::string undefined_message() const;
   /// Throws the UndefinedError (or SecurityError) this undefined stands for.
   [[noreturn]] void fail_undefined() const;
 
