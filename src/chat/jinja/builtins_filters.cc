@@ -396,7 +396,10 @@ Value f_indent(Runtime& rt, const Value& v, Args& a) {
   else ind = std::string(static_cast<size_t>(std::clamp<int64_t>(w ? arg_int(a, 0, "width", 4) : 4, 0, 4096)), ' ');
   bool first = arg_bool(a, 1, "first", false);
   bool blank = arg_bool(a, 2, "blank", false);
-  std::string s = soft_str(v) + "\n";
+  if (v.is_undefined()) v.fail_undefined();  // do_indent does `s += "\n"` on the raw value
+  if (!v.is_string())
+    type_error("unsupported operand type(s) for +=: '" + std::string(v.type_name()) + "' and 'str'");
+  std::string s = v.str() + "\n";
   std::vector<std::string> lines = pystr::splitlines(s);
   std::string rv;
   if (blank) {

@@ -51,6 +51,8 @@ Value repeat(Runtime& rt, const Value& seq, int64_t n) {
 
 Value percent_format(Runtime& rt, const std::string& fmt, const Value& args) {
   std::vector<Value> vals = args.kind() == Kind::TUPLE ? args.list_obj().items : std::vector<Value>{args};
+  // Python: a non-tuple argument with __getitem__ (dict, list) may go unused without error.
+  const bool mapping_like = args.kind() == Kind::DICT || args.kind() == Kind::LIST;
   std::string out;
   size_t vi = 0;
   for (size_t i = 0; i < fmt.size(); ++i) {
@@ -75,7 +77,7 @@ Value percent_format(Runtime& rt, const std::string& fmt, const Value& args) {
       fail(ErrorKind::VALUE, "unsupported format character '" + std::string(1, c) + "'");
     }
   }
-  if (vi < vals.size()) type_error("not all arguments converted during string formatting");
+  if (vi < vals.size() && !mapping_like) type_error("not all arguments converted during string formatting");
   rt.check_size(out.size());
   return Value::string(std::move(out));
 }
@@ -216,7 +218,7 @@ Value slice_value(Runtime& rt, const Value& obj, const Value& start, const Value
   int64_t s = st.value_or(1);
   if (s == 0) fail(ErrorKind::VALUE, "slice step cannot be zero");
   bool is_str = obj.is_string();
-  if (!is_str && !obj.is_list_like()) {
+  if (!is_str && !obj.is_list_like()) {  // jinja2 compiles slicing to a raw Python subscript
     if (obj.kind() == Kind::DICT) type_error("unhashable type: 'slice'");
     type_error("'" + std::string(obj.type_name()) + "' object is not subscriptable");
   }
