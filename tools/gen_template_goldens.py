@@ -136,6 +136,8 @@ CONVS = [
     {"messages": [U("a"), A("b"), U("c"), A("d"), U("e"), A("f"), U("g"), A("h"), U("i"), A("j"), U("k")]},
     {"messages": [S("sys"), U("hi"), {"role": "assistant", "content": [{"type": "text", "text": "list reply"}]}, U("ok")]},
     {"messages": [U("Tell me"), {"role": "assistant", "content": "Sure", "reasoning_content": ""}, U("More")]},
+    {"messages": [U("Both"), {"role": "assistant", "content": "ok", "thinking": "B", "reasoning_content": "A",
+                              "reasoning": "C"}, U("again"), {"role": "assistant", "content": "x", "reasoning": "R"}]},
 ]
 
 # (conversation indices, extra kwargs) — every conversation gets add_generation_prompt=True;
