@@ -100,6 +100,9 @@ Value f_first(Runtime& rt, const Value& v, Args&) {
   return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
 }
 Value f_last(Runtime& rt, const Value& v, Args&) {
+  Kind k = v.kind();
+  if (k != Kind::STRING && k != Kind::LIST && k != Kind::TUPLE && k != Kind::DICT && k != Kind::UNDEFINED)
+    type_error("'" + std::string(v.type_name()) + "' object is not reversible");  // next(reversed(seq))
   std::vector<Value> items = rt.iterate(v);
   return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
 }
@@ -109,6 +112,9 @@ Value f_reverse(Runtime& rt, const Value& v, Args&) {
     std::reverse(cps.begin(), cps.end());
     return Value::string(pystr::encode(cps, 0, cps.size()));
   }
+  Kind k = v.kind();
+  if (k != Kind::LIST && k != Kind::TUPLE && k != Kind::DICT && k != Kind::UNDEFINED)
+    fail(ErrorKind::RUNTIME, "argument must be iterable");  // jinja2's FilterArgumentError
   std::vector<Value> items = rt.iterate(v);
   std::reverse(items.begin(), items.end());
   return Value::list(std::move(items));
@@ -397,6 +403,8 @@ Value f_indent(Runtime& rt, const Value& v, Args& a) {
   bool first = arg_bool(a, 1, "first", false);
   bool blank = arg_bool(a, 2, "blank", false);
   if (v.is_undefined()) v.fail_undefined();  // do_indent does `s += "\n"` on the raw value
+  if (v.kind() == Kind::LIST) type_error("'list' object has no attribute 'splitlines'");  // list += str extends it
+  if (v.kind() == Kind::TUPLE) type_error("can only concatenate tuple (not \"str\") to tuple");
   if (!v.is_string())
     type_error("unsupported operand type(s) for +=: '" + std::string(v.type_name()) + "' and 'str'");
   std::string s = v.str() + "\n";

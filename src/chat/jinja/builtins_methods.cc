@@ -308,6 +308,7 @@ Value Runtime::call_method(const Value& self, const std::string& name, Args& a, 
     if (name == "count") return Value::integer(std::count_if(items.begin(), items.end(), [&](const Value& v) { return py_equal(v, *x); }));
     for (size_t i = 0; i < items.size(); ++i)
       if (py_equal(items[i], *x)) return Value::integer(static_cast<int64_t>(i));
+    if (self.kind() == Kind::TUPLE) fail(ErrorKind::VALUE, "tuple.index(x): x not in tuple");
     fail(ErrorKind::VALUE, to_repr(*x) + " is not in list");
   }
   auto& d = self.dict_obj();

@@ -57,9 +57,9 @@ bool t_divisibleby(Runtime& rt, const Value& v, Args& a) {
 bool t_eq(Runtime&, const Value& v, Args& a) { return py_equal(v, need(a, "eq")); }
 bool t_ne(Runtime&, const Value& v, Args& a) { return !py_equal(v, need(a, "ne")); }
 bool t_lt(Runtime&, const Value& v, Args& a) { return py_less(v, need(a, "lt"), "<"); }
-bool t_gt(Runtime&, const Value& v, Args& a) { return py_less(need(a, "gt"), v, ">"); }
+bool t_gt(Runtime&, const Value& v, Args& a) { return py_less(need(a, "gt"), v, ">", true); }
 bool t_le(Runtime&, const Value& v, Args& a) { return py_less(v, need(a, "le"), "<=") || py_equal(v, a.pos[0]); }
-bool t_ge(Runtime&, const Value& v, Args& a) { return py_less(need(a, "ge"), v, ">=") || py_equal(v, a.pos[0]); }
+bool t_ge(Runtime&, const Value& v, Args& a) { return py_less(need(a, "ge"), v, ">=", true) || py_equal(v, a.pos[0]); }
 bool t_in(Runtime&, const Value& v, Args& a) { return contains(need(a, "in"), v); }
 bool t_sameas(Runtime&, const Value& v, Args& a) {
   const Value& o = need(a, "sameas");

@@ -183,7 +183,10 @@ Value binary_op(Runtime& rt, Op op, const Value& a, const Value& b) {
       }
       if (a.as_double() == 0 && b.as_double() < 0)
         fail(ErrorKind::ZERO_DIVISION, "0.0 cannot be raised to a negative power");
-      return Value::number(std::pow(a.as_double(), b.as_double()));
+      double r = std::pow(a.as_double(), b.as_double());
+      if (std::isinf(r) && std::isfinite(a.as_double()) && std::isfinite(b.as_double()))
+        fail(ErrorKind::OVERFLOW, "(34, 'Numerical result out of range')");
+      return Value::number(r);
     }
     default: break;
   }

@@ -455,9 +455,9 @@ Value Runtime::eval(const Expr& e) {
           case Op::EQ: r = py_equal(a, b); break;
           case Op::NE: r = !py_equal(a, b); break;
           case Op::LT: r = py_less(a, b, "<"); break;
-          case Op::GT: r = py_less(b, a, ">"); break;
+          case Op::GT: r = py_less(b, a, ">", true); break;
           case Op::LE: r = py_less(a, b, "<=") || py_equal(a, b); break;
-          case Op::GE: r = py_less(b, a, ">=") || py_equal(a, b); break;
+          case Op::GE: r = py_less(b, a, ">=", true) || py_equal(a, b); break;
           case Op::IN: r = contains(b, a); break;
           case Op::NOTIN: r = !contains(b, a); break;
           default: break;

@@ -222,7 +222,7 @@ bool py_equal(const Value& a, const Value& b) {
   }
 }
 
-bool py_less(const Value& a, const Value& b, std::string_view op) {
+bool py_less(const Value& a, const Value& b, std::string_view op, bool reflected) {
   if (a.is_undefined()) a.fail_undefined();
   if (b.is_undefined()) b.fail_undefined();
   if (a.is_number() && b.is_number()) {
@@ -234,12 +234,14 @@ bool py_less(const Value& a, const Value& b, std::string_view op) {
     auto &x = a.list_obj().items, &y = b.list_obj().items;
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (py_equal(x[i], y[i])) continue;
-      return py_less(x[i], y[i], op);
+      return py_less(x[i], y[i], op, reflected);
     }
     return x.size() < y.size();
   }
-  type_error("'" + std::string(op) + "' not supported between instances of '" + std::string(a.type_name()) + "' and '" +
-             std::string(b.type_name()) + "'");
+  const Value& l = reflected ? b : a;
+  const Value& r = reflected ? a : b;
+  type_error("'" + std::string(op) + "' not supported between instances of '" + std::string(l.type_name()) + "' and '" +
+             std::string(r.type_name()) + "'");
 }
 
 void append_str(std::string& out, const Value& v) {

@@ -141,7 +141,8 @@ struct LoopObj : HeapObj {
 // Equality, order and hashing with Python's rules.
 bool py_equal(const Value& a, const Value& b);
 /// a < b; throws TypeError "'<' not supported between instances of ..." like Python.
-bool py_less(const Value& a, const Value& b, std::string_view op = "<");
+/// `reflected`: the template wrote `b op a` (for > and >=), so the message names b's type first.
+bool py_less(const Value& a, const Value& b, std::string_view op = "<", bool reflected = false);
 
 /// Python str(v); Undefined prints empty.
 std::string to_str(const Value& v);
