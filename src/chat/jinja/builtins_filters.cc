@@ -484,6 +484,8 @@ Value f_truncate(Runtime&, const Value& v, Args& a) {
   std::string end = "...";
   arg_str(a, 2, "end", end);
   int64_t leeway = arg_int(a, 3, "leeway", 5);
+  if (v.is_undefined()) return v;
+  if (!v.is_string()) type_error("object of type '" + std::string(v.type_name()) + "' has no len()");
   auto cps = pystr::decode(soft_str(v));
   int64_t n = static_cast<int64_t>(cps.size());
   int64_t end_len = static_cast<int64_t>(pystr::length(end));

@@ -204,7 +204,10 @@ bool contains(const Value& c, const Value& item) {
       for (auto& v : c.list_obj().items)
         if (py_equal(v, item)) return true;
       return false;
-    case Kind::DICT: return c.dict_obj().find(item) >= 0;
+    case Kind::DICT:
+      if (item.kind() == Kind::LIST || item.kind() == Kind::DICT || item.kind() == Kind::NAMESPACE)
+        type_error("unhashable type: '" + std::string(item.type_name()) + "'");
+      return c.dict_obj().find(item) >= 0;
     case Kind::UNDEFINED: return false;
     default: type_error("argument of type '" + std::string(c.type_name()) + "' is not iterable");
   }
