@@ -1,6 +1,8 @@
 // Errors of the Jinja engine. what() is the bare message exactly as Python's str(exception) gives it
 // for the same failure (so callers can surface a template's raise_exception text unchanged);
 // kind() names the Python exception class; line() is the template line when known (0 otherwise).
+// code(): UNSUPPORTED for a template that does not parse, INVALID_ARGUMENT for render failures
+// (raise_exception on bad messages, type errors, safety limits).
 #pragma once
 
 #include <string>
@@ -30,7 +32,7 @@ std::string_view error_kind_name(ErrorKind kind);
 class TemplateError : public oxyd::Error {
  public:
   TemplateError(ErrorKind kind, const std::string& message, int line = 0)
-      : oxyd::Error(kind == ErrorKind::LIMIT ? ErrorCode::OUT_OF_MEMORY : ErrorCode::INVALID_ARGUMENT, message),
+      : oxyd::Error(kind == ErrorKind::SYNTAX ? ErrorCode::UNSUPPORTED : ErrorCode::INVALID_ARGUMENT, message),
         kind_(kind),
         line_(line) {}
   ErrorKind kind() const { return kind_; }

@@ -10,12 +10,14 @@ Template Template::parse(std::string_view source) {
 }
 
 std::string Template::render(const std::vector<std::pair<std::string, Value>>& context, const RenderOptions& opts) const {
+  if (!prog_) throw TemplateError(ErrorKind::RUNTIME, "render() called on an empty Template (use Template::parse)");
   Runtime rt(*prog_, opts.limits, opts.hooks);
   return rt.render(context);
 }
 
 std::string Template::render(const nlohmann::ordered_json& context, const RenderOptions& opts) const {
   if (!context.is_object()) throw TemplateError(ErrorKind::TYPE, "template context must be a JSON object");
+  if (!prog_) throw TemplateError(ErrorKind::RUNTIME, "render() called on an empty Template (use Template::parse)");
   std::vector<std::pair<std::string, Value>> vars;
   vars.reserve(context.size());
   for (auto it = context.begin(); it != context.end(); ++it) {

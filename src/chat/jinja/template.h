@@ -29,7 +29,7 @@ class Template {
   /// a compiled Template is immutable and each call has its own interpreter state.
   std::string render(const nlohmann::ordered_json& context, const RenderOptions& opts = {}) const;
   /// True when the template refers to the variable `name` (others need not be passed).
-  bool uses(const std::string& name) const { return prog_->symbols.count(name) != 0; }
+  bool uses(const std::string& name) const { return prog_ && prog_->symbols.count(name) != 0; }
   /// Same with already-converted values (name → value); a later entry for a name wins.
   std::string render(const std::vector<std::pair<std::string, Value>>& context, const RenderOptions& opts = {}) const;
 
