@@ -7,6 +7,7 @@ Run from the repo root:
     /work/venv/bin/python tools/gen_jinja_feature_goldens.py
 Writes tests/data/chat/features.jsonl: {"template", "context", "output"} or {..., "error", "error_type"}.
 """
+import copy
 import datetime
 import json
 import os
@@ -144,6 +145,16 @@ CASES = [
     "a\r\nb\r\n{% if true %}\r\nc\r\n{% endif %}\r\n",
     "{{ 1 }}  {% if true %}  {{ 2 }}  {% endif %}  {{ 3 }}\n",
     "{%- for m in messages %}\n{{- m.role }}:{{ m.content }}\n{% endfor -%}\n",
+    # regressions found by differential fuzzing against jinja2
+    "{{ n > 'a' }}", "{{ n >= [1] }}", "{{ 'a' < n }}", "{{ n is gt 'x' }}", "{{ 5|truncate(2) }}", "{{ d in d }}",
+    "{{ l|indent }}", "{{ n|last }}", "{{ n|reverse }}", "{{ (1, 2).index(5) }}", "{{ l.index(9) }}", "{{ 2.5 ** 1000 }}",
+    "{{ '{} {0}'.format(1) }}", "{{ '{'.format(1) }}", "{{ '{a'.format(1) }}", "{{ '{k}'.format(1) }}", "{{ '{3}'.format(1) }}",
+    "{{ 'x' % d }} {{ 'x' % l }}", "{{ 'x' % n }}", "{{ l[] }}", "{{ range(05)|list }}", "{{ [0.5_] }}", "{{ 1_000 + 0.5 }}",
+    "{{ l|join(attricute='x') }}", "{{ 'a'|indent(fkrst=true) }}", "{{ l|batch }}", "{{ d|tojson(irdent=2) }}",
+    "{{ n is defined(1) }}", "{{ n is divisibleby }}", "{{ n is eq(1, 2) }}", "{{ n is callable(1) }}", "{{ 'upper' is filter 1 }}",
+    "{{ nope is callable }} {{ range is callable }}", "{{ nope|dictsort }}", "{{ dict(nope) }}", "{{ l|map(attr='x')|list }}",
+    "{{ l|select('nosuchtest')|list }}", "{{ l|map(nope)|list }}", "{% set nope.x = 1 %}", "{% set n.x = nope.y %}",
+    "a\x1cb\x1d{{ 1 }}\x1e", "a\rb\r\n{% if true %}\r\nc{% endif %}",
     # errors in syntax are compile errors in jinja2 too
     "{% if %}", "{% for x in %}{% endfor %}", "{{ 1 + }}", "{% endif %}", "{% nosuchtag %}", "{{ 'unterminated }}",
     "{% if true %}no end", "{{ (1, 2 }}",
@@ -157,7 +168,7 @@ def main():
         try:
             tmpl = ctu._compile_jinja_template(src)
             tmpl.environment.globals["strftime_now"] = lambda fmt: FIXED_NOW.strftime(fmt)
-            rec["output"] = tmpl.render(**CTX)
+            rec["output"] = tmpl.render(**copy.deepcopy(CTX))  # some filters mutate inputs in place
         except Exception as e:  # noqa: BLE001 — the message is the golden
             rec["error"] = str(e)
             rec["error_type"] = type(e).__name__

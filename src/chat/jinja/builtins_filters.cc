@@ -114,7 +114,7 @@ Value f_reverse(Runtime& rt, const Value& v, Args&) {
   }
   Kind k = v.kind();
   if (k != Kind::LIST && k != Kind::TUPLE && k != Kind::DICT && k != Kind::UNDEFINED)
-    fail(ErrorKind::RUNTIME, "argument must be iterable");  // jinja2's FilterArgumentError
+    fail(ErrorKind::FILTER_ARGUMENT, "argument must be iterable");
   std::vector<Value> items = rt.iterate(v);
   std::reverse(items.begin(), items.end());
   return Value::list(std::move(items));
@@ -161,7 +161,7 @@ Value f_join(Runtime& rt, const Value& v, Args& a) {
 Value f_map(Runtime& rt, const Value& v, Args& a) {
   std::vector<Value> items = rt.iterate(v);
   std::vector<Value> out;
-  if (a.pos.empty() && !a.kwarg("attribute")) type_error("map requires a filter argument");
+  if (a.pos.empty() && !a.kwarg("attribute")) fail(ErrorKind::FILTER_ARGUMENT, "map requires a filter argument");
   if (const Value* attribute = a.kwarg("attribute")) {
     const Value* def = a.kwarg("default");
     for (auto& it : items) {
@@ -403,7 +403,7 @@ Value f_indent(Runtime& rt, const Value& v, Args& a) {
   bool first = arg_bool(a, 1, "first", false);
   bool blank = arg_bool(a, 2, "blank", false);
   if (v.is_undefined()) v.fail_undefined();  // do_indent does `s += "\n"` on the raw value
-  if (v.kind() == Kind::LIST) type_error("'list' object has no attribute 'splitlines'");  // list += str extends it
+  if (v.kind() == Kind::LIST) fail(ErrorKind::ATTRIBUTE, "'list' object has no attribute 'splitlines'");  // list += str extends it
   if (v.kind() == Kind::TUPLE) type_error("can only concatenate tuple (not \"str\") to tuple");
   if (!v.is_string())
     type_error("unsupported operand type(s) for +=: '" + std::string(v.type_name()) + "' and 'str'");
@@ -484,6 +484,10 @@ Value f_truncate(Runtime&, const Value& v, Args& a) {
   std::string end = "...";
   arg_str(a, 2, "end", end);
   int64_t leeway = arg_int(a, 3, "leeway", 5);
+  int64_t end_len0 = static_cast<int64_t>(pystr::length(end));
+  if (length < end_len0)
+    fail(ErrorKind::ASSERTION, "expected length >= " + std::to_string(end_len0) + ", got " + std::to_string(length));
+  if (leeway < 0) fail(ErrorKind::ASSERTION, "expected leeway >= 0, got " + std::to_string(leeway));
   if (v.is_undefined()) return v;
   if (!v.is_string()) type_error("object of type '" + std::string(v.type_name()) + "' has no len()");
   auto cps = pystr::decode(soft_str(v));

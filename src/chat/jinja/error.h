@@ -24,6 +24,9 @@ enum class ErrorKind {
   OVERFLOW,       // OverflowError
   KEY,            // KeyError
   INDEX,          // IndexError
+  ATTRIBUTE,      // AttributeError
+  ASSERTION,      // AssertionError
+  FILTER_ARGUMENT,  // FilterArgumentError
   LIMIT,          // one of our safety limits (no Python equivalent)
 };
 

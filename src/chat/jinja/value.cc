@@ -21,6 +21,9 @@ std::string_view error_kind_name(ErrorKind kind) {
     case ErrorKind::OVERFLOW: return "OverflowError";
     case ErrorKind::KEY: return "KeyError";
     case ErrorKind::INDEX: return "IndexError";
+    case ErrorKind::ATTRIBUTE: return "AttributeError";
+    case ErrorKind::ASSERTION: return "AssertionError";
+    case ErrorKind::FILTER_ARGUMENT: return "FilterArgumentError";
     case ErrorKind::LIMIT: return "LimitError";
   }
   return "Error";
