@@ -1,7 +1,8 @@
 // Chat-template render speed: a 50-message conversation with 10 tools through the Qwen3 template
 // (issue 4 target: well under 1 ms per render). Run from the repo root:
 //   build/bin/jinja_bench [template.jinja] [--dump ctx.json]
-// --dump writes the exact input so tools/jinja_peer_bench.py can time transformers on it.
+// --dump writes the exact input (and our output to <file>.out) so tools/jinja_peer_bench.py can
+// time transformers on it and check the two renders are identical.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
   double parse_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kParse;
 
   std::string out = oxyd::chat::apply_chat_template(tmpl, in);  // warm-up
+  if (!dump.empty()) std::ofstream(dump + ".out", std::ios::binary) << out;
   const int kIters = 2000;
   std::vector<double> us(kIters);
   for (int i = 0; i < kIters; ++i) {
