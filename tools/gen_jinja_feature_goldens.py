@@ -155,6 +155,10 @@ CASES = [
     "{{ nope is callable }} {{ range is callable }}", "{{ nope|dictsort }}", "{{ dict(nope) }}", "{{ l|map(attr='x')|list }}",
     "{{ l|select('nosuchtest')|list }}", "{{ l|map(nope)|list }}", "{% set nope.x = 1 %}", "{% set n.x = nope.y %}",
     "a\x1cb\x1d{{ 1 }}\x1e", "a\rb\r\n{% if true %}\r\nc{% endif %}",
+    # markupsafe.Markup from |safe / |escape: `+`, join and str methods escape plain operands
+    "{{ '<a>'|safe + '<b>' }} {{ '<b>' + 'x'|safe }} {{ ('<'|e) ~ '<' }} {{ (' <x> '|safe).strip() + '&' }}",
+    "{{ ('|'|safe).join(['<', 'a'|safe]) }} {{ '<'|e|e }} {{ '<'|forceescape|forceescape }} {{ ('a'|safe|upper) + '<' }}",
+    "{{ ('x'|safe) * 2 + '<' }} {{ ('<t>'|tojson|safe) + '\"' }} {{ '<'|safe|trim + '>' }} {{ 'a' + 'b' }}",
     # errors in syntax are compile errors in jinja2 too
     "{% if %}", "{% for x in %}{% endfor %}", "{{ 1 + }}", "{% endif %}", "{% nosuchtag %}", "{{ 'unterminated }}",
     "{% if true %}no end", "{{ (1, 2 }}",

@@ -48,9 +48,13 @@ int64_t py_len(const Value& v) {
 
 Value f_length(Runtime&, const Value& v, Args&) { return Value::integer(py_len(v)); }
 Value f_string(Runtime&, const Value& v, Args&) { return Value::string(soft_str(v)); }
-Value f_safe(Runtime&, const Value& v, Args&) { return Value::string(soft_str(v)); }
-Value f_upper(Runtime&, const Value& v, Args&) { return Value::string(pystr::upper(soft_str(v))); }
-Value f_lower(Runtime&, const Value& v, Args&) { return Value::string(pystr::lower(soft_str(v))); }
+Value f_safe(Runtime&, const Value& v, Args&) { return Value::markup(soft_str(v)); }
+// soft_str keeps a Markup a Markup, and Markup's str methods return Markup.
+Value same_kind(const Value& like, std::string s) {
+  return like.is_markup() ? Value::markup(std::move(s)) : Value::string(std::move(s));
+}
+Value f_upper(Runtime&, const Value& v, Args&) { return same_kind(v, pystr::upper(soft_str(v))); }
+Value f_lower(Runtime&, const Value& v, Args&) { return same_kind(v, pystr::lower(soft_str(v))); }
 Value f_capitalize(Runtime&, const Value& v, Args&) { return Value::string(pystr::capitalize(soft_str(v))); }
 Value f_title(Runtime&, const Value& v, Args&) {
   // jinja2's do_title capitalises after whitespace/brackets/hyphens rather than str.title().
@@ -65,7 +69,7 @@ Value f_title(Runtime&, const Value& v, Args&) {
 Value f_trim(Runtime&, const Value& v, Args& a) {
   std::string chars;
   bool has = arg_str(a, 0, "chars", chars);
-  return Value::string(pystr::strip(soft_str(v), has ? &chars : nullptr, true, true));
+  return same_kind(v, pystr::strip(soft_str(v), has ? &chars : nullptr, true, true));
 }
 Value f_replace(Runtime& rt, const Value& v, Args& a) {
   std::string o, n;
@@ -75,19 +79,10 @@ Value f_replace(Runtime& rt, const Value& v, Args& a) {
   return Value::string(std::move(r));
 }
 Value f_escape(Runtime&, const Value& v, Args&) {
-  std::string out;
-  for (char c : soft_str(v)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return Value::string(std::move(out));
+  if (v.is_markup()) return v;
+  return Value::markup(pystr::html_escape(soft_str(v)));
 }
+Value f_forceescape(Runtime&, const Value& v, Args&) { return Value::markup(pystr::html_escape(soft_str(v))); }
 Value f_default(Runtime&, const Value& v, Args& a) {
   const Value* d = arg(a, 0, "default_value");
   bool boolean = arg_bool(a, 1, "boolean", false);
@@ -530,7 +525,7 @@ const Entry kFilters[] = {
     {"replace", f_replace, "do_replace", 1, {"old", "new", "count"}, 2, false},
     {"escape", f_escape, "escape", 0, {}, 0, false},
     {"e", f_escape, "escape", 0, {}, 0, false},
-    {"forceescape", f_escape, "do_forceescape", 0, {}, 0, false},
+    {"forceescape", f_forceescape, "do_forceescape", 0, {}, 0, false},
     {"default", f_default, "do_default", 0, {"default_value", "boolean"}, 0, false},
     {"d", f_default, "do_default", 0, {"default_value", "boolean"}, 0, false},
     {"list", f_list, "sync_do_list", 0, {}, 0, false},

@@ -298,7 +298,26 @@ bool is_unsafe_method(Kind kind, std::string_view name) {
 Value Runtime::call_method(const Value& self, const std::string& name, Args& a, bool& found) {
   found = false;
   if (!is_safe_method(self.kind(), name)) return Value();
-  if (self.is_string()) return str_method(*this, self.str(), name, a, found);
+  if (self.is_string()) {
+    if (self.is_markup() && name == "join") {  // Markup.join escapes plain items
+      const Value* it = arg(a, 0, "");
+      if (it) {
+        Args esc;
+        std::vector<Value> items;
+        for (auto& v : iterate(*it)) items.push_back(v.is_string() && !v.is_markup() ? Value::string(pystr::html_escape(v.str())) : v);
+        esc.pos.push_back(Value::list(std::move(items)));
+        Value r = str_method(*this, self.str(), name, esc, found);
+        return Value::markup(r.str());
+      }
+    }
+    Value r = str_method(*this, self.str(), name, a, found);
+    static const char* kMarkupKeeps[] = {"strip", "lstrip", "rstrip", "upper", "lower", "title", "capitalize",
+                                         "replace", "swapcase", "casefold", "center", "ljust", "rjust", "zfill"};
+    if (self.is_markup() && r.is_string())
+      for (const char* m : kMarkupKeeps)
+        if (name == m) return Value::markup(r.str());
+    return r;
+  }
   found = true;
   if (self.is_list_like()) {
     auto& items = self.list_obj().items;

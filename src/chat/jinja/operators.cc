@@ -39,7 +39,7 @@ Value repeat(Runtime& rt, const Value& seq, int64_t n) {
     std::string out;
     out.reserve(s.size() * n);
     for (int64_t i = 0; i < n; ++i) out += s;
-    return Value::string(std::move(out));
+    return seq.is_markup() ? Value::markup(std::move(out)) : Value::string(std::move(out));
   }
   auto& items = seq.list_obj().items;
   if (!items.empty() && static_cast<uint64_t>(n) > rt.limits().max_output_bytes / items.size() / 16 + 1)
@@ -99,6 +99,10 @@ Value binary_op(Runtime& rt, Op op, const Value& a, const Value& b) {
       if (nums) return Value::number(a.as_double() + b.as_double());
       if (a.is_string() && b.is_string()) {
         rt.check_size(a.str().size() + b.str().size());
+        if (a.is_markup() || b.is_markup()) {  // Markup.__add__/__radd__ escape the plain side
+          return Value::markup((a.is_markup() ? a.str() : pystr::html_escape(a.str())) +
+                               (b.is_markup() ? b.str() : pystr::html_escape(b.str())));
+        }
         return Value::string(a.str() + b.str());
       }
       if (a.kind() == b.kind() && a.is_list_like()) {

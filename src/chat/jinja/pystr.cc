@@ -310,6 +310,22 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
   return out;
 }
 
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
 static bool printable(char32_t c) {
   if (c < 0x20 || c == 0x7F) return false;
   if (c < 0x7F) return true;

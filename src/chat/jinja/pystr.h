@@ -42,6 +42,8 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends = false);
 std::string replace(std::string_view s, std::string_view old, std::string_view repl, int64_t count);
 
 void append_repr(std::string& out, std::string_view s);
+/// markupsafe.escape: & < > " ' → &amp; &lt; &gt; &#34; &#39;
+std::string html_escape(std::string_view s);
 /// Python float repr ("1.0", "1e+16", "nan", "inf").
 std::string float_repr(double d);
 /// Python JSON string escaping (json.dumps) into out, quotes included.

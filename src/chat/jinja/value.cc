@@ -35,6 +35,13 @@ Value Value::string(std::string s) {
   v.obj_ = std::make_shared<StrObj>(std::move(s));
   return v;
 }
+Value Value::markup(std::string s) {
+  Value v;
+  v.kind_ = Kind::STRING;
+  v.obj_ = std::make_shared<StrObj>(std::move(s), true);
+  return v;
+}
+bool Value::is_markup() const { return kind_ == Kind::STRING && static_cast<StrObj*>(obj_.get())->markup; }
 Value Value::list(std::vector<Value> items) {
   Value v;
   v.kind_ = Kind::LIST;

@@ -37,6 +37,7 @@ class Value {
   static Value integer(int64_t i) { Value v; v.kind_ = Kind::INT; v.i_ = i; return v; }
   static Value number(double f) { Value v; v.kind_ = Kind::FLOAT; v.f_ = f; return v; }
   static Value string(std::string s);
+  static Value markup(std::string s);
   static Value list(std::vector<Value> items = {});
   static Value tuple(std::vector<Value> items);
   static Value dict();
@@ -52,6 +53,7 @@ class Value {
   bool is_undefined() const { return kind_ == Kind::UNDEFINED; }
   bool is_none() const { return kind_ == Kind::NONE; }
   bool is_string() const { return kind_ == Kind::STRING; }
+  bool is_markup() const;
   bool is_int() const { return kind_ == Kind::INT || kind_ == Kind::BOOL; }
   bool is_number() const { return kind_ == Kind::INT || kind_ == Kind::FLOAT || kind_ == Kind::BOOL; }
   bool is_list_like() const { return kind_ == Kind::LIST || kind_ == Kind::TUPLE; }
@@ -89,8 +91,9 @@ class Value {
 };
 
 struct StrObj : HeapObj {
-  explicit StrObj(std::string v) : s(std::move(v)) {}
+  explicit StrObj(std::string v, bool m = false) : s(std::move(v)), markup(m) {}
   std::string s;
+  bool markup;  // markupsafe.Markup (from |safe, |escape): `+` and join() HTML-escape plain operands
 };
 struct ListObj : HeapObj {
   std::vector<Value> items;
