@@ -59,32 +59,58 @@ void RequestSampler::apply_penalties(std::vector<float>& x) const {
 
 std::vector<Candidate> RequestSampler::candidates(std::span<const float> logits) const {
   OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
-  std::vector<float> x(logits.begin(), logits.end());
-  apply_penalties(x);
-  std::vector<Candidate> c(x.size());
-  for (size_t i = 0; i < x.size(); ++i) c[i] = {int32_t(i), params_.greedy() ? x[i] : x[i] / params_.temperature};
-  if (params_.top_k > 0) {
-    apply_top_k(c, params_.top_k);
+  std::vector<float> copy;
+  std::span<const float> x = logits;
+  if (has_penalties()) {
+    copy.assign(logits.begin(), logits.end());
+    apply_penalties(copy);
+    x = copy;
+  }
+  const float t = params_.greedy() ? 1.0f : params_.temperature;
+  std::vector<Candidate> c;
+  if (params_.top_k > 0 && params_.top_k <= 256 && size_t(params_.top_k) < x.size()) {
+    // Small k: one pass keeping the best k raw logits in a sorted array (most tokens fail one
+    // compare), then a pass adding the ties at the k-th value that HF also keeps. Selecting on
+    // x rather than x / t is the same order for t > 0.
+    const size_t k = size_t(params_.top_k);
+    c.reserve(k + 1);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (c.size() == k && !(x[i] > c.back().logit)) continue;  // ids ascend: equal is "after"
+      const Candidate e{int32_t(i), x[i]};
+      c.insert(std::upper_bound(c.begin(), c.end(), e, before), e);
+      if (c.size() > k) c.pop_back();
+    }
+    const float kth = c.back().logit;
+    for (size_t i = size_t(c.back().id) + 1; i < x.size(); ++i)
+      if (x[i] == kth) c.push_back({int32_t(i), kth});
+    for (auto& e : c) e.logit /= t;
     apply_top_p(c, params_.top_p);
-  } else if (params_.top_p < 1.0f) {
-    // Normaliser over the whole row, then the smallest sorted prefix that holds the nucleus.
-    float m = c[0].logit;
-    for (const auto& e : c) m = std::max(m, e.logit);
-    double z = 0;
-    for (const auto& e : c) z += std::exp(double(e.logit) - m);
-    for (size_t n = std::min<size_t>(c.size(), 64);; n = std::min(c.size(), n * 4)) {
-      std::nth_element(c.begin(), c.begin() + long(n - 1), c.end(), before);
-      std::sort(c.begin(), c.begin() + long(n), before);
-      double mass = 0;
-      for (size_t i = 0; i + 1 < n; ++i) mass += std::exp(double(c[i].logit) - m);
-      if (mass >= double(params_.top_p) * z || n == c.size()) {
-        // The cut lies within the first n: apply top_p's rule against the full normaliser.
-        double before_mass = 0;
-        size_t keep = 0;
-        while (keep < n && (keep == 0 || before_mass < double(params_.top_p) * z))
-          before_mass += std::exp(double(c[keep++].logit) - m);
-        c.resize(keep);
-        break;
+  } else {
+    c.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) c[i] = {int32_t(i), x[i] / t};
+    if (params_.top_k > 0) {
+      apply_top_k(c, params_.top_k);
+      apply_top_p(c, params_.top_p);
+    } else if (params_.top_p < 1.0f) {
+      // Normaliser over the whole row, then the smallest sorted prefix that holds the nucleus.
+      float m = c[0].logit;
+      for (const auto& e : c) m = std::max(m, e.logit);
+      double z = 0;
+      for (const auto& e : c) z += std::exp(double(e.logit) - m);
+      for (size_t n = std::min<size_t>(c.size(), 64);; n = std::min(c.size(), n * 4)) {
+        std::nth_element(c.begin(), c.begin() + long(n - 1), c.end(), before);
+        std::sort(c.begin(), c.begin() + long(n), before);
+        double mass = 0;
+        for (size_t i = 0; i + 1 < n; ++i) mass += std::exp(double(c[i].logit) - m);
+        if (mass >= double(params_.top_p) * z || n == c.size()) {
+          // The cut lies within the first n: apply top_p's rule against the full normaliser.
+          double before_mass = 0;
+          size_t keep = 0;
+          while (keep < n && (keep == 0 || before_mass < double(params_.top_p) * z))
+            before_mass += std::exp(double(c[keep++].logit) - m);
+          c.resize(keep);
+          break;
+        }
       }
     }
   }
@@ -130,8 +156,13 @@ SampleResult RequestSampler::sample(std::span<const float> logits) {
   OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
   SampleResult r;
   if (params_.greedy()) {
-    std::vector<float> x(logits.begin(), logits.end());
-    apply_penalties(x);
+    std::vector<float> copy;
+    std::span<const float> x = logits;
+    if (has_penalties()) {
+      copy.assign(logits.begin(), logits.end());
+      apply_penalties(copy);
+      x = copy;
+    }
     r.token = int32_t(std::max_element(x.begin(), x.end()) - x.begin());  // first max = lowest id
   } else {
     r.token = draw(candidates(logits));

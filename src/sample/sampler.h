@@ -92,6 +92,10 @@ class RequestSampler {
 
  private:
   void apply_penalties(std::vector<float>& x) const;
+  bool has_penalties() const {
+    return !seen_.empty() || !params_.logit_bias.empty() ||
+           ((params_.presence_penalty != 0 || params_.frequency_penalty != 0) && !out_counts_.empty());
+  }
 
   SamplingParams params_;
   int32_t vocab_size_;

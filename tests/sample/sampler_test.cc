@@ -147,6 +147,21 @@ TEST(Sample, GreedyTiesLowestIdAndPenalties) {
   EXPECT_EQ(b.sample(x).token, 4);
 }
 
+TEST(Sample, TopKKeepsTiesAtTheKthValue) {
+  SamplingParams p;
+  p.top_k = 2;
+  for (int32_t v : {5, 400}) {  // the one-pass path and the nth_element path (k > 256 below)
+    std::vector<float> x(size_t(v), -5.0f);
+    x[0] = 3; x[1] = 2; x[2] = 2; x[4] = 2;
+    p.top_k = v == 5 ? 2 : 258;
+    const auto c = RequestSampler(p, v, {}, 0).candidates(x);
+    std::set<int32_t> ids;
+    for (const auto& e : c) ids.insert(e.id);
+    if (v == 5) EXPECT_EQ(ids, (std::set<int32_t>{0, 1, 2, 4}));
+    else EXPECT_EQ(c.size(), 400u);  // every -5 ties with the 258th
+  }
+}
+
 TEST(Sample, SeedReproducibleIndependentOfOtherRequests) {
   std::mt19937 g(5);
   std::normal_distribution<float> nd;
