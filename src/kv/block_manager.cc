@@ -98,11 +98,11 @@ ComputedBlocks BlockManager::get_computed_blocks(std::span<const int32_t> token_
     for (size_t c = 0; it != cached_.end() && c < it->second.size() && found == kNullBlock; ++c) {
       const Block& b = blocks_[it->second[c]];
       bool ok = b.salt == salt && std::equal(toks.begin(), toks.end(), b.tokens.begin(), b.tokens.end());
-      // The parent's identity: exact when the parent matched in this walk; in a sliding window the
-      // first block of a run (parent already dropped) is trusted on its 128-bit parent hash.
+      // The parent's identity: exact (serial) when the parent matched in this walk. In a sliding
+      // window, where parents are dropped before children, the 128-bit parent hash is trusted.
       if (ok && i > 0)
-        ok = match[i - 1] != kNullBlock ? b.parent_serial == blocks_[match[i - 1]].serial
-                                        : W > 0 && b.parent_hash == parent;
+        ok = (match[i - 1] != kNullBlock && b.parent_serial == blocks_[match[i - 1]].serial) ||
+             (W > 0 && b.parent_hash == parent);
       if (ok && i == 0) ok = b.parent_serial == 0;
       if (ok) found = it->second[c];
     }

@@ -4,7 +4,10 @@
 // [num_blocks, block_size, ...] K/V tensors and indexes them with the ids handed out here.
 // Invariant: a prefix-cache hit returns a block only when its tokens, salt and parent's serial
 // equal the query's (checked, never trusted on the hash), so by induction from the first block
-// its whole prefix is the query's; a hash collision costs a longer scan, never wrong KV.
+// its whole prefix is the query's; a hash collision costs a longer scan, never wrong KV. The one
+// exception: with sliding_window > 0 a block whose parent was dropped is accepted on its 128-bit
+// (XXH3) parent hash. Hybrid full+sliding models use sliding_window = 0 (per-type block tables:
+// not done).
 #pragma once
 
 #include <cstdint>

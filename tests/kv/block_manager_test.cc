@@ -15,7 +15,7 @@ namespace {
 
 struct Model {
   struct B { int ref = 0; bool cached = false; std::vector<int32_t> key; int64_t stamp = 0; };
-  int bs;
+  int bs, W = 0;
   std::vector<B> blocks;
   std::vector<int32_t> lru;  // front = evicted first
   std::map<RequestId, std::vector<int32_t>> reqs;
@@ -34,26 +34,47 @@ struct Model {
       if (blocks[b].cached && blocks[b].key == key && (best < 0 || blocks[b].stamp < blocks[best].stamp)) best = int32_t(b);
     return best;
   }
+  // Full attention: the longest run of cached blocks from the start. Window W: the largest k such
+  // that the blocks holding positions [k*bs - W + 1, k*bs) are cached; earlier ones become -1.
   std::vector<int32_t> lookup(std::span<const int32_t> t, uint64_t salt) {
-    std::vector<int32_t> ids;
-    for (int i = 0; t.size() > 0 && i < int((t.size() - 1) / bs); ++i) {
-      const int32_t b = find(key_of(t, i + 1, bs, salt));
-      if (b < 0) break;
-      ids.push_back(b);
+    const int n = t.empty() ? 0 : int((t.size() - 1) / bs);
+    std::vector<int32_t> found;
+    for (int i = 0; i < n; ++i) found.push_back(find(key_of(t, i + 1, bs, salt)));
+    int best = 0;
+    for (int k = 1; k <= n; ++k) {
+      const int first = W ? std::max(0, k * bs - W + 1) / bs : 0;
+      bool all = true;
+      for (int j = first; j < k; ++j) all = all && found[j] >= 0;
+      if (all) best = k;
+      else if (!W) break;
     }
+    std::vector<int32_t> ids;
+    const int first = W ? std::max(0, best * bs - W + 1) / bs : 0;
+    for (int j = 0; j < best; ++j) ids.push_back(j < first ? -1 : found[j]);
     hit_tokens += int64_t(ids.size()) * bs;
     return ids;
+  }
+  void remove_skipped(RequestId r, int ncomp) {
+    if (!W) return;
+    auto& ids = reqs[r];
+    for (int i = std::min<int>(std::max(0, ncomp - W + 1) / bs, int(ids.size())) - 1; i >= 0; --i)
+      if (ids[i] >= 0) { release(ids[i]); ids[i] = -1; }
+  }
+  void release(int32_t b) {
+    if (--blocks[b].ref == 0) {
+      if (blocks[b].cached) lru.push_back(b); else lru.insert(lru.begin(), b);
+    }
   }
   bool allocate(RequestId r, std::span<const int32_t> t, int ncomp, int nnew, const std::vector<int32_t>* hit, uint64_t salt) {
     const bool is_new = !reqs.count(r);
     const int have = is_new ? (hit ? int(hit->size()) : 0) : int(reqs[r].size());
     const int need = std::max(0, (ncomp + nnew + bs - 1) / bs - have);
     int evictable = 0;
-    if (hit) for (int32_t b : *hit) evictable += blocks[b].ref == 0;
+    if (hit) for (int32_t b : *hit) evictable += b >= 0 && blocks[b].ref == 0;
     if (need > int(lru.size()) - evictable) return false;
     auto& ids = reqs[r];
     if (hit) for (int32_t b : *hit) {
-      if (blocks[b].ref++ == 0) lru.erase(std::find(lru.begin(), lru.end(), b));
+      if (b >= 0 && blocks[b].ref++ == 0) lru.erase(std::find(lru.begin(), lru.end(), b));
       ids.push_back(b);
     }
     for (int i = 0; i < need; ++i) {
@@ -72,9 +93,7 @@ struct Model {
   void free(RequestId r) {
     auto& ids = reqs[r];
     for (auto it = ids.rbegin(); it != ids.rend(); ++it)
-      if (--blocks[*it].ref == 0) {
-        if (blocks[*it].cached) lru.push_back(*it); else lru.insert(lru.begin(), *it);
-      }
+      if (*it >= 0) release(*it);
     reqs.erase(r);
     num_registered.erase(r);
   }
@@ -221,16 +240,18 @@ TEST(BlockManager, SlidingWindowEarlyFreeAndWindowedHit) {
 }
 
 // Many random admissions, decode steps and finishes on a small pool, mirrored on the model.
-void random_ops(const HashFn& fn, uint32_t seed) {
+void random_ops(const HashFn& fn, uint32_t seed, int window = 0) {
   const int N = 24, BS = 4;
-  auto m = make(N, BS, fn);
+  auto m = make(N, BS, fn, window);
   Model ref(N, BS);
+  ref.W = window;
   std::mt19937 rng(seed);
   std::vector<std::vector<int32_t>> prefixes;
   for (int p = 0; p < 4; ++p) prefixes.push_back(seq(int(rng() % 14), int32_t(p * 1000)));
   struct R { std::vector<int32_t> toks; int computed; uint64_t salt; };
   std::map<RequestId, R> running;
   RequestId next = 1;
+  int windowed_hits = 0;  // hits that skipped out-of-window blocks
   for (int op = 0; op < 3000; ++op) {
     const int kind = int(rng() % 10);
     if (kind < 3) {  // admit
@@ -241,6 +262,7 @@ void random_ops(const HashFn& fn, uint32_t seed) {
       const auto hit = m.get_computed_blocks(r.toks, r.salt);
       const auto mhit = ref.lookup(r.toks, r.salt);
       ASSERT_EQ(hit.block_ids, mhit) << "op " << op;
+      windowed_hits += std::count(mhit.begin(), mhit.end(), -1) > 0;
       r.computed = hit.num_computed_tokens;
       const int chunk = int(r.toks.size()) - r.computed;
       const bool ok = m.allocate_slots(next, r.toks, r.computed, chunk, &hit, r.salt);
@@ -250,6 +272,8 @@ void random_ops(const HashFn& fn, uint32_t seed) {
     } else if (kind < 8 && !running.empty()) {  // decode one token
       auto it = std::next(running.begin(), long(rng() % running.size()));
       it->second.toks.push_back(int32_t(rng() % 3));
+      m.remove_skipped_blocks(it->first, it->second.computed);
+      ref.remove_skipped(it->first, it->second.computed);
       const bool ok = m.allocate_slots(it->first, it->second.toks, it->second.computed, 1);
       ASSERT_EQ(ok, ref.allocate(it->first, it->second.toks, it->second.computed, 1, nullptr, it->second.salt));
       if (ok) ++it->second.computed;
@@ -270,10 +294,16 @@ void random_ops(const HashFn& fn, uint32_t seed) {
   }
   EXPECT_GT(ref.evictions, 50);
   EXPECT_GT(ref.hit_tokens, 500);
+  if (window) {
+    EXPECT_GT(windowed_hits, 20);
+  }
 }
 
 TEST(BlockManager, RandomizedAgainstModel) {
   for (uint32_t s = 1; s <= 4; ++s) random_ops({}, s);
+}
+TEST(BlockManager, RandomizedAgainstModelSlidingWindow) {
+  for (int w : {3, 4, 9}) random_ops({}, 11 + uint32_t(w), w);
 }
 TEST(BlockManager, RandomizedAgainstModelConstantHash) {
   random_ops([](const BlockHash&, std::span<const int32_t>, uint64_t) { return BlockHash{3, 3}; }, 7);
