@@ -1,0 +1,64 @@
+// `oxydllm estimate <model>`: memory needed to serve a model (hub/estimate.h says exactly what
+// is counted). <model> is a local file or directory, a local id, or a hub repo id (then one row
+// per variant, read from GGUF headers by Range requests; no weights are downloaded).
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "hub/report.h"
+#include "hub/store.h"
+
+namespace oxyd::cli {
+
+void register_estimate(CLI::App& app, int& exit_code) {
+  struct Opts {
+    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = "f16";
+    int64_t context_len = 4096, num_sequences = 1, max_batch_tokens = 1024;
+    bool remote = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("estimate", "estimate the memory a model needs (local or on the hub)");
+  cmd->add_option("model", o->model, "local file/dir, local id, or hub repo id")->required();
+  add_models_dir_option(cmd, o->models_dir);
+  cmd->add_option("--token", o->token, "hub token for gated/private repos (default: HF_TOKEN)");
+  cmd->add_option("--context-len", o->context_len, "tokens of context per sequence")->capture_default_str();
+  cmd->add_option("--num-sequences", o->num_sequences, "sequences served at once")->capture_default_str();
+  cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
+      ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f16, bf16, f32")->capture_default_str();
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "tokens per engine step (sizes activation buffers)")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "hub repo: only this variant");
+  cmd->add_option("--revision", o->revision, "hub repo: branch, tag or commit");
+  cmd->add_flag("--remote", o->remote, "treat <model> as a hub repo id even if a local model matches");
+  cmd->callback([o, &exit_code] {
+    hub::EstimateParams p;
+    p.context_len = o->context_len;
+    p.num_sequences = o->num_sequences;
+    p.kv_quant_bits = hub::kv_quant_bits_from_name(o->kv_quant);
+    p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);
+    p.max_batch_tokens = o->max_batch_tokens;
+    auto local = [&](const hub::LocalModel& m) {
+      std::cout << hub::render_local_estimate(m, hub::read_local_meta(m), p);
+      exit_code = 0;
+    };
+    std::error_code ec;
+    if (!o->remote && std::filesystem::exists(o->model, ec)) return local(hub::local_model_for_path(o->model));
+    if (!o->remote) {
+      hub::check_model_id(o->model);
+      auto models = hub::discover_all(models_dir_or_default(o->models_dir), hub::hf_hub_cache_dir());
+      try {
+        return local(hub::resolve_model(models, o->model, /*allow_prefix=*/true));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::NOT_FOUND || o->model.find('/') == std::string::npos) throw;
+      }
+    }
+    hub::HubClient client(hub::hub_endpoint_from_env(), hub::hub_token_from_env(o->token));
+    hub::RemoteEstimateOptions r{o->model, o->revision, o->variant, p};
+    std::cout << hub::remote_estimate(client, r);
+    exit_code = 0;
+  });
+}
+
+}  // namespace oxyd::cli

@@ -1,0 +1,23 @@
+// Registration of the CLI verbs that live in their own files (cmd_<verb>.cc). Each adds its
+// subcommand, flags (a flag beats its OXYDLLM_* environment variable) and a callback; a callback
+// stores its exit status in `exit_code` and reports failures by throwing oxyd::Error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace oxyd::cli {
+
+void register_pull(CLI::App& app, int& exit_code);
+void register_list(CLI::App& app, int& exit_code);
+void register_rm(CLI::App& app, int& exit_code);
+void register_show(CLI::App& app, int& exit_code);
+void register_estimate(CLI::App& app, int& exit_code);
+
+/// Adds --models-dir (env OXYDLLM_MODELS_DIR) bound to `dir`.
+void add_models_dir_option(CLI::App* cmd, std::string& dir);
+/// The flag/env value, else ~/.oxydllm/models.
+std::string models_dir_or_default(const std::string& dir);
+
+}  // namespace oxyd::cli

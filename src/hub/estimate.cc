@@ -1,0 +1,120 @@
+#include "hub/estimate.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
+namespace oxyd::hub {
+namespace {
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+int kv_quant_bits_from_name(const std::string& mode) {
+  const std::string m = lower(mode);
+  if (m.empty() || m == "off" || m == "none") return 0;
+  if (m == "lossless") return 4;
+  if (m == "balanced") return 3;
+  if (m == "aggressive") return 2;
+  throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-quant '" + mode + "': expected off, lossless (4-bit), balanced (3-bit) or aggressive (2-bit)");
+}
+
+KvDtype kv_dtype_from_name(const std::string& name) {
+  const std::string n = lower(name);
+  if (n == "f16" || n == "float16") return KvDtype::F16;
+  if (n == "bf16" || n == "bfloat16") return KvDtype::BF16;
+  if (n == "f32" || n == "float32") return KvDtype::F32;
+  throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-dtype '" + name + "': expected f16, bf16 or f32");
+}
+
+int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int bits) {
+  if (bits > 0) return (head_dim * bits + 7) / 8 + 4;
+  return head_dim * (dtype == KvDtype::F32 ? 4 : 2);
+}
+
+std::string kv_format_name(const EstimateParams& p) {
+  switch (p.kv_quant_bits) {
+    case 4: return "lossless 4-bit + f32 norm";
+    case 3: return "balanced 3-bit + f32 norm";
+    case 2: return "aggressive 2-bit + f32 norm";
+    default: break;
+  }
+  return p.kv_dtype == KvDtype::F32 ? "F32" : p.kv_dtype == KvDtype::BF16 ? "BF16" : "F16";
+}
+
+MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_bytes, const EstimateParams& p) {
+  if (p.context_len <= 0 || p.num_sequences <= 0 || p.block_size <= 0 || p.max_batch_tokens <= 0)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "estimate: --context-len and --num-sequences must be positive");
+  const int64_t L = c.num_hidden_layers;
+  if (L <= 0 || c.hidden_size <= 0 || c.num_attention_heads <= 0 || c.head_dim <= 0)
+    throw_error(ErrorCode::INVALID_ARGUMENT, c.source + ": the config lacks the layer geometry an estimate needs");
+  MemoryEstimate e;
+  e.weight_bytes = weight_bytes;
+  e.sliding_window = c.sliding_window.value_or(0);
+
+  const int64_t first_shared = L - c.num_kv_shared_layers;
+  int64_t max_q_dim = c.num_attention_heads * c.head_dim, max_kv_dim = 0, gdn_width = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    const std::string& type = i < int64_t(c.layer_types.size()) ? c.layer_types[size_t(i)] : std::string(loader::kFullAttention);
+    if (type == loader::kLinearAttention) {
+      ++e.num_linear_layers;
+      const int64_t hk = c.linear_num_key_heads, dk = c.linear_key_head_dim;
+      const int64_t hv = c.linear_num_value_heads, dv = c.linear_value_head_dim;
+      const int64_t conv_dim = 2 * hk * dk + hv * dv;
+      const int64_t per_seq = (hv * dk * dv + conv_dim * std::max<int64_t>(0, c.linear_conv_kernel_dim - 1)) * 4;
+      e.state_bytes += per_seq * p.num_sequences;
+      gdn_width = std::max(gdn_width, conv_dim + 2 * hv * dv + 2 * hv);  // qkv, z, out, a, b
+      continue;
+    }
+    const bool sliding = type == loader::kSlidingAttention && c.sliding_window && *c.sliding_window > 0;
+    const bool global_geometry = !sliding && c.global_head_dim > 0;  // Gemma 4 full layers
+    const int64_t head_dim = global_geometry ? c.global_head_dim : c.head_dim;
+    int64_t kv_heads = c.num_key_value_heads;
+    if (!c.num_key_value_heads_per_layer.empty()) kv_heads = c.num_key_value_heads_per_layer[size_t(i)];
+    else if (global_geometry && c.num_global_key_value_heads > 0) kv_heads = c.num_global_key_value_heads;
+    max_q_dim = std::max(max_q_dim, c.num_attention_heads * head_dim);
+    max_kv_dim = std::max(max_kv_dim, kv_heads * head_dim);
+    if (sliding) ++e.num_sliding_layers;
+    else ++e.num_full_layers;
+    if (c.num_kv_shared_layers > 0 && i >= first_shared) {
+      ++e.num_shared_kv_layers;
+      continue;
+    }
+    const int64_t tokens = sliding ? round_up(std::min(p.context_len, *c.sliding_window + p.block_size), p.block_size)
+                                   : round_up(p.context_len, p.block_size);
+    e.kv_bytes += 2 * tokens * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits) * p.num_sequences;
+  }
+
+  int64_t ffn = c.intermediate_size;
+  for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, w);
+  if (c.num_experts > 0)
+    ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
+  const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
+  const int64_t per_token = 3 * c.hidden_size + max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width);
+  e.runtime_bytes = T * per_token * 4 + p.num_sequences * c.vocab_size * 4;
+  return e;
+}
+
+std::string describe_kv(const MemoryEstimate& e, const EstimateParams& p) {
+  std::string s = std::to_string(p.context_len) + " ctx × " + std::to_string(p.num_sequences) + " seq, " +
+                  kv_format_name(p) + "; ";
+  std::string layers;
+  auto add = [&](int64_t n, const std::string& what) {
+    if (n > 0) layers += (layers.empty() ? "" : " + ") + std::to_string(n) + " " + what;
+  };
+  add(e.num_full_layers, "full");
+  add(e.num_sliding_layers, "sliding (window " + std::to_string(e.sliding_window) + ")");
+  add(e.num_linear_layers, "linear-attention (state)");
+  s += layers + " layers";
+  if (e.num_shared_kv_layers) s += ", " + std::to_string(e.num_shared_kv_layers) + " reuse another layer's KV";
+  return s;
+}
+
+}  // namespace oxyd::hub

@@ -1,0 +1,181 @@
+#include "hub/model_meta.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace oxyd::hub {
+namespace {
+
+std::string gguf_tokenizer_kind(const std::string& model) {
+  if (model == "gpt2") return "gpt2 (byte-level BPE)";
+  if (model == "llama") return "llama (SentencePiece)";
+  if (model == "bert") return "bert (WordPiece)";
+  if (model == "t5") return "t5 (Unigram)";
+  return model.empty() ? "none" : model;
+}
+
+// The header of a safetensors file: 8 bytes of length, then that many bytes of JSON. `read`
+// returns bytes [first, first+count) of the file.
+template <typename Read>
+loader::SafetensorsHeader read_safetensors_header(const std::string& name, uint64_t file_size, Read&& read) {
+  std::string prefix = read(0, 8);
+  auto span = [](const std::string& s) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  auto n = loader::safetensors_header_size(span(prefix), name, file_size);
+  if (!n) throw_error(ErrorCode::INVALID_ARGUMENT, name + ": shorter than a safetensors header");
+  std::string head = prefix + read(8, int64_t(*n) - 8);
+  return loader::parse_safetensors_header(span(head), name, file_size);
+}
+
+void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
+  if (fs::exists(dir / "tokenizer.json")) {
+    try {
+      std::ifstream in(dir / "tokenizer.json");
+      auto j = nlohmann::json::parse(in);
+      m.tokenizer_kind = "tokenizer.json " + j.at("model").value("type", std::string("?"));
+    } catch (const std::exception&) {
+      m.tokenizer_kind = "tokenizer.json (unreadable)";
+    }
+  } else if (fs::exists(dir / "tokenizer.model")) {
+    m.tokenizer_kind = "SentencePiece (tokenizer.model)";
+  } else {
+    m.tokenizer_kind = "none";
+  }
+  for (const char* f : {"chat_template.jinja", "chat_template.json"})
+    if (fs::exists(dir / f)) {
+      m.has_chat_template = true;
+      m.chat_template_source = f;
+      return;
+    }
+  if (fs::exists(dir / "tokenizer_config.json")) {
+    try {
+      std::ifstream in(dir / "tokenizer_config.json");
+      auto j = nlohmann::json::parse(in);
+      if (j.contains("chat_template") && !j["chat_template"].is_null()) {
+        m.has_chat_template = true;
+        m.chat_template_source = "tokenizer_config.json";
+      }
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+}  // namespace
+
+void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
+  for (const auto& t : h.tensors) {
+    m.weight_bytes += int64_t(t.nbytes());
+    m.num_params += t.numel();
+    m.num_tensors += 1;
+    m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
+  }
+}
+
+void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const loader::GgufHeader*>& headers,
+                    ModelMeta& m) {
+  std::vector<loader::GgufTensorInfo> all;
+  for (const auto* h : headers)
+    for (const auto& t : h->tensors) {
+      m.weight_bytes += int64_t(t.nbytes);
+      m.num_params += t.numel();
+      m.num_tensors += 1;
+      m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
+      all.push_back(t);
+    }
+  m.config = loader::model_config_from_gguf(md, &all);
+  m.tokenizer_kind = gguf_tokenizer_kind(md.get_string("tokenizer.ggml.model", ""));
+  if (md.has("tokenizer.chat_template")) {
+    m.has_chat_template = true;
+    m.chat_template_source = "tokenizer.chat_template";
+  }
+}
+
+ModelMeta read_local_meta(const LocalModel& lm) {
+  ModelMeta m;
+  if (lm.format == ModelFormat::GGUF) {
+    loader::GgufFile g = loader::GgufFile::open(lm.weight_files.front());
+    std::vector<const loader::GgufHeader*> hs;
+    for (size_t i = 0; i < g.num_files(); ++i) hs.push_back(&g.header(i));
+    // GgufFile holds the first shard's metadata; tensors come from every shard.
+    meta_from_gguf(g, hs, m);
+    return m;
+  }
+  m.config = loader::load_hf_config((fs::path(lm.dir) / "config.json").string());
+  for (const auto& f : lm.weight_files) {
+    std::ifstream in(f, std::ios::binary);
+    auto read = [&](int64_t first, int64_t count) {
+      std::string b(size_t(count), '\0');
+      in.seekg(first);
+      if (!in.read(b.data(), count)) throw_error(ErrorCode::INVALID_ARGUMENT, f + ": truncated safetensors header");
+      return b;
+    };
+    add_safetensors_header(read_safetensors_header(f, fs::file_size(f), read), m);
+  }
+  hf_tokenizer_and_template(lm.dir, m);
+  return m;
+}
+
+loader::GgufHeader fetch_remote_gguf_header(HubClient& hub, const std::string& repo, const std::string& rev,
+                                            const RepoFile& file) {
+  const uint64_t size = file.size > 0 ? uint64_t(file.size) : 0;
+  std::string buf;
+  uint64_t want = 256 * 1024;
+  for (int round = 0; round < 40; ++round) {
+    if (size) want = std::min(want, size);
+    if (want > buf.size()) buf += hub.read_range(repo, rev, file.path, int64_t(buf.size()), int64_t(want - buf.size()));
+    auto parse = loader::parse_gguf_header(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(buf.data()), buf.size()), repo + "/" + file.path, size);
+    if (parse.complete()) return std::move(*parse.header);
+    if (size && buf.size() >= size)
+      throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/" + file.path + ": the whole file does not hold a GGUF header");
+    if (parse.bytes_needed <= buf.size() && (want <= buf.size()))
+      throw_error(ErrorCode::INTERNAL, repo + "/" + file.path + ": header parser made no progress");
+    want = std::max<uint64_t>(parse.bytes_needed, 2 * buf.size());
+  }
+  throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/" + file.path + ": GGUF header did not end within 40 reads");
+}
+
+ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::string& rev, const Variant& v) {
+  ModelMeta m;
+  const std::string repo = info.id;
+  if (v.is_gguf) {
+    std::vector<loader::GgufHeader> headers;
+    for (const auto& f : v.files) headers.push_back(fetch_remote_gguf_header(hub, repo, rev, f));
+    std::vector<const loader::GgufHeader*> hs;
+    for (const auto& h : headers) hs.push_back(&h);
+    meta_from_gguf(headers.front().metadata, hs, m);
+    return m;
+  }
+  if (!info.find("config.json")) throw_error(ErrorCode::NOT_FOUND, repo + " has safetensors but no config.json");
+  const std::string cfg = hub.read_small_file(repo, rev, "config.json");
+  try {
+    m.config = loader::parse_hf_config(nlohmann::json::parse(cfg), repo + "/config.json");
+  } catch (const nlohmann::json::exception& e) {
+    throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/config.json: not JSON (" + e.what() + ")");
+  }
+  if (const RepoFile* idx = v.find_file("model.safetensors.index.json")) {
+    auto j = nlohmann::json::parse(hub.read_small_file(repo, rev, idx->path), nullptr, false);
+    if (j.is_object() && j.contains("metadata") && j["metadata"].is_object() &&
+        j["metadata"].contains("total_size") && j["metadata"]["total_size"].is_number()) {
+      m.weight_bytes = j["metadata"]["total_size"].get<int64_t>();
+      return m;
+    }
+  }
+  for (const auto& f : v.files) {
+    if (f.path.size() < 12 || f.path.compare(f.path.size() - 12, 12, ".safetensors") != 0) continue;
+    auto read = [&](int64_t first, int64_t count) { return hub.read_range(repo, rev, f.path, first, count); };
+    add_safetensors_header(read_safetensors_header(repo + "/" + f.path, uint64_t(std::max<int64_t>(0, f.size)), read), m);
+  }
+  return m;
+}
+
+}  // namespace oxyd::hub

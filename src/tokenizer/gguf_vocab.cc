@@ -1,0 +1,264 @@
+// Tokenizer::from_gguf: rebuilds the Hugging Face pipeline from a GGUF's tokenizer.ggml.* keys, as
+// llama.cpp's convert_hf_to_gguf.py writes them. model gpt2 = byte-level BPE (pre-tokenizer chosen
+// by tokenizer.ggml.pre), llama = SentencePiece BPE with byte fallback (merges if present, else
+// derived from scores), bert = WordPiece (tokens stored with the converter's "▁word"/"suffix"
+// spelling), t5 = Unigram with Metaspace. CONTROL/UNKNOWN tokens become special added tokens, USER_DEFINED plain added tokens.
+#include "core/error.h"
+#include "loader/gguf.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/unigram.h"
+#include "tokenizer/wordpiece.h"
+
+namespace oxyd::tokenizer {
+
+namespace {
+
+constexpr int32_t kTypeNormal = 1, kTypeUnknown = 2, kTypeControl = 3, kTypeUserDefined = 4;
+const char* kSpace = "\xE2\x96\x81";  // ▁
+
+// Split patterns of the pre-tokenizer names convert_hf_to_gguf.py assigns (from the tokenizer.json
+// files of those families).
+const char* kLlama3Re =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* kQwen2Re =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* kGpt4oRe =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* kDeepseekV3Re[] = {
+    R"(\p{N}{1,3})",
+    R"([\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+)",
+    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+
+PreTokenizer split_isolated(const char* re, const std::string& where) {
+  PreTokenizer p;
+  p.kind = PreTokenizer::Kind::SPLIT;
+  p.pattern = Pattern::regex(re, where);
+  p.behavior = SplitBehavior::ISOLATED;
+  return p;
+}
+
+PreTokenizer byte_level_no_regex() {
+  PreTokenizer p;
+  p.kind = PreTokenizer::Kind::BYTE_LEVEL;
+  p.add_prefix_space = false;
+  p.use_regex = false;
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
+  const std::string src = gguf.source();
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw_error(ErrorCode::INVALID_ARGUMENT, src + ": " + key + ": " + what);
+  };
+  const std::string model = gguf.get_string("tokenizer.ggml.model");
+  const std::string pre = gguf.get_string("tokenizer.ggml.pre", "default");
+  const std::vector<std::string>& tokens = gguf.get_string_array("tokenizer.ggml.tokens");
+  const size_t n = tokens.size();
+  if (n == 0) fail("tokenizer.ggml.tokens", "empty vocabulary");
+  std::vector<int32_t> types(n, kTypeNormal);
+  if (gguf.has("tokenizer.ggml.token_type")) {
+    types = gguf.get_array<int32_t>("tokenizer.ggml.token_type");
+    if (types.size() != n)
+      fail("tokenizer.ggml.token_type", "has " + std::to_string(types.size()) + " entries, expected " +
+                                            std::to_string(n) + " (one per token)");
+  }
+  auto id_key = [&](const char* key) -> int32_t {
+    auto v = gguf.get_opt<uint32_t>(key);
+    if (!v) return -1;
+    if (*v >= n) fail(key, "id " + std::to_string(*v) + " is outside the vocabulary of " + std::to_string(n));
+    return static_cast<int32_t>(*v);
+  };
+
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
+  t->bos_id_ = id_key("tokenizer.ggml.bos_token_id");
+  t->eos_id_ = id_key("tokenizer.ggml.eos_token_id");
+  t->unk_id_ = id_key("tokenizer.ggml.unknown_token_id");
+  t->pad_id_ = id_key("tokenizer.ggml.padding_token_id");
+  t->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
+  t->chat_template_ = gguf.get_string("tokenizer.chat_template", "");
+  const bool is_spm = model == "llama" || model == "t5";
+  t->add_bos_ = gguf.get_bool("tokenizer.ggml.add_bos_token", model == "llama" || model == "bert");
+  t->add_eos_ = gguf.get_bool("tokenizer.ggml.add_eos_token", false);
+
+  std::vector<std::pair<std::string, int32_t>> vocab;
+  vocab.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t type = types[i];
+    std::string tok = tokens[i];
+    if (type == kTypeUserDefined && is_spm) {
+      // The converter writes user-defined SentencePiece pieces with ▁ turned into spaces.
+      std::string fixed;
+      for (char c : tok) {
+        if (c == ' ') fixed += kSpace;
+        else fixed.push_back(c);
+      }
+      tok.swap(fixed);
+    }
+    if (type == kTypeControl || type == kTypeUnknown || type == kTypeUserDefined) {
+      AddedToken a;
+      a.content = tok;
+      a.id = static_cast<int32_t>(i);
+      a.special = type != kTypeUserDefined;
+      t->added_.push_back(a);
+    }
+    vocab.emplace_back(std::move(tok), static_cast<int32_t>(i));
+  }
+
+  auto template_from_flags = [&](int32_t first, int32_t last) {
+    t->template_.clear();
+    if (first >= 0) t->template_.push_back({false, {first}});
+    t->template_.push_back({true, {}});
+    if (last >= 0) t->template_.push_back({false, {last}});
+  };
+
+  if (model == "gpt2") {
+    std::vector<std::pair<std::string, std::string>> merges;
+    const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
+    merges.reserve(m.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      size_t sp = m[i].find(' ');
+      if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
+      merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
+    }
+    BpeOptions o;
+    const std::string where = src + ": tokenizer.ggml.pre '" + pre + "'";
+    PreTokenizer seq;
+    seq.kind = PreTokenizer::Kind::SEQUENCE;
+    if (pre == "llama-bpe" || pre == "llama3") {
+      seq.children = {split_isolated(kLlama3Re, where), byte_level_no_regex()};
+      o.ignore_merges = true;
+    } else if (pre == "qwen2") {
+      seq.children = {split_isolated(kQwen2Re, where), byte_level_no_regex()};
+      t->normalizer_.kind = Normalizer::Kind::NFC;
+    } else if (pre == "gpt-4o") {
+      seq.children = {split_isolated(kGpt4oRe, where), byte_level_no_regex()};
+      o.ignore_merges = true;
+    } else if (pre == "deepseek-v3") {
+      for (const char* re : kDeepseekV3Re) seq.children.push_back(split_isolated(re, where));
+      seq.children.push_back(byte_level_no_regex());
+    } else if (pre == "default" || pre == "gpt2") {
+      PreTokenizer bl = byte_level_no_regex();
+      bl.use_regex = true;
+      seq.children = {bl};
+    } else {
+      throw_error(ErrorCode::UNSUPPORTED,
+                  src + ": tokenizer.ggml.pre: pre-tokenizer '" + pre +
+                      "' is not supported (known: llama-bpe, qwen2, gpt-4o, deepseek-v3, default)");
+    }
+    t->pre_tokenizer_ = std::move(seq);
+    t->decoder_.kind = Decoder::Kind::BYTE_LEVEL;
+    t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
+    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
+  } else if (model == "llama") {
+    BpeOptions o;
+    o.byte_fallback = true;
+    o.fuse_unk = true;
+    if (t->unk_id_ >= 0) o.unk_token = tokens[t->unk_id_];
+    const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
+    Normalizer replace;
+    replace.kind = Normalizer::Kind::REPLACE;
+    replace.pattern = Pattern::literal(" ");
+    replace.content = kSpace;
+    if (add_space_prefix) {
+      Normalizer prepend;
+      prepend.kind = Normalizer::Kind::PREPEND;
+      prepend.content = kSpace;
+      t->normalizer_.kind = Normalizer::Kind::SEQUENCE;
+      t->normalizer_.children = {prepend, replace};
+    } else {
+      t->normalizer_ = replace;
+    }
+    Decoder dr, db, df, ds;
+    dr.kind = Decoder::Kind::REPLACE;
+    dr.pattern = kSpace;
+    dr.content = " ";
+    db.kind = Decoder::Kind::BYTE_FALLBACK;
+    df.kind = Decoder::Kind::FUSE;
+    t->decoder_.kind = Decoder::Kind::SEQUENCE;
+    t->decoder_.children = {dr, db, df};
+    if (add_space_prefix) {
+      ds.kind = Decoder::Kind::STRIP;
+      ds.content = " ";
+      ds.strip_start = 1;
+      t->decoder_.children.push_back(ds);
+    }
+    if (gguf.has("tokenizer.ggml.merges")) {
+      std::vector<std::pair<std::string, std::string>> merges;
+      const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
+      for (size_t i = 0; i < m.size(); ++i) {
+        size_t sp = m[i].find(' ');
+        if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
+        merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
+      }
+      t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
+    } else {
+      std::vector<float> scores = gguf.get_array<float>("tokenizer.ggml.scores");
+      if (scores.size() != n) fail("tokenizer.ggml.scores", "expected one score per token");
+      // The converter writes -1000 for control / user-defined pieces; SentencePiece (and so the
+      // merge order of the Hugging Face conversion) gives them 0.
+      for (size_t i = 0; i < n; ++i)
+        if (types[i] == kTypeControl || types[i] == kTypeUserDefined || types[i] == kTypeUnknown) scores[i] = 0.0f;
+      t->model_ = Bpe::from_scores(std::move(vocab), scores, std::move(o), src + ": tokenizer.ggml");
+    }
+    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
+  } else if (model == "bert") {
+    // Undo the converter's spelling: "▁word" starts a word, "[X]" stays, anything else was "##x".
+    for (auto& [tok, id] : vocab) {
+      if (tok.rfind(kSpace, 0) == 0) tok = tok.substr(3);
+      else if (!(tok.size() >= 2 && tok.front() == '[' && tok.back() == ']')) tok = "##" + tok;
+    }
+    for (auto& a : t->added_) a.content = vocab[a.id].first;
+    if (t->unk_id_ < 0) fail("tokenizer.ggml.unknown_token_id", "required for a WordPiece vocabulary");
+    std::string unk = vocab[t->unk_id_].first;
+    t->model_ = std::make_unique<WordPiece>(std::move(vocab), unk, "##", 100, src + ": tokenizer.ggml");
+    t->normalizer_.kind = Normalizer::Kind::BERT;
+    t->normalizer_.strip_accents = true;
+    t->pre_tokenizer_.kind = PreTokenizer::Kind::BERT;
+    t->decoder_.kind = Decoder::Kind::WORDPIECE;
+    int32_t cls = id_key("tokenizer.ggml.cls_token_id");
+    int32_t sep = id_key("tokenizer.ggml.seperator_token_id");
+    if (cls < 0) cls = t->bos_id_;
+    if (sep < 0) sep = t->eos_id_;
+    const bool add_sep = gguf.get_bool("tokenizer.ggml.add_sep_token", true);
+    template_from_flags(t->add_bos_ ? cls : -1, add_sep ? sep : -1);
+  } else if (model == "t5") {
+    // SentencePiece unigram. A precompiled normalization charsmap is not supported.
+    if (gguf.has("tokenizer.ggml.precompiled_charsmap") &&
+        gguf.find("tokenizer.ggml.precompiled_charsmap")->size() > 0) {
+      throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.precompiled_charsmap: "
+                                                "SentencePiece precompiled normalization is not supported");
+    }
+    std::vector<float> scores = gguf.get_array<float>("tokenizer.ggml.scores");
+    if (scores.size() != n) fail("tokenizer.ggml.scores", "expected one score per token");
+    std::vector<std::pair<std::string, double>> pieces;
+    pieces.reserve(n);
+    // As for llama: the converter's -1000 for control / user-defined pieces is SentencePiece's 0.
+    for (size_t i = 0; i < n; ++i) {
+      const bool added = types[i] == kTypeControl || types[i] == kTypeUserDefined || types[i] == kTypeUnknown;
+      pieces.emplace_back(vocab[i].first, added ? 0.0 : scores[i]);
+    }
+    std::optional<int32_t> unk;
+    if (t->unk_id_ >= 0) unk = t->unk_id_;
+    bool byte_fallback = false;
+    for (int32_t type : types) byte_fallback |= type == 6;
+    t->model_ = std::make_unique<Unigram>(std::move(pieces), unk, byte_fallback, src + ": tokenizer.ggml");
+    const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
+    t->pre_tokenizer_.kind = PreTokenizer::Kind::METASPACE;
+    t->pre_tokenizer_.prepend_scheme = add_space_prefix ? PreTokenizer::Prepend::ALWAYS : PreTokenizer::Prepend::NEVER;
+    t->pre_tokenizer_.split = true;
+    t->decoder_.kind = Decoder::Kind::METASPACE;
+    t->decoder_.prepend_first = add_space_prefix;
+    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
+  } else {
+    throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.model: '" + model +
+                                            "' is not supported (supported: gpt2, llama, bert, t5)");
+  }
+  if (t->template_.size() == 1) t->template_.clear();
+  t->finish(src);
+  return t;
+}
+
+}  // namespace oxyd::tokenizer

@@ -1,0 +1,31 @@
+// Normalizers as tokenizer.json declares them (NFC/NFD/NFKC/NFKD, Lowercase, Strip, StripAccents,
+// Replace, Prepend, BertNormalizer, Sequence). Each rewrites one text piece in place; they see
+// only the pieces between added tokens, as in Hugging Face tokenizers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tokenizer/regex.h"
+#include "tokenizer/unicode.h"
+
+namespace oxyd::tokenizer {
+
+struct Normalizer {
+  enum class Kind { NONE, SEQUENCE, NFC, NFD, NFKC, NFKD, LOWERCASE, STRIP, STRIP_ACCENTS, REPLACE,
+                    PREPEND, BERT };
+  Kind kind = Kind::NONE;
+  std::vector<Normalizer> children;  // SEQUENCE
+  Pattern pattern;                   // REPLACE
+  std::string content;               // REPLACE content, PREPEND text
+  bool strip_left = false, strip_right = false;  // STRIP
+  // BERT
+  bool clean_text = true, handle_chinese_chars = true, strip_accents = false, lowercase = true;
+
+  void apply(std::string& text) const;
+};
+
+/// The CJK ideograph ranges BERT pads with spaces.
+bool is_chinese_char(char32_t c);
+
+}  // namespace oxyd::tokenizer
