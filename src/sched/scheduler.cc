@@ -41,6 +41,7 @@ void Scheduler::preempt(std::shared_ptr<Request> req, SchedulerOutput& out) {
   req->status = RequestStatus::PREEMPTED;
   req->num_computed_tokens = 0;
   ++req->num_preemptions;
+  ++num_preemptions_;
   out.preempted_ids.push_back(req->request_id);
   waiting_.push_front(std::move(req));
 }

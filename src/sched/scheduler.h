@@ -55,6 +55,7 @@ class Scheduler {
 
   int32_t num_running() const { return int32_t(running_.size()); }
   int32_t num_waiting() const { return int32_t(waiting_.size()); }
+  int64_t num_preemptions() const { return num_preemptions_; }
   bool has_unfinished() const { return !running_.empty() || !waiting_.empty() || !aborted_.empty(); }
 
  private:
@@ -65,6 +66,7 @@ class Scheduler {
   std::deque<std::shared_ptr<Request>> waiting_;
   std::vector<std::shared_ptr<Request>> running_;  // admission order: back = newest
   std::vector<int64_t> aborted_;
+  int64_t num_preemptions_ = 0;
 };
 
 }  // namespace oxyd::sched
