@@ -10,13 +10,19 @@ namespace oxyd::engine {
 EngineCore::EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
     : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {}
 
-bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
-  if (live_.count(r.request_id))
-    throw_error(ErrorCode::INVALID_ARGUMENT, "request id " + std::to_string(r.request_id) + " is already running");
+void EngineCore::validate(const EngineRequest& r) const {
   for (int32_t t : r.prompt_token_ids)
     if (t < 0 || t >= model_.vocab_size())
       throw_error(ErrorCode::INVALID_ARGUMENT, "prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
                                                    std::to_string(model_.vocab_size()) + ")");
+  r.sampling.validate(model_.vocab_size());
+  sched_.check_request(int32_t(r.prompt_token_ids.size()), r.max_tokens);
+}
+
+bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
+  if (live_.count(r.request_id))
+    throw_error(ErrorCode::INVALID_ARGUMENT, "request id " + std::to_string(r.request_id) + " is already running");
+  validate(r);
   auto req = std::make_shared<sched::Request>();
   req->request_id = r.request_id;
   req->token_ids = r.prompt_token_ids;

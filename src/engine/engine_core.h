@@ -53,6 +53,8 @@ class EngineCore {
 
   /// Validates (throws Error INVALID_ARGUMENT) and queues. False if the queue is full.
   bool add_request(const EngineRequest& req, uint64_t default_seed);
+  /// add_request's checks only; touches no mutable state (safe from a front-end thread).
+  void validate(const EngineRequest& req) const;
   void abort_request(int64_t request_id) { sched_.abort_request(request_id); }
   /// One engine iteration. Returns outputs of requests that got a token or finished.
   std::vector<RequestOutput> step();

@@ -96,6 +96,7 @@ class BlockManager {
 
   int32_t num_blocks() const { return config_.num_blocks; }
   int32_t block_size() const { return config_.block_size; }
+  int32_t sliding_window() const { return config_.sliding_window; }
   int32_t num_free_blocks() const { return int32_t(free_list_.size()); }
   int32_t num_used_blocks() const { return config_.num_blocks - num_free_blocks(); }
   int32_t num_cached_blocks() const { return num_cached_; }

@@ -15,8 +15,7 @@ Scheduler::Scheduler(SchedulerConfig config, kv::BlockManager& kv) : config_(con
                                              "and max_model_len > 1");
 }
 
-bool Scheduler::add_request(std::shared_ptr<Request> req) {
-  const int32_t n = req->num_prompt_tokens = req->num_tokens();
+void Scheduler::check_request(int32_t n, int32_t max_tokens) const {
   if (n == 0) throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt is empty");
   if (n >= config_.max_model_len)
     throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt has " + std::to_string(n) +
@@ -26,9 +25,17 @@ bool Scheduler::add_request(std::shared_ptr<Request> req) {
   if (n + 1 > pool_tokens)
     throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt has " + std::to_string(n) +
                                                  " tokens but the KV cache holds only " + std::to_string(pool_tokens));
-  if (req->max_tokens <= 0) throw_error(ErrorCode::INVALID_ARGUMENT, "max_tokens must be >= 1");
+  if (max_tokens <= 0) throw_error(ErrorCode::INVALID_ARGUMENT, "max_tokens must be >= 1");
+}
+
+bool Scheduler::add_request(std::shared_ptr<Request> req) {
+  const int32_t n = req->num_prompt_tokens = req->num_tokens();
+  check_request(n, req->max_tokens);
   if (config_.max_queued_requests > 0 && int32_t(waiting_.size()) >= config_.max_queued_requests) return false;
-  req->max_tokens = std::min(req->max_tokens, config_.max_model_len - n);
+  // Without a sliding window a request alone must fit the pool, or it would preempt itself forever.
+  const int64_t pool_tokens = int64_t(kv_.num_blocks()) * kv_.block_size();
+  const int64_t limit = kv_.sliding_window() ? config_.max_model_len : std::min<int64_t>(config_.max_model_len, pool_tokens);
+  req->max_tokens = int32_t(std::min<int64_t>(req->max_tokens, limit - n));
   req->status = RequestStatus::WAITING;
   waiting_.push_back(std::move(req));
   return true;

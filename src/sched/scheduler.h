@@ -43,6 +43,9 @@ class Scheduler {
   /// Queues a request. Throws Error(INVALID_ARGUMENT) if its prompt can never fit (longer than
   /// max_model_len - 1 or than the whole KV pool), giving both numbers. False if the queue is full.
   bool add_request(std::shared_ptr<Request> req);
+  /// The checks of add_request alone (const: callable from another thread while no step runs
+  /// changes the config, which is immutable).
+  void check_request(int32_t num_prompt_tokens, int32_t max_tokens) const;
   /// Marks a request aborted; the next schedule() frees its blocks.
   void abort_request(int64_t request_id);
 

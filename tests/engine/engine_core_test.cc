@@ -9,36 +9,10 @@
 
 #include "core/error.h"
 #include "engine/engine_core.h"
+#include "fake_model.h"
 
 namespace oxyd::engine {
 namespace {
-
-class FakeModel : public ModelExecutor {
- public:
-  FakeModel(int32_t num_blocks, int32_t block_size) : bs_(block_size), slots_(size_t(num_blocks * block_size), -1) {}
-  int32_t vocab_size() const override { return 32; }
-  void execute(const runner::ForwardBatch& b, std::vector<float>& logits) override {
-    for (int32_t t = 0; t < b.num_tokens(); ++t) slots_[size_t(b.slot_mapping[t])] = b.token_ids[t];
-    for (size_t i = 0; i < b.logits_indices.size(); ++i) {
-      const int32_t tok = b.logits_indices[i];
-      int32_t r = 0;
-      while (b.query_start_loc[size_t(r + 1)] <= tok) ++r;
-      const int32_t pos = b.positions[size_t(tok)];
-      uint64_t h = 1469598103934665603ull;
-      for (int32_t q = 0; q <= pos; ++q) {  // "attention" over the whole context
-        const int32_t bid = b.block_table[size_t(r * b.max_blocks_per_req + q / bs_)];
-        h = (h ^ uint64_t(slots_[size_t(bid * bs_ + q % bs_)] + 7)) * 1099511628211ull;
-      }
-      std::mt19937_64 g(h);
-      std::normal_distribution<float> nd(0, 2);
-      for (int32_t v = 0; v < vocab_size(); ++v) logits[i * size_t(vocab_size()) + size_t(v)] = nd(g);
-    }
-  }
-
- private:
-  int32_t bs_;
-  std::vector<int32_t> slots_;
-};
 
 struct Outcome {
   std::map<int64_t, std::vector<int32_t>> tokens;
