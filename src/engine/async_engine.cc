@@ -60,6 +60,11 @@ void AsyncEngine::abort(int64_t request_id) {
   cv_.notify_all();
 }
 
+EngineStats AsyncEngine::stats() {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
 void AsyncEngine::loop() {
   for (;;) {
     std::vector<RequestOutput> outputs;
@@ -85,6 +90,7 @@ void AsyncEngine::loop() {
       }
     }
     std::lock_guard lock(mu_);
+    stats_ = core_.stats();
     if (failed) {
       for (auto& [id, s] : streams_) {
         core_.abort_request(id);

@@ -41,6 +41,8 @@ class AsyncEngine {
   /// once with FinishReason::ABORT and rejected_queue_full() (HTTP 429 upstream).
   std::shared_ptr<RequestStream> submit(const EngineRequest& req, uint64_t default_seed);
   void abort(int64_t request_id);
+  /// Snapshot taken after the last step (thread-safe).
+  EngineStats stats();
 
  private:
   void loop();
@@ -52,6 +54,7 @@ class AsyncEngine {
   std::deque<int64_t> pending_aborts_;
   std::unordered_map<int64_t, std::shared_ptr<RequestStream>> streams_;
   bool stop_ = false;
+  EngineStats stats_;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -45,6 +45,8 @@ std::vector<RequestOutput> EngineCore::step() {
   if (so.scheduled.empty()) return outputs;
 
   const runner::ForwardBatch batch = runner::build_forward_batch(so, kv_);
+  num_tokens_computed_ += batch.num_tokens();
+  num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
   const int32_t vocab = model_.vocab_size();
   logits_.assign(batch.logits_indices.size() * size_t(vocab), 0.0f);
   model_.execute(batch, logits_);
@@ -68,6 +70,19 @@ std::vector<RequestOutput> EngineCore::step() {
   }
   for (const auto& req : finished) live_.erase(req->request_id);
   return outputs;
+}
+
+EngineStats EngineCore::stats() const {
+  EngineStats s;
+  s.num_running = sched_.num_running();
+  s.num_waiting = sched_.num_waiting();
+  s.kv_blocks_total = kv_.num_blocks();
+  s.kv_blocks_used = kv_.num_used_blocks();
+  s.prefix_cache = kv_.stats();
+  s.num_preemptions = sched_.num_preemptions();
+  s.num_generated_tokens = num_generated_tokens_;
+  s.num_prompt_tokens_computed = num_tokens_computed_ - num_generated_tokens_;
+  return s;
 }
 
 }  // namespace oxyd::engine

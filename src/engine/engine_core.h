@@ -47,6 +47,16 @@ struct RequestOutput {
   int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
 };
 
+/// Gauges and counters for /metrics.
+struct EngineStats {
+  int32_t num_running = 0, num_waiting = 0;
+  int32_t kv_blocks_total = 0, kv_blocks_used = 0;
+  kv::PrefixCacheStats prefix_cache;
+  int64_t num_preemptions = 0;
+  int64_t num_generated_tokens = 0;
+  int64_t num_prompt_tokens_computed = 0;  // prefill work actually done (cache hits excluded)
+};
+
 class EngineCore {
  public:
   EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model);
@@ -61,6 +71,7 @@ class EngineCore {
   bool has_unfinished() const { return sched_.has_unfinished(); }
   const kv::BlockManager& kv() const { return kv_; }
   const sched::Scheduler& scheduler() const { return sched_; }
+  EngineStats stats() const;
 
  private:
   struct Live {
@@ -72,6 +83,8 @@ class EngineCore {
   ModelExecutor& model_;
   std::unordered_map<int64_t, Live> live_;
   std::vector<float> logits_;
+  int64_t num_generated_tokens_ = 0;
+  int64_t num_tokens_computed_ = 0;
 };
 
 }  // namespace oxyd::engine

@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.h"
@@ -233,6 +234,20 @@ void BlockManager::free(RequestId req) {
 std::span<const int32_t> BlockManager::block_ids(RequestId req) const {
   auto it = reqs_.find(req);
   return it == reqs_.end() ? std::span<const int32_t>{} : std::span<const int32_t>(it->second.block_ids);
+}
+
+int32_t num_blocks_for_budget(int64_t budget_bytes, int32_t num_layers, int32_t block_size,
+                              int32_t num_key_value_heads, int32_t head_dim, double bytes_per_element) {
+  const double block_bytes =
+      2.0 * num_layers * double(block_size) * num_key_value_heads * head_dim * bytes_per_element;
+  if (!(block_bytes > 0)) throw_error(ErrorCode::INVALID_ARGUMENT, "kv: block shape has zero bytes");
+  const double n = std::floor(double(budget_bytes) / block_bytes);
+  if (n < 1)
+    throw_error(ErrorCode::OUT_OF_MEMORY, "KV cache budget of " + std::to_string(budget_bytes) +
+                                              " bytes holds no block of " + std::to_string(int64_t(block_bytes)) +
+                                              " bytes (" + std::to_string(num_layers) + " layers, block_size " +
+                                              std::to_string(block_size) + ")");
+  return int32_t(std::min(n, 2147483647.0));
 }
 
 void fill_slot_mapping(std::span<const int32_t> block_ids, int32_t block_size, int32_t start_pos,

@@ -143,6 +143,12 @@ class BlockManager {
   PrefixCacheStats stats_;
 };
 
+/// Blocks that fit `budget_bytes` when every one of `num_layers` layers keeps K and V of
+/// [block_size, num_key_value_heads, head_dim] at `bytes_per_element` (2 for f16/bf16). Throws
+/// Error(OUT_OF_MEMORY) naming the numbers when not even one block fits.
+int32_t num_blocks_for_budget(int64_t budget_bytes, int32_t num_layers, int32_t block_size,
+                              int32_t num_key_value_heads, int32_t head_dim, double bytes_per_element);
+
 /// slot_mapping for tokens at positions [start_pos, start_pos + num_tokens): block_id * block_size +
 /// pos % block_size. `out` has num_tokens entries.
 void fill_slot_mapping(std::span<const int32_t> block_ids, int32_t block_size, int32_t start_pos,

@@ -70,6 +70,10 @@ TEST(AsyncEngine, ConcurrentStreamsMatchAloneAndAbort) {
   // 120 tokens at >= 200 us a step: the reader's abort after 2 lands long before the end.
   EXPECT_EQ(reason[6], FinishReason::ABORT);
   EXPECT_LT(got[6].size(), 60u);
+  for (int i = 0; i < 100 && engine.stats().kv_blocks_used != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the abort's step may still run
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  EXPECT_GT(engine.stats().num_generated_tokens, 60);
   EngineRequest bad = make(99);
   bad.prompt_token_ids.push_back(1000);
   EXPECT_THROW(engine.submit(bad, 0), Error);

@@ -45,6 +45,13 @@ Outcome run(const std::vector<EngineRequest>& reqs, int32_t num_blocks, std::vec
   }
   EXPECT_EQ(core.kv().num_used_blocks(), 0);
   out.preemptions = core.scheduler().num_preemptions();
+  const EngineStats st = core.stats();
+  EXPECT_EQ(st.kv_blocks_used, 0);
+  EXPECT_EQ(st.num_running + st.num_waiting, 0);
+  int64_t generated = 0;
+  for (const auto& [id, t] : out.tokens) generated += int64_t(t.size());
+  EXPECT_EQ(st.num_generated_tokens, generated);  // a recompute samples a new token, never a repeat
+  EXPECT_EQ(st.num_preemptions, out.preemptions);
   return out;
 }
 

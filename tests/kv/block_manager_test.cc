@@ -136,6 +136,13 @@ TEST(BlockManager, AllocateGrowAndFree) {
   EXPECT_THROW(make(0, 4), Error);
 }
 
+TEST(BlockManager, NumBlocksForBudget) {
+  // Qwen3-0.6B-like: 28 layers, 8 KV heads x 128, f16, block 16 → 2*28*16*8*128*2 = 1,835,008 B.
+  EXPECT_EQ(num_blocks_for_budget(int64_t(1) << 30, 28, 16, 8, 128, 2.0), 585);
+  EXPECT_EQ(num_blocks_for_budget(1835008, 28, 16, 8, 128, 2.0), 1);
+  EXPECT_THROW(num_blocks_for_budget(1835007, 28, 16, 8, 128, 2.0), Error);
+}
+
 TEST(BlockManager, SharedPrefixRefCountsAndHitAfterFinish) {
   auto m = make(16, 4);
   auto a = seq(12, 0), b = seq(12, 0);
