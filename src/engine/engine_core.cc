@@ -29,9 +29,12 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
   req->max_tokens = r.max_tokens;
   req->stop_token_ids = r.stop_token_ids;
   req->cache_salt = r.cache_salt;
+  req->prompt_logprobs = std::min(r.prompt_logprobs, sample::kMaxTopLogprobs);
   auto sampler = std::make_unique<sample::RequestSampler>(r.sampling, model_.vocab_size(), r.prompt_token_ids, default_seed);
   if (!sched_.add_request(req)) return false;
-  live_[r.request_id] = {std::move(req), std::move(sampler)};
+  Live live{std::move(req), std::move(sampler), {}, false};
+  if (r.prompt_logprobs >= 0) live.prompt_logprobs.resize(r.prompt_token_ids.size() - 1);
+  live_[r.request_id] = std::move(live);
   return true;
 }
 
@@ -60,12 +63,26 @@ std::vector<RequestOutput> EngineCore::step() {
     sampled[id] = r.token;
     results[id] = std::move(r);
   }
+  for (size_t i = 0; i < batch.prompt_logits_request_ids.size(); ++i) {
+    Live& live = live_.at(batch.prompt_logits_request_ids[i]);
+    const int32_t p = batch.prompt_logits_positions[i];
+    const size_t row = size_t(batch.num_sampled()) + i;
+    sample::SampleResult& lp = live.prompt_logprobs[size_t(p)];  // a recompute overwrites, same values
+    lp.token = live.req->token_ids[size_t(p + 1)];
+    sample::raw_logprobs(std::span<const float>(logits_).subspan(row * size_t(vocab), size_t(vocab)), lp.token,
+                         live.req->prompt_logprobs, lp);
+  }
   const auto finished = sched_.update_from_output(so, sampled);
   for (auto& [id, r] : results) {
     const sched::Request& req = *live_.at(id).req;
     RequestOutput out{id, {std::move(r)}, FinishReason::NONE, req.num_prompt_tokens, std::max(0, req.num_cached_tokens)};
     if (req.status == sched::RequestStatus::FINISHED_STOPPED) out.finish_reason = FinishReason::STOP;
     if (req.status == sched::RequestStatus::FINISHED_LENGTH) out.finish_reason = FinishReason::LENGTH;
+    Live& live = live_.at(id);
+    if (!live.prompt_logprobs.empty() && !live.prompt_logprobs_sent) {
+      out.prompt_logprobs = live.prompt_logprobs;
+      live.prompt_logprobs_sent = true;
+    }
     outputs.push_back(std::move(out));
   }
   for (const auto& req : finished) live_.erase(req->request_id);

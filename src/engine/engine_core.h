@@ -34,6 +34,7 @@ struct EngineRequest {
   int32_t max_tokens = 16;
   std::vector<int32_t> stop_token_ids;  // EOS/EOT + user ids; `ignore_eos` = leave EOS out
   uint64_t cache_salt = 0;
+  int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
 };
 
 enum class FinishReason { NONE, STOP, LENGTH, ABORT };
@@ -45,6 +46,8 @@ struct RequestOutput {
   FinishReason finish_reason = FinishReason::NONE;
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+  /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
+  std::vector<sample::SampleResult> prompt_logprobs;
 };
 
 /// Gauges and counters for /metrics.
@@ -77,6 +80,8 @@ class EngineCore {
   struct Live {
     std::shared_ptr<sched::Request> req;
     std::unique_ptr<sample::RequestSampler> sampler;
+    std::vector<sample::SampleResult> prompt_logprobs;  // [num_prompt_tokens - 1]
+    bool prompt_logprobs_sent = false;
   };
   kv::BlockManager kv_;
   sched::Scheduler sched_;

@@ -31,6 +31,19 @@ ForwardBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::Bl
       b.sampled_request_ids.push_back(req.request_id);
     }
   }
+  // Prompt positions p in [start, end) ∩ [0, num_prompt_tokens - 1): their logits score token p+1.
+  size_t t0 = 0;
+  for (size_t r = 0; r < out.scheduled.size(); ++r) {
+    const sched::Request& req = *out.scheduled[r].req;
+    const int32_t start = req.num_computed_tokens, n = out.scheduled[r].num_scheduled_tokens;
+    if (req.prompt_logprobs >= 0)
+      for (int32_t p = start; p < std::min(start + n, req.num_prompt_tokens - 1); ++p) {
+        b.logits_indices.push_back(int32_t(t0) + (p - start));
+        b.prompt_logits_request_ids.push_back(req.request_id);
+        b.prompt_logits_positions.push_back(p);
+      }
+    t0 += size_t(n);
+  }
   return b;
 }
 

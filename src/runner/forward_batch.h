@@ -22,9 +22,14 @@ struct ForwardBatch {
   std::vector<int32_t> slot_mapping;     // [num_tokens]
   std::vector<int32_t> logits_indices;   // [num_sampled] flat token index whose logits are sampled
   std::vector<int64_t> sampled_request_ids;  // [num_sampled] the request of each logits row
+  // Prompt-logprob rows follow the sampled rows in logits_indices: row num_sampled + i is the
+  // logits at prompt position prompt_logits_positions[i] of prompt_logits_request_ids[i].
+  std::vector<int64_t> prompt_logits_request_ids;
+  std::vector<int32_t> prompt_logits_positions;
 
   int32_t num_tokens() const { return int32_t(token_ids.size()); }
   int32_t num_reqs() const { return int32_t(seq_lens.size()); }
+  int32_t num_sampled() const { return int32_t(sampled_request_ids.size()); }
 };
 
 /// Requests whose step ends at their last token get a logits row; a prefill chunk short of the

@@ -23,6 +23,8 @@ struct Request {
   RequestStatus status = RequestStatus::WAITING;
   int32_t num_cached_tokens = -1;   // prefix-cache hit at first admission (-1: not yet admitted)
   int32_t num_preemptions = 0;
+  int32_t prompt_logprobs = -1;     // >= 0: logits of every prompt position are needed (echo),
+                                    // so the prefix cache is not used for this request
 
   int32_t num_tokens() const { return int32_t(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -96,7 +96,8 @@ SchedulerOutput Scheduler::schedule() {
   // Admit waiting requests (not in a step that had to preempt: blocks are short).
   while (!preempted && !waiting_.empty() && budget > 0 && int32_t(running_.size()) < config_.max_num_seqs) {
     const std::shared_ptr<Request> req = waiting_.front();
-    const kv::ComputedBlocks hit = kv_.get_computed_blocks(req->token_ids, req->cache_salt);
+    const kv::ComputedBlocks hit = req->prompt_logprobs >= 0 ? kv::ComputedBlocks{}
+                                                             : kv_.get_computed_blocks(req->token_ids, req->cache_salt);
     const int32_t n = std::min(req->num_tokens() - hit.num_computed_tokens, budget);
     if (!kv_.allocate_slots(req->request_id, req->token_ids, hit.num_computed_tokens, n, &hit, req->cache_salt))
       break;

@@ -4,6 +4,8 @@
 // and preemption all happen) it must produce the same tokens, greedy and seeded sampling alike.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -103,6 +105,39 @@ TEST(EngineCore, AbortFreesEverything) {
   EXPECT_EQ(r.reasons.at(2), FinishReason::ABORT);
   EXPECT_EQ(r.reasons.at(5), FinishReason::ABORT);
   EXPECT_NE(r.reasons.at(1), FinishReason::ABORT);
+}
+
+// Prompt logprobs (echo): chunked over several steps, among requests that share its prefix (the
+// prefix cache must not skip its positions); oracle = log_softmax of the model at each prefix.
+TEST(EngineCore, PromptLogprobs) {
+  auto reqs = workload(true);
+  reqs[5].prompt_logprobs = 2;
+  FakeModel model(64, 4);
+  sched::SchedulerConfig sc;
+  sc.max_num_batched_tokens = 7;
+  kv::BlockManagerConfig kc;
+  kc.num_blocks = 64;
+  kc.block_size = 4;
+  EngineCore core(sc, kc, model);
+  for (const auto& r : reqs) ASSERT_TRUE(core.add_request(r, 1));
+  std::vector<sample::SampleResult> got;
+  int sends = 0;
+  while (core.has_unfinished())
+    for (auto& o : core.step())
+      if (o.request_id == 6 && !o.prompt_logprobs.empty()) { got = o.prompt_logprobs; ++sends; }
+  EXPECT_EQ(sends, 1);
+  const auto& prompt = reqs[5].prompt_token_ids;
+  ASSERT_EQ(got.size(), prompt.size() - 1);
+  for (size_t p = 0; p + 1 < prompt.size(); ++p) {
+    const auto row = FakeModel::logits_for(std::vector<int32_t>(prompt.begin(), prompt.begin() + long(p + 1)));
+    double z = 0;
+    for (float v : row) z += std::exp(double(v));
+    EXPECT_EQ(got[p].token, prompt[p + 1]);
+    EXPECT_NEAR(got[p].logprob, double(row[size_t(prompt[p + 1])]) - std::log(z), 1e-5) << "position " << p;
+    ASSERT_EQ(got[p].top_logprobs.size(), 2u);
+    const int32_t best = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    EXPECT_EQ(got[p].top_logprobs[0].first, best);
+  }
 }
 
 TEST(EngineCore, RejectsBadRequests) {

@@ -23,15 +23,24 @@ class FakeModel : public ModelExecutor {
       int32_t r = 0;
       while (b.query_start_loc[size_t(r + 1)] <= tok) ++r;
       const int32_t pos = b.positions[size_t(tok)];
-      uint64_t h = 1469598103934665603ull;
-      for (int32_t q = 0; q <= pos; ++q) {  // "attention" over the whole context
+      std::vector<int32_t> context;
+      for (int32_t q = 0; q <= pos; ++q) {  // "attention" over the whole context, through the KV
         const int32_t bid = b.block_table[size_t(r * b.max_blocks_per_req + q / bs_)];
-        h = (h ^ uint64_t(slots_[size_t(bid * bs_ + q % bs_)] + 7)) * 1099511628211ull;
+        context.push_back(slots_[size_t(bid * bs_ + q % bs_)]);
       }
-      std::mt19937_64 g(h);
-      std::normal_distribution<float> nd(0, 2);
-      for (int32_t v = 0; v < vocab_size(); ++v) logits[i * size_t(vocab_size()) + size_t(v)] = nd(g);
+      const auto row = logits_for(context);
+      std::copy(row.begin(), row.end(), logits.begin() + long(i * size_t(vocab_size())));
     }
+  }
+  /// The model itself: logits after seeing exactly `context`.
+  static std::vector<float> logits_for(const std::vector<int32_t>& context) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t t : context) h = (h ^ uint64_t(t + 7)) * 1099511628211ull;
+    std::mt19937_64 g(h);
+    std::normal_distribution<float> nd(0, 2);
+    std::vector<float> row(32);
+    for (auto& v : row) v = nd(g);
+    return row;
   }
 
  private:
