@@ -1,0 +1,95 @@
+// EngineCore: the synchronous serving loop of one model, step() = schedule → execute → sample →
+// update (nano-vllm's three calls plus sampling). No threads, no text: the front end owns the
+// request queue, detokenization (tokenizer::StreamDecoder) and stop strings (StopChecker), and
+// calls abort_request when a stop string matches or a client leaves.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kv/block_manager.h"
+#include "runner/forward_batch.h"
+#include "sample/sampler.h"
+#include "sched/scheduler.h"
+
+namespace oxyd::engine {
+
+/// What runs the forward: the model runner implements it over a real model; tests use a fake.
+class ModelExecutor {
+ public:
+  virtual ~ModelExecutor() = default;
+  virtual int32_t vocab_size() const = 0;
+  /// Runs one batch; fills `logits` [batch.logits_indices.size(), vocab_size] row-major.
+  virtual void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) = 0;
+};
+
+struct EngineRequest {
+  int64_t request_id = 0;
+  std::vector<int32_t> prompt_token_ids;
+  sample::SamplingParams sampling;
+  int32_t max_tokens = 16;
+  std::vector<int32_t> stop_token_ids;  // EOS/EOT + user ids; `ignore_eos` = leave EOS out
+  uint64_t cache_salt = 0;
+  int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
+};
+
+enum class FinishReason { NONE, STOP, LENGTH, ABORT };
+
+/// One step's news for one request.
+struct RequestOutput {
+  int64_t request_id;
+  std::vector<sample::SampleResult> new_tokens;  // this step's tokens (0 or 1)
+  FinishReason finish_reason = FinishReason::NONE;
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+  /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
+  std::vector<sample::SampleResult> prompt_logprobs;
+};
+
+/// Gauges and counters for /metrics.
+struct EngineStats {
+  int32_t num_running = 0, num_waiting = 0;
+  int32_t kv_blocks_total = 0, kv_blocks_used = 0;
+  kv::PrefixCacheStats prefix_cache;
+  int64_t num_preemptions = 0;
+  int64_t num_generated_tokens = 0;
+  int64_t num_prompt_tokens_computed = 0;  // prefill work actually done (cache hits excluded)
+};
+
+class EngineCore {
+ public:
+  EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model);
+
+  /// Validates (throws Error INVALID_ARGUMENT) and queues. False if the queue is full.
+  bool add_request(const EngineRequest& req, uint64_t default_seed);
+  /// add_request's checks only; touches no mutable state (safe from a front-end thread).
+  void validate(const EngineRequest& req) const;
+  void abort_request(int64_t request_id) { sched_.abort_request(request_id); }
+  /// One engine iteration. Returns outputs of requests that got a token or finished.
+  std::vector<RequestOutput> step();
+  bool has_unfinished() const { return sched_.has_unfinished(); }
+  const kv::BlockManager& kv() const { return kv_; }
+  const sched::Scheduler& scheduler() const { return sched_; }
+  EngineStats stats() const;
+
+ private:
+  struct Live {
+    std::shared_ptr<sched::Request> req;
+    std::unique_ptr<sample::RequestSampler> sampler;
+    std::vector<sample::SampleResult> prompt_logprobs;  // [num_prompt_tokens - 1]
+    bool prompt_logprobs_sent = false;
+  };
+  kv::BlockManager kv_;
+  sched::Scheduler sched_;
+  ModelExecutor& model_;
+  std::unordered_map<int64_t, Live> live_;
+  std::vector<float> logits_;
+  int64_t num_generated_tokens_ = 0;
+  int64_t num_tokens_computed_ = 0;
+};
+
+}  // namespace oxyd::engine

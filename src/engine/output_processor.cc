@@ -1,0 +1,34 @@
+// OutputProcessor::process (see output_processor.h).
+#include "engine/output_processor.h"
+
+namespace oxyd::engine {
+
+TextDelta OutputProcessor::process(const RequestOutput& out) {
+  TextDelta d;
+  if (finished_) return d;
+  d.tokens = out.new_tokens;
+  for (size_t i = 0; i < out.new_tokens.size(); ++i) {
+    const bool stop_token = out.finish_reason == FinishReason::STOP && i + 1 == out.new_tokens.size();
+    if (stop_token) break;  // EOS/EOT/stop id: no text of its own
+    d.text += stops_.append(decoder_.step(out.new_tokens[i].token));
+    if (stops_.stopped()) break;
+  }
+  if (stops_.stopped()) {
+    d.finish_reason = FinishReason::STOP;
+    d.stop_string = stops_.matched();
+    d.abort_engine = out.finish_reason == FinishReason::NONE;
+  } else if (out.finish_reason != FinishReason::NONE) {
+    d.text += stops_.append(decoder_.flush());
+    if (stops_.stopped()) {
+      d.finish_reason = FinishReason::STOP;
+      d.stop_string = stops_.matched();
+    } else {
+      d.text += stops_.flush();
+      d.finish_reason = out.finish_reason;
+    }
+  }
+  finished_ = d.finish_reason != FinishReason::NONE;
+  return d;
+}
+
+}  // namespace oxyd::engine

@@ -1,0 +1,37 @@
+// OutputProcessor: turns one request's RequestOutputs into text deltas: incremental
+// detokenization (tokenizer::StreamDecoder), stop strings with hold-back (StopChecker), and the
+// finish reason. A stop-token id (EOS/EOT) ends generation without its own text. When a stop
+// string matches, `abort_engine` is set: the caller aborts the request in the engine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "engine/stop_checker.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace oxyd::engine {
+
+struct TextDelta {
+  std::string text;
+  std::vector<sample::SampleResult> tokens;
+  FinishReason finish_reason = FinishReason::NONE;
+  std::string stop_string;  // the stop string that ended it, if any
+  bool abort_engine = false;
+};
+
+class OutputProcessor {
+ public:
+  OutputProcessor(const tokenizer::Tokenizer& tok, std::vector<std::string> stop_strings, bool skip_special = true)
+      : decoder_(tok, skip_special), stops_(std::move(stop_strings)) {}
+  TextDelta process(const RequestOutput& out);
+  bool finished() const { return finished_; }
+
+ private:
+  tokenizer::StreamDecoder decoder_;
+  StopChecker stops_;
+  bool finished_ = false;
+};
+
+}  // namespace oxyd::engine

@@ -1,0 +1,175 @@
+// RequestSampler: penalties, logit bias, greedy or temperature + warpers + a Philox draw, and raw
+// logprobs (order in sampler.h). Without top_k, top_p finds its cut on a growing nth_element prefix
+// of the row, so a 262k vocab is sorted only as far as the nucleus reaches.
+#include "sample/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+
+namespace oxyd::sample {
+namespace {
+bool before(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+[[noreturn]] void bad(const std::string& field, const std::string& want, double got) {
+  throw_error(ErrorCode::INVALID_ARGUMENT, "sampling parameter '" + field + "' must be " + want +
+                                               ", got " + std::to_string(got));
+}
+}  // namespace
+
+void SamplingParams::validate(int32_t vocab_size) const {
+  if (!(temperature >= 0 && std::isfinite(temperature))) bad("temperature", ">= 0", temperature);
+  if (!(top_p > 0 && top_p <= 1)) bad("top_p", "in (0, 1]", top_p);
+  if (!(min_p >= 0 && min_p <= 1)) bad("min_p", "in [0, 1]", min_p);
+  if (!(typical_p > 0 && typical_p <= 1)) bad("typical_p", "in (0, 1]", typical_p);
+  if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty))) bad("repetition_penalty", "> 0", repetition_penalty);
+  if (!(presence_penalty >= -2 && presence_penalty <= 2)) bad("presence_penalty", "in [-2, 2]", presence_penalty);
+  if (!(frequency_penalty >= -2 && frequency_penalty <= 2)) bad("frequency_penalty", "in [-2, 2]", frequency_penalty);
+  if (logprobs < -1 || logprobs > kMaxTopLogprobs) bad("top_logprobs", "in [0, 20]", logprobs);
+  for (const auto& [tok, b] : logit_bias) {
+    if (tok < 0 || tok >= vocab_size) bad("logit_bias", "keyed by token ids in [0, " + std::to_string(vocab_size) + ")", tok);
+    if (!(b >= -100 && b <= 100)) bad("logit_bias", "values in [-100, 100]", b);
+  }
+}
+
+RequestSampler::RequestSampler(SamplingParams params, int32_t vocab_size,
+                               std::span<const int32_t> prompt_token_ids, uint64_t default_seed)
+    : params_(std::move(params)), vocab_size_(vocab_size), rng_(params_.seed.value_or(default_seed)) {
+  params_.validate(vocab_size);
+  if (params_.repetition_penalty != 1.0f) seen_.insert(prompt_token_ids.begin(), prompt_token_ids.end());
+}
+
+void RequestSampler::append_output(int32_t token) {
+  if (params_.repetition_penalty != 1.0f) seen_.insert(token);
+  ++out_counts_[token];
+}
+
+void RequestSampler::apply_penalties(std::vector<float>& x) const {
+  const float r = params_.repetition_penalty;
+  for (int32_t t : seen_)
+    if (t >= 0 && t < vocab_size_) x[t] = x[t] > 0 ? x[t] / r : x[t] * r;
+  if (params_.presence_penalty != 0 || params_.frequency_penalty != 0)
+    for (const auto& [t, n] : out_counts_)
+      if (t >= 0 && t < vocab_size_) x[t] -= float(n) * params_.frequency_penalty + params_.presence_penalty;
+  for (const auto& [t, b] : params_.logit_bias) x[t] += b;
+}
+
+std::vector<Candidate> RequestSampler::candidates(std::span<const float> logits) const {
+  OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
+  std::vector<float> copy;
+  std::span<const float> x = logits;
+  if (has_penalties()) {
+    copy.assign(logits.begin(), logits.end());
+    apply_penalties(copy);
+    x = copy;
+  }
+  const float t = params_.greedy() ? 1.0f : params_.temperature;
+  std::vector<Candidate> c;
+  if (params_.top_k > 0 && params_.top_k <= 256 && size_t(params_.top_k) < x.size()) {
+    // Small k: one pass keeping the best k raw logits in a sorted array (most tokens fail one
+    // compare), then a pass adding the ties at the k-th value that HF also keeps. Selecting on
+    // x rather than x / t is the same order for t > 0.
+    const size_t k = size_t(params_.top_k);
+    c.reserve(k + 1);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (c.size() == k && !(x[i] > c.back().logit)) continue;  // ids ascend: equal is "after"
+      const Candidate e{int32_t(i), x[i]};
+      c.insert(std::upper_bound(c.begin(), c.end(), e, before), e);
+      if (c.size() > k) c.pop_back();
+    }
+    const float kth = c.back().logit;
+    for (size_t i = size_t(c.back().id) + 1; i < x.size(); ++i)
+      if (x[i] == kth) c.push_back({int32_t(i), kth});
+    for (auto& e : c) e.logit /= t;
+    apply_top_p(c, params_.top_p);
+  } else {
+    c.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) c[i] = {int32_t(i), x[i] / t};
+    if (params_.top_k > 0) {
+      apply_top_k(c, params_.top_k);
+      apply_top_p(c, params_.top_p);
+    } else if (params_.top_p < 1.0f) {
+      // Normaliser over the whole row, then the smallest sorted prefix that holds the nucleus.
+      float m = c[0].logit;
+      for (const auto& e : c) m = std::max(m, e.logit);
+      double z = 0;
+      for (const auto& e : c) z += std::exp(double(e.logit) - m);
+      for (size_t n = std::min<size_t>(c.size(), 64);; n = std::min(c.size(), n * 4)) {
+        std::nth_element(c.begin(), c.begin() + long(n - 1), c.end(), before);
+        std::sort(c.begin(), c.begin() + long(n), before);
+        double mass = 0;
+        for (size_t i = 0; i + 1 < n; ++i) mass += std::exp(double(c[i].logit) - m);
+        if (mass >= double(params_.top_p) * z || n == c.size()) {
+          // The cut lies within the first n: apply top_p's rule against the full normaliser.
+          double before_mass = 0;
+          size_t keep = 0;
+          while (keep < n && (keep == 0 || before_mass < double(params_.top_p) * z))
+            before_mass += std::exp(double(c[keep++].logit) - m);
+          c.resize(keep);
+          break;
+        }
+      }
+    }
+  }
+  apply_min_p(c, params_.min_p);
+  apply_typical_p(c, params_.typical_p);
+  return c;
+}
+
+int32_t RequestSampler::draw(std::span<const Candidate> c) {
+  OXYD_CHECK(!c.empty(), "sample: no candidate left");
+  float m = c[0].logit;
+  for (const auto& e : c) m = std::max(m, e.logit);
+  double z = 0;
+  for (const auto& e : c) z += std::exp(double(e.logit) - m);
+  const double u = rng_.uniform() * z;
+  double cum = 0;
+  for (const auto& e : c) {
+    cum += std::exp(double(e.logit) - m);
+    if (u < cum) return e.id;
+  }
+  return c.back().id;  // u rounded up to z
+}
+
+void raw_logprobs(std::span<const float> logits, int32_t token, int32_t k, SampleResult& out) {
+  float m = logits[0];
+  for (float v : logits) m = std::max(m, v);
+  double z = 0;
+  for (float v : logits) z += std::exp(double(v) - m);
+  const double lse = double(m) + std::log(z);
+  out.logprob = float(double(logits[size_t(token)]) - lse);
+  std::vector<Candidate> top;  // at most k, kept sorted by `before`
+  for (size_t i = 0; k > 0 && i < logits.size(); ++i) {
+    const Candidate c{int32_t(i), logits[i]};
+    if (int32_t(top.size()) == k && !before(c, top.back())) continue;
+    top.insert(std::upper_bound(top.begin(), top.end(), c, before), c);
+    if (int32_t(top.size()) > k) top.pop_back();
+  }
+  out.top_logprobs.clear();
+  for (const auto& c : top) out.top_logprobs.emplace_back(c.id, float(double(c.logit) - lse));
+}
+
+SampleResult RequestSampler::sample(std::span<const float> logits) {
+  OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
+  SampleResult r;
+  if (params_.greedy()) {
+    std::vector<float> copy;
+    std::span<const float> x = logits;
+    if (has_penalties()) {
+      copy.assign(logits.begin(), logits.end());
+      apply_penalties(copy);
+      x = copy;
+    }
+    r.token = int32_t(std::max_element(x.begin(), x.end()) - x.begin());  // first max = lowest id
+  } else {
+    r.token = draw(candidates(logits));
+  }
+  if (params_.logprobs >= 0) raw_logprobs(logits, r.token, params_.logprobs, r);
+  append_output(r.token);
+  return r;
+}
+
+}  // namespace oxyd::sample

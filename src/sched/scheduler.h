@@ -1,0 +1,75 @@
+// Token-budget scheduler without prefill/decode phases (vLLM v1): each step every running request
+// catches its num_computed_tokens up to its num_tokens (decode = 1 token, prefill = a chunk),
+// running requests first, then waiting ones join while blocks, max_num_seqs and the budget allow.
+// Out of blocks → the newest running request is preempted (blocks freed, recomputed later).
+// Invariant: scheduled tokens of a request are exactly [num_computed_tokens, +num_scheduled).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "kv/block_manager.h"
+#include "sched/request.h"
+
+namespace oxyd::sched {
+
+struct SchedulerConfig {
+  int32_t max_num_seqs = 256;
+  int32_t max_num_batched_tokens = 2048;  // token budget per step
+  int32_t max_model_len = 4096;           // prompt + output
+  int32_t max_queued_requests = 0;        // 0 = unbounded; full → add_request returns false
+};
+
+struct ScheduledRequest {
+  Request* req;
+  int32_t num_scheduled_tokens;
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledRequest> scheduled;  // in batch order
+  std::vector<int64_t> preempted_ids;
+  std::vector<int64_t> finished_ids;        // aborted since the last step (blocks already freed)
+  int32_t total_num_scheduled_tokens = 0;
+};
+
+/// Owned by the engine thread; not thread-safe (the engine queues add/abort calls).
+class Scheduler {
+ public:
+  Scheduler(SchedulerConfig config, kv::BlockManager& kv);
+
+  /// Queues a request. Throws Error(INVALID_ARGUMENT) if its prompt can never fit (longer than
+  /// max_model_len - 1 or than the whole KV pool), giving both numbers. False if the queue is full.
+  bool add_request(std::shared_ptr<Request> req);
+  /// The checks of add_request alone (const: callable from another thread while no step runs
+  /// changes the config, which is immutable).
+  void check_request(int32_t num_prompt_tokens, int32_t max_tokens) const;
+  /// Marks a request aborted; the next schedule() frees its blocks.
+  void abort_request(int64_t request_id);
+
+  SchedulerOutput schedule();
+  /// After the forward: advances num_computed_tokens; a request that reached its last token gets
+  /// `sampled[request_id]` appended and is checked against stop ids / max_tokens / max_model_len.
+  /// Returns the requests finished by this step (their blocks are freed).
+  std::vector<std::shared_ptr<Request>> update_from_output(const SchedulerOutput& out,
+                                                           const std::unordered_map<int64_t, int32_t>& sampled);
+
+  int32_t num_running() const { return int32_t(running_.size()); }
+  int32_t num_waiting() const { return int32_t(waiting_.size()); }
+  int64_t num_preemptions() const { return num_preemptions_; }
+  bool has_unfinished() const { return !running_.empty() || !waiting_.empty() || !aborted_.empty(); }
+
+ private:
+  void preempt(std::shared_ptr<Request> req, SchedulerOutput& out);
+
+  SchedulerConfig config_;
+  kv::BlockManager& kv_;
+  std::deque<std::shared_ptr<Request>> waiting_;
+  std::vector<std::shared_ptr<Request>> running_;  // admission order: back = newest
+  std::vector<int64_t> aborted_;
+  int64_t num_preemptions_ = 0;
+};
+
+}  // namespace oxyd::sched
