@@ -47,7 +47,7 @@ struct RequestOutput {
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
   /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
-  std::vector<sample::SampleResult> prompt_logprobs;
+  std::vector<sample::SampleResult> prompt_logprobs = {};
 };
 
 /// Gauges and counters for /metrics.
@@ -80,7 +80,7 @@ class EngineCore {
   struct Live {
     std::shared_ptr<sched::Request> req;
     std::unique_ptr<sample::RequestSampler> sampler;
-    std::vector<sample::SampleResult> prompt_logprobs;  // [num_prompt_tokens - 1]
+    std::vector<sample::SampleResult> prompt_logprobs = {};  // [num_prompt_tokens - 1]
     bool prompt_logprobs_sent = false;
   };
   kv::BlockManager kv_;

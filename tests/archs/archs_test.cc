@@ -190,8 +190,10 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   std::printf("[ GREEDY  ] %s %s: 16-token greedy equal to the oracle's on %d of %zu prompts\n", c.family,
               c.format, agree, g.prompts.size());
   // Float formats: every prompt, all 16 steps (quantized ones: the decisive steps, above).
-  if (c.tol <= 1e-3) EXPECT_EQ(agree, static_cast<int>(g.prompts.size()))
-      << c.family << " " << c.format << ": 16-token greedy agreed with the oracle on " << agree << " prompts";
+  if (c.tol <= 1e-3) {
+    EXPECT_EQ(agree, static_cast<int>(g.prompts.size()))
+        << c.family << " " << c.format << ": 16-token greedy agreed with the oracle on " << agree << " prompts";
+  }
   if (!is_f32) {
     const double want_kl = e["kl_to_f32_mean"];  // oracle's KL over every position
     EXPECT_LE(kl, 3.0 * want_kl + 1e-4) << c.family << " " << c.format << ": oracle KL " << want_kl;
