@@ -46,6 +46,9 @@ struct RunOpts {
 // A path on disk wins; otherwise the argument is a local store / HF cache id.
 std::string resolve_model_path(const RunOpts& o) {
   if (fs::exists(o.model)) return o.model;
+  const bool looks_like_path = o.model.starts_with("/") || o.model.starts_with("./") ||
+                               o.model.starts_with("../") || o.model.ends_with(".gguf");
+  require(!looks_like_path, ErrorCode::NOT_FOUND, o.model + ": no such file or directory");
   hub::check_model_id(o.model);
   auto models = hub::discover_all(models_dir_or_default(o.models_dir), hub::hf_hub_cache_dir());
   const hub::LocalModel& m = hub::resolve_model(models, o.model, /*allow_prefix=*/true);
@@ -128,7 +131,10 @@ int run(const RunOpts& o) {
                   "--temperature must be a finite number >= 0");
   if (o.threads > 0) ThreadPool::set_global_threads(o.threads);
   std::string prompt = o.prompt;
-  if (prompt.empty()) prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (prompt.empty()) {
+    prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == '\r')) prompt.pop_back();
+  }
 
   const std::string path = resolve_model_path(o);
   auto t_load = std::chrono::steady_clock::now();

@@ -72,8 +72,9 @@ TEST(RealGemma3, GreedyMatchesLlamaCpp) {
       lg = step(*m, cache, {&s}, {1}, kBlock);
       row = lg.data();
     }
+    const std::string label = std::string(1, '"').append(g_short(c)).append(1, '"');
     std::printf("[ gemma3 ] %-4s %-32s argmax equal %zu/%zu, first %zu in a row, worst gap %.3f\n", kind.c_str(),
-                ("\"" + g_short(c) + "\"").c_str(), equal, want.size(), free_run, worst_gap);
+                label.c_str(), equal, want.size(), free_run, worst_gap);
     EXPECT_GE(equal, want.size() * 3 / 4) << kind << " \"" << text << "\"";
   }
 }
