@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   oxyd::cli::register_rm(app, exit_code);
   oxyd::cli::register_show(app, exit_code);
   oxyd::cli::register_estimate(app, exit_code);
+  oxyd::cli::register_run(app, exit_code);
 
   try {
     app.parse(argc, argv);
