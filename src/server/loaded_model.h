@@ -1,0 +1,75 @@
+// LoadedModel: one model ready to serve — weights (mmapped), tokenizer, chat template, the paged
+// KV cache sized from ModelOptions, and the AsyncEngine thread that runs it. Used by the HTTP
+// server (one per loaded model id) and by `oxydllm run`. Thread-safe except load/destruction.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chat/chat_template.h"
+#include "engine/async_engine.h"
+#include "loader/model_config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace oxyd::model { class Transformer; }
+namespace oxyd::engine { class TransformerExecutor; }
+
+namespace oxyd::server {
+
+struct ModelOptions {
+  int32_t max_context_len = 4096;         // per sequence; clamped to the model's max_position_embeddings
+  int32_t max_num_seqs = 0;               // 0 = auto: kv blocks / blocks per full context, clamped to [1, 256]
+  int32_t max_num_batched_tokens = 1024;  // scheduler token budget per step
+  int32_t max_queued_requests = 200;      // full → requests rejected (HTTP 429)
+  int64_t kv_cache_bytes = 0;             // 0 = auto (see loaded_model.cc); else the KV pool budget
+  int32_t block_size = 16;
+  bool enable_prefix_caching = true;
+  std::string chat_template;              // non-empty: Jinja source overriding the model's template
+};
+
+class LoadedModel {
+ public:
+  /// Loads a GGUF file or a safetensors directory. Throws oxyd::Error (NOT_FOUND, INVALID_ARGUMENT,
+  /// UNSUPPORTED, OUT_OF_MEMORY) naming the file and what is wrong.
+  static std::unique_ptr<LoadedModel> load(const std::string& id, const std::string& path, const ModelOptions& opts);
+  ~LoadedModel();  // aborts in-flight requests (their streams end with ABORT) and joins the engine
+
+  const std::string& id() const { return id_; }
+  const std::string& path() const { return path_; }
+  const loader::ModelConfig& config() const;
+  const tokenizer::Tokenizer& tokenizer() const { return *tok_; }
+  bool has_chat_template() const { return !chat_template_src_.empty(); }
+  /// Renders through the chat template with the tokenizer's special tokens (bos_token, eos_token,
+  /// ...) added to in.kwargs. Throws Error(INVALID_ARGUMENT) when the model has no template or the
+  /// messages are malformed; template errors (raise_exception) come back as INVALID_ARGUMENT too.
+  std::string render_chat(chat::ChatTemplateInputs in) const;
+  /// Text → ids for a prompt already rendered by the chat template (no BOS added, specials parsed).
+  std::vector<int32_t> encode_chat_prompt(const std::string& text) const;
+  /// Text → ids for a raw completion prompt (BOS as the tokenizer adds it, specials parsed).
+  std::vector<int32_t> encode_raw_prompt(const std::string& text) const;
+
+  int32_t max_context_len() const { return max_context_len_; }
+  int32_t max_num_seqs() const { return max_num_seqs_; }
+  engine::AsyncEngine& engine() { return *engine_; }
+  int64_t weights_bytes() const { return weights_bytes_; }
+  int64_t kv_cache_bytes() const;
+  /// Unique per process, for engine request ids.
+  int64_t next_request_id() { return next_id_.fetch_add(1); }
+
+ private:
+  LoadedModel() = default;
+  std::string id_, path_, chat_template_src_;
+  std::unique_ptr<model::Transformer> model_;
+  std::unique_ptr<tokenizer::Tokenizer> tok_;
+  std::unique_ptr<chat::jinja::Template> template_;
+  std::unique_ptr<engine::TransformerExecutor> executor_;
+  std::unique_ptr<engine::AsyncEngine> engine_;
+  int32_t max_context_len_ = 0, max_num_seqs_ = 0;
+  int64_t weights_bytes_ = 0;
+  std::atomic<int64_t> next_id_{1};
+};
+
+}  // namespace oxyd::server

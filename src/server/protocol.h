@@ -1,0 +1,135 @@
+// The OpenAI wire format, with no engine or model knowledge: parse + validate request bodies into
+// plain structs (every bad field → ApiError 400 naming the field and what is allowed), and build
+// response bodies and SSE chunks exactly as OpenAI shapes them. llama.cpp-server shapes for
+// /tokenize, /detokenize and /apply-template.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "sample/sampler.h"
+
+namespace oxyd::server::protocol {
+
+using json = nlohmann::ordered_json;
+
+/// An error the client sees: HTTP status + OpenAI error body {"error":{message,type,param,code}}.
+struct ApiError : std::runtime_error {
+  ApiError(int status, std::string type, const std::string& message, std::string param = "", std::string code = "")
+      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+  int status;
+  std::string type;   // invalid_request_error | authentication_error | not_found_error | rate_limit_error | server_error ...
+  std::string param;  // the offending field, "" → null
+  std::string code;   // e.g. "invalid_api_key", "model_not_found", "context_length_exceeded"; "" → null
+};
+ApiError bad_request(const std::string& message, const std::string& param = "", const std::string& code = "");
+/// The one place an oxyd::Error becomes an HTTP status: INVALID_ARGUMENT 400, NOT_FOUND 404,
+/// UNSUPPORTED 400, OUT_OF_MEMORY 507→ reported as 500 server_error, IO/INTERNAL 500.
+ApiError from_error(const Error& e);
+std::string error_body(const ApiError& e);
+
+/// Sampling and stop fields shared by chat and completions.
+struct CommonParams {
+  std::string model;
+  sample::SamplingParams sampling;       // temperature default 1.0 as OpenAI; seed; logit_bias ids
+  std::optional<int32_t> max_tokens;     // max_completion_tokens beats max_tokens
+  int32_t n = 1;                         // 1..128
+  std::vector<std::string> stop;         // string or array of up to 16 non-empty strings
+  std::vector<int32_t> stop_token_ids;   // extension (vLLM)
+  bool ignore_eos = false;               // extension (vLLM)
+  bool skip_special_tokens = true;       // extension (vLLM)
+  bool stream = false;
+  bool include_usage = false;            // stream_options.include_usage (only with stream)
+  std::optional<double> timeout_s;       // extension: per-request timeout
+};
+
+struct ChatRequest {
+  CommonParams common;
+  json messages;                         // validated: non-empty array; content string / text parts → string
+  json tools;                            // null or validated array of {"type":"function","function":{name,...}}
+  json tool_choice;                      // null | "none" | "auto" | "required" | {"type":"function","function":{"name"}}
+  json chat_template_kwargs = json::object();  // includes enable_thinking / reasoning_effort when given top-level
+  bool add_generation_prompt = true;
+  bool logprobs = false;
+  int32_t top_logprobs = 0;              // 0..20, needs logprobs
+};
+
+struct CompletionRequest {
+  CommonParams common;
+  /// One entry per prompt: text, or token ids when the prompt was given as ids.
+  struct Prompt { std::string text; std::vector<int32_t> ids; bool is_ids = false; };
+  std::vector<Prompt> prompts;           // string | [string] | [int] | [[int]]
+  bool echo = false;
+  std::optional<int32_t> logprobs;       // 0..5 (OpenAI); up to 20 accepted
+};
+
+/// Throw ApiError(400) on anything malformed; unknown fields are ignored as OpenAI does.
+ChatRequest parse_chat_request(const json& body);
+CompletionRequest parse_completion_request(const json& body);
+/// Parses the body text; invalid JSON / invalid UTF-8 / nesting deeper than 64 → ApiError 400.
+json parse_body(const std::string& body);
+
+// ---- responses --------------------------------------------------------------------------------
+
+struct TokenLogprob {
+  std::string token;                          // the token's text (may be a partial UTF-8 piece)
+  std::vector<uint8_t> bytes;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // text, logprob (with bytes computed from text)
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+};
+
+struct ChatChoice {
+  int32_t index = 0;
+  std::string content;
+  std::string finish_reason;               // "stop" | "length" | ...
+  std::optional<std::vector<TokenLogprob>> logprobs;
+};
+
+struct CompletionChoice {
+  int32_t index = 0;
+  std::string text;
+  std::string finish_reason;
+  /// OpenAI legacy logprobs: tokens, token_logprobs (null for the first echoed prompt token),
+  /// top_logprobs (list of {text: logprob}), text_offset.
+  std::optional<std::vector<TokenLogprob>> logprobs;
+  int32_t first_logprob_null = 0;          // leading entries whose token_logprob is null (echoed BOS)
+};
+
+json chat_completion(const std::string& id, int64_t created, const std::string& model,
+                     const std::vector<ChatChoice>& choices, const Usage& usage);
+json text_completion(const std::string& id, int64_t created, const std::string& model,
+                     const std::vector<CompletionChoice>& choices, const Usage& usage);
+
+/// One streamed chat.completion.chunk: role delta ("role":"assistant","content":""), content
+/// delta, or the final empty delta with finish_reason. usage is null in every chunk when the
+/// client asked for include_usage (OpenAI sends "usage":null), absent otherwise.
+struct ChatDelta {
+  int32_t index = 0;
+  bool role = false;
+  std::optional<std::string> content;
+  std::optional<std::string> finish_reason;
+  std::optional<std::vector<TokenLogprob>> logprobs;
+};
+json chat_chunk(const std::string& id, int64_t created, const std::string& model, const ChatDelta& d, bool include_usage);
+json chat_usage_chunk(const std::string& id, int64_t created, const std::string& model, const Usage& usage);
+json completion_chunk(const std::string& id, int64_t created, const std::string& model, const CompletionChoice& c,
+                      bool include_usage);
+json completion_usage_chunk(const std::string& id, int64_t created, const std::string& model, const Usage& usage);
+/// "data: <json>\n\n"; sse_done() = "data: [DONE]\n\n".
+std::string sse(const json& j);
+std::string sse_done();
+
+/// Random ids: "chatcmpl-<24 alnum>", "cmpl-<24 alnum>".
+std::string new_id(const std::string& prefix);
+
+}  // namespace oxyd::server::protocol
