@@ -128,6 +128,24 @@ json chat_usage_chunk(const std::string& id, int64_t created, const std::string&
 json completion_chunk(const std::string& id, int64_t created, const std::string& model, const CompletionChoice& c,
                       bool include_usage);
 json completion_usage_chunk(const std::string& id, int64_t created, const std::string& model, const Usage& usage);
+// ---- llama.cpp-server extras: /tokenize, /detokenize, /apply-template ---------------------------
+
+struct TokenizeRequest {
+  std::string content;         // "" when absent (llama.cpp)
+  bool add_special = false;    // llama.cpp's defaults
+  bool parse_special = true;
+  bool with_pieces = false;
+};
+TokenizeRequest parse_tokenize_request(const json& body);
+/// {"tokens":[ids]}, or with pieces {"tokens":[{"id":i,"piece":p}]} where p is the piece's text
+/// when it is valid UTF-8 and its byte values otherwise (llama.cpp). pieces->size() == ids.size().
+json tokenize_response(const std::vector<int32_t>& ids, const std::vector<std::string>* pieces);
+/// {"tokens":[ids]} → the ids (each >= 0; absent → none, as llama.cpp).
+std::vector<int32_t> parse_detokenize_request(const json& body);
+json detokenize_response(const std::string& content);        // {"content": ...}
+/// /apply-template takes a chat body (parse_chat_request) and answers {"prompt": ...}.
+json apply_template_response(const std::string& prompt);
+
 /// "data: <json>\n\n"; sse_done() = "data: [DONE]\n\n".
 std::string sse(const json& j);
 std::string sse_done();
