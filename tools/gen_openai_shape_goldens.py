@@ -12,7 +12,9 @@ be a field the SDK declares (no invented fields), and model_dump(exclude_unset=T
 body back (no field dropped or retyped). Token text is derived with Python's
 bytes.decode("utf-8", "replace") and logprobs with numpy's shortest float32 repr: the oracles for
 the U+FFFD rule and the number format. The "utf8" cases check sanitize_utf8/invalid_utf8_at the
-same way. The C++ test (tests/server/protocol_shapes_test.cc) builds each body from the inputs
+same way. "requests" are bodies exactly as the SDK serializes them (recorded through a mock
+transport) with the parsed values we must get; the SDK's stream reader is also fed our golden
+chunk sequences (with include_usage) and must yield every chunk. The C++ test (tests/server/protocol_shapes_test.cc) builds each body from the inputs
 and compares JSON values.
 
 One SDK looseness is worked around, not hidden: openai.types.CompletionChoice declares
@@ -26,7 +28,9 @@ import copy
 import json
 import sys
 
+import httpx2
 import numpy as np
+import openai
 import pydantic
 from openai.types import Completion
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -150,6 +154,88 @@ def rand_tokens(n, k):
     return out
 
 
+# ---- request bodies exactly as the SDK sends them ---------------------------------------------
+
+def sdk_requests(chat_stream_chunks, completion_stream_chunks):
+    """Calls the SDK against a mock transport; records each request body the SDK serializes.
+
+    Stream responses are served from the golden chunk bodies above, so the SDK's own stream
+    reader must accept our chunk sequence (SSE framing, final usage chunk, [DONE]).
+    """
+    recorded = []
+
+    def sse_body(chunks):
+        text = "".join("data: " + json.dumps(c, separators=(",", ":")) + "\n\n" for c in chunks)
+        return text + "data: [DONE]\n\n"
+
+    def handler(req):
+        body = json.loads(req.content)
+        recorded.append(body)
+        chat = req.url.path.endswith("/chat/completions")
+        if body.get("stream"):
+            return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                                   text=sse_body(chat_stream_chunks if chat else completion_stream_chunks))
+        if chat:
+            return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                                              "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+                                                           "finish_reason": "stop", "logprobs": None}]})
+        return httpx2.Response(200, json={"id": "x", "object": "text_completion", "created": 1, "model": "m",
+                                          "choices": [{"index": 0, "text": "hi", "finish_reason": "stop",
+                                                       "logprobs": None}]})
+
+    client = openai.OpenAI(api_key="k", base_url="http://test/v1",
+                           http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    out = []
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
+                                               "parameters": {"type": "object",
+                                                              "properties": {"city": {"type": "string"}}}}}]
+    messages = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Weather in"}, {"type": "text", "text": "Paris?"}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ]
+    client.chat.completions.create(
+        model="m", messages=messages, temperature=0.25, top_p=0.5, n=2, stop="END", max_tokens=7,
+        max_completion_tokens=9, presence_penalty=0.5, frequency_penalty=-0.5, logit_bias={"15": -100, "3": 2},
+        seed=42, logprobs=True, top_logprobs=3, tools=tools, tool_choice="auto", parallel_tool_calls=False,
+        response_format={"type": "text"}, user="u1", reasoning_effort="low",
+        extra_body={"top_k": 20, "min_p": 0.05, "repetition_penalty": 1.1, "chat_template_kwargs": {"foo": "bar"}})
+    out.append({"endpoint": "chat", "body": recorded[-1],
+                "expect": {"temperature": 0.25, "top_p": 0.5, "n": 2, "stop": ["END"], "max_tokens": 9, "seed": 42,
+                           "sampling_logprobs": 3, "top_k": 20, "stream": False, "include_usage": False,
+                           "messages": [
+                               {"role": "system", "content": "Be brief."},
+                               {"role": "user", "content": "Weather in\nParis?"},
+                               {"role": "assistant", "content": "", "tool_calls": [
+                                   {"id": "call_1", "type": "function",
+                                    "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+                               {"role": "tool", "content": "sunny", "tool_call_id": "call_1"}],
+                           "chat_template_kwargs": {"foo": "bar", "reasoning_effort": "low"}}})
+    got = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True,
+                                              stream_options={"include_usage": True}))
+    assert len(got) == len(chat_stream_chunks) and got[-1].usage is not None and got[-1].choices == []
+    out.append({"endpoint": "chat", "body": recorded[-1],
+                "expect": {"temperature": 1.0, "top_p": 1.0, "n": 1, "stop": [], "max_tokens": None, "seed": None,
+                           "sampling_logprobs": -1, "top_k": 0, "stream": True, "include_usage": True,
+                           "messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {}}})
+    client.completions.create(model="m", prompt=["Once upon", "a time"], max_tokens=5, echo=True, logprobs=2,
+                              best_of=1, temperature=0, stop=["\n", "."], seed=7)
+    out.append({"endpoint": "completions", "body": recorded[-1],
+                "expect": {"temperature": 0.0, "top_p": 1.0, "n": 1, "stop": ["\n", "."], "max_tokens": 5, "seed": 7,
+                           "sampling_logprobs": 2, "top_k": 0, "stream": False, "include_usage": False,
+                           "prompts": ["Once upon", "a time"], "echo": True}})
+    got = list(client.completions.create(model="m", prompt=[[1, 2, 3], [4]], stream=True,
+                                         stream_options={"include_usage": True}))
+    assert len(got) == len(completion_stream_chunks) and got[-1].usage is not None
+    out.append({"endpoint": "completions", "body": recorded[-1],
+                "expect": {"temperature": 1.0, "top_p": 1.0, "n": 1, "stop": [], "max_tokens": 16, "seed": None,
+                           "sampling_logprobs": -1, "top_k": 0, "stream": True, "include_usage": True,
+                           "prompts": [[1, 2, 3], [4]], "echo": False}})
+    return out
+
+
 def main(path):
     cases = []
     base = {"id": "chatcmpl-AbCdEfGhIjKlMnOpQrStUvWx", "created": 1764700000, "model": "tiny-llama"}
@@ -236,6 +322,12 @@ def main(path):
     cases.append({"name": "completion_usage_chunk", "kind": "completion_usage_chunk", "input": inp,
                   "expected": exp})
 
+    chat_stream = [c["expected"] for c in cases if c["name"].startswith("chat_chunk_") and c["name"].endswith("True")]
+    chat_stream.append(cases[[c["name"] for c in cases].index("chat_usage_chunk")]["expected"])
+    comp_stream = [c["expected"] for c in cases if c["name"].startswith("completion_chunk_") and c["name"].endswith("True")]
+    comp_stream.append(exp)
+    requests = sdk_requests(chat_stream, comp_stream)
+
     # Error bodies.
     for status, typ, msg, param, code in [
         (400, "invalid_request_error", "Invalid 'n': integer above maximum value.", "n", "integer_above_max_value"),
@@ -267,9 +359,9 @@ def main(path):
                      "length": len(s.decode("utf-8", "replace"))})
 
     with open(path, "w") as f:
-        json.dump({"cases": cases, "utf8": utf8}, f, indent=1, ensure_ascii=True, allow_nan=False)
+        json.dump({"cases": cases, "utf8": utf8, "requests": requests}, f, indent=1, ensure_ascii=True, allow_nan=False)
         f.write("\n")
-    print(f"{len(cases)} cases, {len(utf8)} utf8 samples → {path}")
+    print(f"{len(cases)} cases, {len(utf8)} utf8 samples, {len(requests)} SDK requests → {path}")
 
 
 if __name__ == "__main__":
