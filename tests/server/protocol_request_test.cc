@@ -44,6 +44,10 @@ TEST(ProtocolBody, RejectsMalformedBodies) {
   // Error bodies for these are valid JSON.
   EXPECT_TRUE(json::accept(error_body(e)));
   EXPECT_EQ(parse_body(R"({"a": [1, {"b": null}], "c": "\u00e9"})")["c"], "\xc3\xa9");
+  // An unterminated 1 MB string: the message names the position, without echoing the megabyte.
+  e = expect_400([] { parse_body("{\"a\": \"" + std::string(1 << 20, 'x')); });
+  EXPECT_LT(std::string(e.what()).size(), 500u);
+  EXPECT_NE(std::string(e.what()).find("line 1, column"), std::string::npos) << e.what();
 }
 
 std::string nested(int depth) {  // `depth` nested containers: {"a":[[...]]}
