@@ -51,7 +51,10 @@ struct CommonParams {
 
 struct ChatRequest {
   CommonParams common;
-  json messages;                         // validated: non-empty array; content string / text parts → string
+  /// Validated, non-empty. Normalized for a chat template (protocol_chat.cc): content always a
+  /// string (text parts joined with "\n", as vLLM and llama.cpp), "developer" → "system",
+  /// tool_calls[].function.arguments parsed to an object when it is a JSON object string.
+  json messages;
   json tools;                            // null or validated array of {"type":"function","function":{name,...}}
   json tool_choice;                      // null | "none" | "auto" | "required" | {"type":"function","function":{"name"}}
   json chat_template_kwargs = json::object();  // includes enable_thinking / reasoning_effort when given top-level
@@ -64,7 +67,7 @@ struct CompletionRequest {
   CommonParams common;
   /// One entry per prompt: text, or token ids when the prompt was given as ids.
   struct Prompt { std::string text; std::vector<int32_t> ids; bool is_ids = false; };
-  std::vector<Prompt> prompts;           // string | [string] | [int] | [[int]]
+  std::vector<Prompt> prompts;           // string | [string] | [int] | [[int]]; common.max_tokens 16 when absent
   bool echo = false;
   std::optional<int32_t> logprobs;       // 0..5 (OpenAI); up to 20 accepted
 };
