@@ -3,7 +3,8 @@
 //    1e-3 × the logit range (BF16: 2× the bf16-activation oracle's error), and the 32 greedy tokens
 //    identical (prefill, then one decode step per token through the paged cache).
 //  * GGUF files made by llama.cpp's converter (F32/F16/Q8_0/4-bit): against the oracle run on the
-//    same dequant(quant(w)) weights, plus greedy agreement and KL to the F32 reference.
+//    same dequant(quant(w)) weights, plus greedy agreement and KL to the F32 reference (quantized
+//    files: 16-step greedy against llama.cpp on the same file in llamacpp_greedy_test.cc).
 //  * Prefill == token-by-token decode == chunked prefill batched with another request.
 #include <cmath>
 #include <cstdio>
