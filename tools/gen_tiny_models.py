@@ -297,7 +297,6 @@ class Converter:
             cls.set_vocab = (lambda orig: lambda self_: orig(self_) if conv.real_vocab
                              else self_._set_vocab_gpt2())(cls.set_vocab)
         orig_force = base.ModelBase.tensor_force_quant
-        conv = self
 
         def force(self_, name, new_name, bid, n_dims):
             if conv.force is not None and n_dims == 2 and new_name.endswith(".weight") \
