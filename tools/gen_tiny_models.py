@@ -24,8 +24,12 @@ Tokenizers: a byte-level BPE trained with Hugging Face `tokenizers` on a few KB 
 tokens to exactly vocab_size (the tests feed token ids; the tokenizer is there so the converter and a
 loader see a real-format file). The GGUF tokenizer metadata uses pre-tokenizer "default".
 Exceptions: mistral has no GGUFs (llama.cpp's `llama` arch drops its sliding window); llama_tok uses the
-real Llama 2 vocabulary from ../shared (tokenizer not committed), F16 weights, logits of the last 4 positions
-only, and no GGUFs (size). Only qwen3 (hidden 256) gets a K-quant file; hidden-128 models use Q4_0.
+real Llama 2 vocabulary from ../shared (tokenizer not committed), F16 weights, logits of the last position
+only, and only F16 and Q8_0 GGUFs, converted with that real tokenizer (the converter's own vocab path;
+quant_logits.bin: last position only). qwen3_bf16 is a BF16 checkpoint (oracle: float64 on the
+bf16 weights; goldens.json also gives the same oracle with every linear input rounded to bf16, the
+legitimate error of a bf16-activation engine) and has no GGUFs. Only qwen3 (hidden 256) gets a K-quant
+file; hidden-128 models use Q4_0.
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
 Nothing from the sdist is committed.
@@ -113,6 +117,10 @@ def family_configs():
         "llama_tok": ("LlamaConfig", dict(base, vocab_size=32000, hidden_size=32, intermediate_size=64,
                       num_hidden_layers=2, num_attention_heads=1, num_key_value_heads=1, head_dim=64,
                       tie_word_embeddings=True, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # BF16 safetensors (the dtype transformers checkpoints usually ship in); Qwen3 layout.
+        "qwen3_bf16": ("Qwen3Config", dict(base, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
+                       rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
     }
 
 
@@ -122,7 +130,9 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral"}
+NO_GGUF = {"mistral", "qwen3_bf16"}
+SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
 
@@ -177,6 +187,43 @@ def init_weights(model, family: str, seed: int):
                 raise RuntimeError(f"unexpected parameter {name} {tuple(p.shape)}")
 
 
+def sharpen(model, prompts, steps=300, lr=3e-3):
+    """Self-distillation: a few hundred seeded Adam steps (float64, CPU) that train the model on its
+    own greedy continuations of the prompts, so greedy top-1 margins grow from ~0.01 (random weights)
+    to well above the logit error of rounded activations. The result is just another fixed model;
+    every golden is computed from it afterwards."""
+    import torch
+    seqs = [p + greedy(model, p, NUM_GREEDY) for p in prompts]
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    with torch.enable_grad():
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = 0
+            for sq in seqs:
+                ids = torch.tensor([sq])
+                logits = model(input_ids=ids, use_cache=False).logits[0, :-1]
+                loss = loss + torch.nn.functional.cross_entropy(logits, ids[0, 1:])
+            loss.backward()
+            opt.step()
+    model.zero_grad(set_to_none=True)
+
+
+def bf16_activation_oracle(model, prompts, ref_logits, greedy_ref):
+    """The float64 oracle with every nn.Linear input rounded to bf16, as a CPU engine that multiplies
+    BF16 weights against bf16 activations does: how far such an engine's logits may legitimately be
+    from the float64 reference (tests/archs bounds ours by a multiple of it)."""
+    import torch
+    hooks = [m.register_forward_pre_hook(lambda _m, a: (a[0].to(torch.bfloat16).to(torch.float64),))
+             for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    try:
+        diffs = [float(np.abs(full_logits(model, p) - r).max()) for p, r in zip(prompts, ref_logits)]
+        same = [greedy(model, p, NUM_GREEDY) == g for p, g in zip(prompts, greedy_ref)]
+    finally:
+        for h in hooks:
+            h.remove()
+    return {"max_abs_diff": diffs, "greedy_equal": same}
+
+
 def full_logits(model, ids):
     import torch
     with torch.no_grad():
@@ -221,12 +268,14 @@ class Converter:
         self.ggml = gq.build_ggml(llama_cpp / "ggml", pathlib.Path(self._tmp.name))
         self.gq = gq
         self.force = None  # callable(new_name, shape) -> qtype or False
+        self.real_vocab = False  # True: the converter's own set_vocab (real tokenizer files)
         self._patch()
 
     def _patch(self):
         gguf, base = self.gguf, self.base
         base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
         import conversion
+        conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
                          "GraniteModel", "Qwen2Model", "Qwen3Model"]:
             cls = None
@@ -245,9 +294,9 @@ class Converter:
                                                       "Qwen3Model": "Qwen3ForCausalLM"}[cls_name])
                 except Exception as e:  # pragma: no cover
                     raise RuntimeError(f"converter class {cls_name}: {e}")
-            cls.set_vocab = lambda self_: self_._set_vocab_gpt2()
+            cls.set_vocab = (lambda orig: lambda self_: orig(self_) if conv.real_vocab
+                             else self_._set_vocab_gpt2())(cls.set_vocab)
         orig_force = base.ModelBase.tensor_force_quant
-        conv = self
 
         def force(self_, name, new_name, bid, n_dims):
             if conv.force is not None and n_dims == 2 and new_name.endswith(".weight") \
@@ -325,9 +374,13 @@ def main():
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
         init_weights(model, family, 1000 + fi)
+        if family in SHARPEN:  # same prompts as below (same seed)
+            rng = np.random.default_rng(77 + fi)
+            sharpen(model, [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS])
         real_tok = REAL_TOKENIZER.get(family)
-        if real_tok:  # F16 checkpoint; the oracle runs on exactly those weights
-            model16 = model.to(torch.float16)
+        wdtype = WEIGHT_DTYPE.get(family)
+        if wdtype:  # F16 / BF16 checkpoint; the oracle runs on exactly those weights
+            model16 = model.to(getattr(torch, wdtype))
             model16.save_pretrained(out, safe_serialization=True)
             model32 = model16.to(torch.float32)
         else:
@@ -363,13 +416,12 @@ def main():
                                       for lg in ref_logits],
                   "greedy_top1_margin_min": margins,
                   "logits_file": "logits.bin", "logits_last_positions": logit_positions, "gguf": {}}
+        if wdtype == "bfloat16":
+            golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
             golden["tokenizer"] = f"data/tokenizers/{real_tok}"  # under ../shared
             golden["prompt_text"] = REAL_TEXT
             golden["greedy_text"] = [tok.decode(g) for g in greedy_ref]
-            (out / "goldens.json").write_text(json.dumps(golden, indent=1))
-            print(family, sum(p.stat().st_size for p in out.iterdir()), golden["greedy_text"])
-            continue
 
         # GGUFs
         state = {k: v.detach().to(torch.float32).numpy() for k, v in model32.state_dict().items()}
@@ -385,10 +437,20 @@ def main():
             return conv.gguf.GGMLQuantizationType.Q4_0
         fmts = [] if family in NO_GGUF else [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
                 ("Q4_K" if kq else "Q4_0", "q8_0", force_k if kq else force_q40)]
+        conv_dir, qlast = out, QUANT_LAST_POSITIONS
+        if real_tok:  # the converter reads the real tokenizer (SentencePiece-style BPE) beside the weights
+            fmts = [("F16", "f16", None), ("Q8_0", "q8_0", None)]
+            qlast = 1  # 32000-wide rows: last position only (size)
+            conv_dir = pathlib.Path(conv._tmp.name) / family
+            shutil.rmtree(conv_dir, ignore_errors=True)
+            shutil.copytree(out, conv_dir)
+            for fn in ["tokenizer.json", "tokenizer_config.json"]:
+                shutil.copy(SHARED / "data" / "tokenizers" / real_tok / fn, conv_dir / fn)
         qlog_all = []
         for fmt, outtype, force in fmts:
             path = out / f"model-{fmt}.gguf"
-            conv.convert(out, outtype, path, force)
+            conv.real_vocab = bool(real_tok)
+            conv.convert(conv_dir, outtype, path, force)
             if fmt == "F32":
                 ne0 = conv.tensor_ne0(path)
                 if family not in KEEP_F32_GGUF:  # size budget: F16 + its own oracle checks the GGUF path
@@ -420,7 +482,7 @@ def main():
                 entry["kl_to_f32_mean"] = float(kls.mean())
                 entry["kl_to_f32_max"] = float(kls.max())
                 entry["quant_logits_offset"] = sum(len(x) for x in qlog_all)
-                qlog_all += [lg[-QUANT_LAST_POSITIONS:] for lg in qlogits]
+                qlog_all += [lg[-qlast:] for lg in qlogits]
                 entry["greedy16_agree_with_f32"] = [
                     int(sum(a == b for a, b in zip(g, r[:NUM_QUANT_GREEDY])))
                     for g, r in zip(entry["oracle_greedy"], greedy_ref)]
@@ -429,11 +491,12 @@ def main():
             with open(out / "quant_logits.bin", "wb") as f:
                 for lg in qlog_all:
                     f.write(lg.astype("<f4").tobytes())
-        golden["quant_last_positions"] = QUANT_LAST_POSITIONS
+        golden["quant_last_positions"] = qlast
         (out / "goldens.json").write_text(json.dumps(golden, indent=1))
         sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
         print(family, sum(sizes.values()), {k: v["kl_to_f32_mean"] for k, v in golden["gguf"].items()
-                                            if "kl_to_f32_mean" in v})
+                                            if "kl_to_f32_mean" in v}, golden.get("greedy_text", ""),
+              golden.get("bf16_activation_oracle", ""))
 
 
 # HF parameter -> GGUF tensor type (row-wise roundtrip is invariant to the Q/K row permutation the llama

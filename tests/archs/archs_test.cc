@@ -1,8 +1,10 @@
 // Every family against transformers (tools/gen_tiny_models.py goldens, float64 oracle):
-//  * HF safetensors F32: logits of every prompt position within 1e-3 × the logit range, and the
-//    32 greedy tokens identical (prefill, then one decode step per token through the paged cache).
+//  * HF safetensors (F32; llama_tok F16; qwen3_bf16 BF16): logits of every prompt position within
+//    1e-3 × the logit range (BF16: 2× the bf16-activation oracle's error), and the 32 greedy tokens
+//    identical (prefill, then one decode step per token through the paged cache).
 //  * GGUF files made by llama.cpp's converter (F32/F16/Q8_0/4-bit): against the oracle run on the
-//    same dequant(quant(w)) weights, plus greedy agreement and KL to the F32 reference.
+//    same dequant(quant(w)) weights, plus greedy agreement and KL to the F32 reference (quantized
+//    files: 16-step greedy against llama.cpp on the same file in llamacpp_greedy_test.cc).
 //  * Prefill == token-by-token decode == chunked prefill batched with another request.
 #include <cmath>
 #include <cstdio>
@@ -12,39 +14,9 @@
 namespace oxyd::model::test {
 namespace {
 
-constexpr int64_t kBlock = 8;
-constexpr int64_t kNumBlocks = 64;
-constexpr int64_t kMaxTokens = 80;
-
 // Folders under tests/data/archs. llama_tok: Llama with the real Llama 2 vocabulary (32000).
 const char* const kFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma",
-                                 "gemma2", "gemma3", "phi3", "granite", "llama_tok"};
-
-// Runs a prompt as one prefill and returns logits for every position [len, vocab].
-std::vector<float> prefill(Transformer& m, const std::vector<int32_t>& prompt, Seq* keep = nullptr,
-                           KvCache* cache_out = nullptr, DType kv_dtype = DType::F32) {
-  KvCache local = m.make_kv_cache(kNumBlocks, kBlock, kv_dtype);
-  KvCache& cache = cache_out ? *cache_out : local;
-  Seq s = make_seq(prompt, kMaxTokens, kBlock, /*first_block=*/kNumBlocks - 1, /*stride=*/-3);
-  auto out = step(m, cache, {&s}, {static_cast<int64_t>(prompt.size())}, kBlock);
-  if (keep) *keep = s;
-  return out;
-}
-
-// Prefill then greedy decode, one token per step; returns n tokens.
-std::vector<int32_t> greedy(Transformer& m, const std::vector<int32_t>& prompt, int n) {
-  KvCache cache = m.make_kv_cache(kNumBlocks, kBlock);
-  Seq s;
-  auto lg = prefill(m, prompt, &s, &cache);
-  const int64_t V = m.config().vocab_size;
-  std::vector<int32_t> out{argmax(lg.data() + (prompt.size() - 1) * V, V)};
-  while (static_cast<int>(out.size()) < n) {
-    s.tokens.push_back(out.back());
-    auto d = step(m, cache, {&s}, {1}, kBlock);
-    out.push_back(argmax(d.data(), V));
-  }
-  return out;
-}
+                                 "gemma2", "gemma3", "phi3", "granite", "llama_tok", "qwen3_bf16"};
 
 double max_abs_diff(const float* a, const float* b, size_t n) {
   double m = 0;
@@ -79,7 +51,13 @@ TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
     ASSERT_EQ(lg.size() - skip, g.logits[p].size());
     const double range = g.j["logit_range"][p];
     const double d = max_abs_diff(lg.data() + skip, g.logits[p].data(), g.logits[p].size());
-    EXPECT_LE(d, 1e-3 * range) << fam << " prompt " << p << ": max |Δlogit| " << d << ", range " << range;
+    // BF16 checkpoint: CPU kernels multiply BF16 weights against bf16-rounded activations (AVX-512
+    // BF16), so the bound is twice what that rounding alone does to the float64 oracle
+    // (goldens.json bf16_activation_oracle, transformers with every linear input rounded to bf16).
+    const double tol = g.j.contains("bf16_activation_oracle")
+                           ? std::max(1e-3 * range, 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][p].get<double>())
+                           : 1e-3 * range;
+    EXPECT_LE(d, tol) << fam << " prompt " << p << ": max |Δlogit| " << d << ", range " << range;
     std::printf("[ DIFF    ] %s prompt %zu: max |Δlogit| %.3g (%.2g of the range %.3g)\n", fam.c_str(), p, d,
                 d / range, range);
     EXPECT_EQ(greedy(*m, g.prompts[p], static_cast<int>(g.greedy[p].size())), g.greedy[p])
@@ -91,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(Families, ArchHf, ::testing::ValuesIn(kFamilies),
                          [](const auto& info) { return std::string(info.param); });
 
 // The same HF model with F16 / BF16 K/V caches: only the cached K/V are rounded (measured: F16
-// ≤ 4.3e-4, BF16 ≤ 3.6e-3 of the logit range over the 10 models).
+// ≤ 4.3e-4, BF16 ≤ 3.6e-3 of the logit range over the 10 models). The BF16 checkpoint adds its
+// weights' bf16-activation error (2× the bf16_activation_oracle's, as in ArchHf).
 class ArchKvDtype : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ArchKvDtype, HalfCachesStayClose) {
@@ -101,12 +80,15 @@ TEST_P(ArchKvDtype, HalfCachesStayClose) {
   const auto& prompt = g.prompts[1];
   const size_t skip = (prompt.size() - static_cast<size_t>(g.rows(1))) * static_cast<size_t>(g.vocab);
   const double range = g.j["logit_range"][1];
+  const double act = g.j.contains("bf16_activation_oracle")
+                         ? 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][1].get<double>()
+                         : 0.0;
   for (auto [dtype, tol] : {std::pair{DType::F16, 1.5e-3}, std::pair{DType::BF16, 1e-2}}) {
     auto lg = prefill(*m, prompt, nullptr, nullptr, dtype);
     const double d = max_abs_diff(lg.data() + skip, g.logits[1].data(), g.logits[1].size());
     std::printf("[ KV      ] %s %s cache: max |Δlogit| %.3g (%.2g of range)\n", fam.c_str(),
                 dtype == DType::F16 ? "F16" : "BF16", d, d / range);
-    EXPECT_LE(d, tol * range) << fam;
+    EXPECT_LE(d, tol * range + act) << fam;
   }
 }
 
@@ -130,6 +112,7 @@ const GgufCase kGgufCases[] = {
     {"gemma3", "F16", 1e-3},  {"gemma3", "Q8_0", 3e-2}, {"gemma3", "Q4_0", 3e-2},
     {"phi3", "F16", 1e-3},    {"phi3", "Q8_0", 3e-2},  {"phi3", "Q4_0", 3e-2},
     {"granite", "F16", 1e-3}, {"granite", "Q8_0", 3e-2}, {"granite", "Q4_0", 3e-2},
+    {"llama_tok", "F16", 1e-3}, {"llama_tok", "Q8_0", 3e-2},  // real tokenizer in the GGUF
 };
 
 class ArchGguf : public ::testing::TestWithParam<GgufCase> {};
@@ -163,8 +146,9 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
       EXPECT_LE(d, c.tol * range) << c.family << " " << c.format << " prompt " << p << ": max |Δ| " << d
                                   << " vs the oracle on the same quantized weights (range " << range << ")";
     }
+    const int64_t first_row = n - g.rows(p);  // logits.bin may hold only the last rows
     for (int64_t i = n - last; i < n; ++i) {
-      kl_sum += kl_row(g.logits[p].data() + i * V, lg.data() + i * V, V);
+      kl_sum += kl_row(g.logits[p].data() + (i - first_row) * V, lg.data() + i * V, V);
       ++kl_n;
     }
     auto want = is_f32 ? std::vector<int32_t>(g.greedy[p].begin(), g.greedy[p].begin() + 16)
@@ -214,7 +198,13 @@ TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
   const int64_t V = g.vocab;
   const auto& prompt = g.prompts[1];
   const int64_t n = static_cast<int64_t>(prompt.size());
-  const double tol = 1e-4 * static_cast<double>(g.j["logit_range"][1]);
+  // BF16 checkpoint: the one-row (decode) and many-row (prefill) CPU kernels need not round the
+  // activations to bf16 alike (measured: up to 0.016 apart on qwen3_bf16, range 43), so both are
+  // only held to the bf16-activation error band (2× bf16_activation_oracle) around each other.
+  const double tol = 1e-4 * static_cast<double>(g.j["logit_range"][1]) +
+                     (g.j.contains("bf16_activation_oracle")
+                          ? 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][1].get<double>()
+                          : 0.0);
   auto full = prefill(*m, prompt);
 
   {  // token by token

@@ -121,4 +121,34 @@ inline int32_t argmax(const float* row, int64_t n) {
   return static_cast<int32_t>(std::max_element(row, row + n) - row);
 }
 
+constexpr int64_t kBlock = 8;
+constexpr int64_t kNumBlocks = 64;
+constexpr int64_t kMaxTokens = 80;
+
+// Runs a prompt as one prefill and returns logits for every position [len, vocab].
+inline std::vector<float> prefill(Transformer& m, const std::vector<int32_t>& prompt, Seq* keep = nullptr,
+                           KvCache* cache_out = nullptr, DType kv_dtype = DType::F32) {
+  KvCache local = m.make_kv_cache(kNumBlocks, kBlock, kv_dtype);
+  KvCache& cache = cache_out ? *cache_out : local;
+  Seq s = make_seq(prompt, kMaxTokens, kBlock, /*first_block=*/kNumBlocks - 1, /*stride=*/-3);
+  auto out = step(m, cache, {&s}, {static_cast<int64_t>(prompt.size())}, kBlock);
+  if (keep) *keep = s;
+  return out;
+}
+
+// Prefill then greedy decode, one token per step; returns n tokens.
+inline std::vector<int32_t> greedy(Transformer& m, const std::vector<int32_t>& prompt, int n) {
+  KvCache cache = m.make_kv_cache(kNumBlocks, kBlock);
+  Seq s;
+  auto lg = prefill(m, prompt, &s, &cache);
+  const int64_t V = m.config().vocab_size;
+  std::vector<int32_t> out{argmax(lg.data() + (prompt.size() - 1) * V, V)};
+  while (static_cast<int>(out.size()) < n) {
+    s.tokens.push_back(out.back());
+    auto d = step(m, cache, {&s}, {1}, kBlock);
+    out.push_back(argmax(d.data(), V));
+  }
+  return out;
+}
+
 }  // namespace oxyd::model::test

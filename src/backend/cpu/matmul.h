@@ -12,8 +12,9 @@ namespace oxyd::backend::cpu {
 
 /// y[m, n] = x[m, k] · w[n, k]ᵀ. x, y F32; w any of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 /// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4. Rows contiguous. Quantized weights are
-/// multiplied against activations quantized to 8 bits once per call (Q8_0-like per 32, Q8_K-like
-/// per 256), so results differ from the exact product by ~1/254 of Σ|x||w| per row at worst.
+/// multiplied against activations quantized to 8 bits once per call (ggml's Q8_0 per 32, scale
+/// rounded to f16; Q8_K per 256, f32 scale), so results differ from the exact product by about
+/// 1/254 of Σ|x||w| per row at worst, and from llama.cpp's CPU path only by summation order.
 /// BF16 weights meet activations rounded to bf16 (AVX-512), F16/F32 weights exact f32 ones.
 /// y must not overlap x or w.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "backend/cpu/matmul_tile.h"
+#include "core/half.h"
 
 namespace oxyd::backend::cpu {
 
@@ -70,7 +71,7 @@ void prep_a32(const float* x, int64_t k, uint8_t* out) {
   for (int64_t i = 0; i < k / 32; ++i) {
     const float amax = amax8(x + 32 * i, 32);
     quant8(x + 32 * i, 32, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
-    b[i].d = amax / 127.0f;
+    b[i].d = f16_to_f32(f32_to_f16(amax / 127.0f));  // f16 like ggml's Q8_0 (matmul_q32_avx512.cc)
     b[i].pad = 0.0f;
   }
 }

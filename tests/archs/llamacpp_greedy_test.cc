@@ -1,0 +1,71 @@
+// Quantized GGUFs: our 16 greedy tokens against llama.cpp's on the same file
+// (tools/gen_llamacpp_greedy_goldens.py). llama.cpp rounds activations to 8 bits as our CPU
+// kernels do, so it is the oracle that shares that rounding; the float64 transformers oracle on the
+// same dequantized weights does not, and near-tie steps of these random-weight models legitimately
+// flip against it (archs_test.cc keeps that oracle's logits, decisive steps and KL checks).
+// Requirement (issue 5): identical greedy tokens on the first 16 steps on most prompts; here at
+// least 3/4 of the prompts (gemma3 Q4_0: 5/8, see kCases), each differing prompt reported with
+// llama.cpp's margin at the first differing step. Both engines store the 8-bit activation scale
+// per 32 as f16 (ggml's Q8_0), so logits agree up to summation order and such a GELU detail.
+#include <cstdio>
+
+#include "archs_util.h"
+
+namespace oxyd::model::test {
+namespace {
+
+struct LlamaCppCase {
+  const char* family;
+  const char* format;
+  double min_fraction = 0.75;  // of the prompts whose 16 greedy tokens must equal llama.cpp's
+};
+
+const LlamaCppCase kCases[] = {
+    {"llama", "Q8_0"},   {"llama", "Q4_0"},   {"qwen2", "Q8_0"},   {"qwen2", "Q4_0"},   {"qwen3", "Q8_0"},
+    {"qwen3", "Q4_K"},   {"gemma", "Q8_0"},   {"gemma", "Q4_0"},   {"gemma2", "Q8_0"},  {"gemma2", "Q4_0"},
+    // llama.cpp's CPU GELU reads an f16 table (GGML_GELU_FP16): GeGLU inputs and outputs rounded
+    // to f16, which ours does not do. Emulating it in transformers cuts llama.cpp's distance from
+    // the 8-bit-activation oracle on gemma3 Q4_0 prompt 0 from 0.32 to 0.12 logits; here 5 of 8
+    // prompts agree (the other three differ at steps 0 and 15 with llama.cpp margins 0.07-0.11).
+    {"gemma3", "Q8_0"},  {"gemma3", "Q4_0", 0.625},  {"phi3", "Q8_0"},    {"phi3", "Q4_0"},    {"granite", "Q8_0"},
+    {"granite", "Q4_0"}, {"llama_tok", "Q8_0"},
+};
+
+class ArchLlamaCpp : public ::testing::TestWithParam<LlamaCppCase> {};
+
+TEST_P(ArchLlamaCpp, GreedyMatchesLlamaCppOnMostPrompts) {
+  const LlamaCppCase c = GetParam();
+  std::ifstream f(arch_dir(c.family) + "/llamacpp_greedy.json");
+  ASSERT_TRUE(f.good()) << c.family << ": llamacpp_greedy.json missing (tools/gen_llamacpp_greedy_goldens.py)";
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_TRUE(j["formats"].contains(c.format)) << c.family << " " << c.format;
+  const auto& e = j["formats"][c.format];
+  auto m = Transformer::load(arch_dir(c.family) + "/" + e["file"].get<std::string>());
+  const auto& prompts = j["prompts"];
+  int agree = 0;
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    const auto want = e["greedy"][p].get<std::vector<int32_t>>();
+    const auto got = greedy(*m, prompts[p].get<std::vector<int32_t>>(), static_cast<int>(want.size()));
+    size_t k = 0;
+    while (k < want.size() && got[k] == want[k]) ++k;
+    if (k == want.size()) {
+      ++agree;
+    } else {
+      std::printf("[ LLAMACPP] %s %s prompt %zu: first difference at step %zu (ours %d, llama.cpp %d, "
+                  "llama.cpp top-1 margin %.3g)\n",
+                  c.family, c.format, p, k, got[k], want[k], e["margins"][p][k].get<double>());
+    }
+  }
+  const int n = static_cast<int>(prompts.size());
+  std::printf("[ LLAMACPP] %s %s: 16-token greedy equal to llama.cpp's on %d of %d prompts\n", c.family,
+              c.format, agree, n);
+  EXPECT_GE(agree, c.min_fraction * n) << c.family << " " << c.format << ": only " << agree << " of " << n
+                              << " prompts match llama.cpp's 16 greedy tokens";
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ArchLlamaCpp, ::testing::ValuesIn(kCases), [](const auto& info) {
+  return std::string(info.param.family) + "_" + info.param.format;
+});
+
+}  // namespace
+}  // namespace oxyd::model::test
