@@ -11,9 +11,12 @@ import json
 import os
 import pathlib
 import re
+import select
 import signal
 import socket
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -40,15 +43,21 @@ class Server:
         self.log: list[str] = []
         self.url = ""
         self.model_id = ""
+        self.home = ""
 
     def start(self) -> "Server":
         if not BIN.exists():
             raise RuntimeError(f"{BIN}: no oxydllm binary (build the `oxydllm` target first)")
-        cmd = [str(BIN), "start", "--host", "127.0.0.1", "--port", "0", "--model", self.model_arg, *self.flags]
+        # An empty model store and HF cache: /v1/models lists only --model, whatever the machine holds.
+        self.home = tempfile.mkdtemp(prefix="oxyd-e2e-home-")
+        cmd = [str(BIN), "start", "--host", "127.0.0.1", "--port", "0", "--model", self.model_arg,
+               "--models-dir", os.path.join(self.home, "models"), *self.flags]
         if self.api_key:
             cmd += ["--api-key", self.api_key]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OXYDLLM_", "HF_", "HUGGINGFACE_"))}
+        env.update(HOME=self.home, HF_HUB_CACHE=os.path.join(self.home, "hf"), XDG_CACHE_HOME=self.home)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, errors="replace")
+                                     stderr=subprocess.PIPE, text=True, errors="replace", env=env)
         ready = threading.Event()
 
         def pump():
@@ -102,30 +111,39 @@ class Server:
         return Metrics(r.text)
 
     def stop(self, timeout_s: float = 30) -> int:
-        """SIGTERM; returns the exit code (the caller asserts 0). Kills after timeout_s."""
+        """SIGTERM; returns the exit code (the caller asserts 0), -999 when it had to be killed."""
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
+        rc = self.proc.poll()
+        if rc is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout_s)
+                rc = self.proc.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 self.kill()
-                return -999
-        return self.proc.returncode
+                rc = -999
+        if self.home:
+            shutil.rmtree(self.home, ignore_errors=True)
+        return rc
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+        if self.home:
+            shutil.rmtree(self.home, ignore_errors=True)
 
     def raw(self, request: bytes, timeout_s: float = 60) -> tuple[int, bytes]:
-        """Sends bytes on a fresh socket (a send cut short by the server is fine) and returns the
-        status code and the whole response."""
+        """Sends bytes on a fresh socket and returns the status code and the whole response. The
+        head goes first; if the server answers before the body is sent (413 from Content-Length),
+        the body is never sent, so a reset cannot swallow that answer."""
         host, port = self.url.removeprefix("http://").rsplit(":", 1)
+        head, sep, body = request.partition(b"\r\n\r\n")
         with socket.create_connection((host, int(port)), timeout=timeout_s) as s:
             try:
-                s.sendall(request)
+                s.sendall(head + sep)
+                if not select.select([s], [], [], 1.0 if len(body) > 1 << 20 else 0)[0]:
+                    s.sendall(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass
             data = b""
