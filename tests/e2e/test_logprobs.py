@@ -48,11 +48,14 @@ def test_echo_prompt_logprobs_match_golden_logits(srv, client, i):
     assert lp.token_logprobs[0] is None and not lp.top_logprobs[0]
     for j in range(1, len(p)):
         assert abs(lp.token_logprobs[j] - ref[j - 1][p[j]]) < TOL, f"position {j}"
-        top = np.sort(ref[j - 1])[::-1][:6]
-        vals = list(lp.top_logprobs[j].values())
-        assert 1 <= len(vals) <= 6
-        assert abs(max(vals) - top[0]) < TOL
+        # Legacy top_logprobs is a dict keyed by token text: byte tokens that all read "\ufffd"
+        # collide, so fewer than 5 entries can come back; each must be one of the true top 5.
+        top = np.sort(ref[j - 1])[::-1][:5]
+        vals = sorted(lp.top_logprobs[j].values(), reverse=True)
+        assert 1 <= len(vals) <= 5
         assert all(np.min(np.abs(top - v)) < TOL for v in vals), f"position {j}: {vals} vs {top}"
+        if len(vals) == 5:
+            np.testing.assert_allclose(vals, top, atol=TOL)
     assert lp.text_offset == sorted(lp.text_offset)
 
 
