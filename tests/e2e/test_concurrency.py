@@ -1,15 +1,17 @@
 """Load: 64 concurrent streaming chat clients, every third disconnecting mid-stream — no crash,
 every completed stream well-formed and equal to the same greedy request made alone, and the KV
-cache drains (oxydllm_kv_blocks_used back to 0). A full queue answers 429."""
+cache drains (oxydllm_kv_blocks_used back to 0). A full queue answers 429. SIGTERM drains in-flight
+streams and exits 0."""
 from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import signal
 
 import openai
 import pytest
 
-from server import CHAT_TEMPLATE, httpx, sse_events, wait_until
+from server import CHAT_TEMPLATE, Server, httpx, sse_events, wait_until
 
 PROMPTS = ["Tell me a story about a lighthouse.", "List some prime numbers.", "What is rain?",
            "Describe the colour blue to someone who cannot see."]
@@ -106,3 +108,24 @@ def test_full_queue_is_429(small_srv):
     rejected = m.matching("oxydllm_requests_total", lambda ls: ls.get("status") == "429")
     assert rejected == statuses.count(429), json.dumps(results)[:500]
     assert client.completions.create(model=small_srv.model_id, prompt="after", max_tokens=2).choices
+
+
+def test_sigterm_drains_in_flight_streams(llama_tok_dir):
+    """SIGTERM while streams run: they finish well-formed (finish_reason, [DONE]), the process exits 0."""
+    srv = Server(str(llama_tok_dir), name="llama_tok-shutdown").start()
+    try:
+        req = {"model": srv.model_id, "prompt": "Once upon a time", "max_tokens": 80, "temperature": 0,
+               "ignore_eos": True, "stream": True}
+        with httpx.stream("POST", srv.url + "/v1/completions", json=req, timeout=120) as r:
+            lines = r.iter_lines()
+            first = next(line for line in lines if line.startswith("data:"))
+            srv.proc.send_signal(signal.SIGTERM)
+            rest = list(lines)
+        data = [first] + [x for x in rest if x.startswith("data:")]
+        assert data[-1] == "data: [DONE]", data[-3:]
+        events = [json.loads(x[5:]) for x in data[:-1]]
+        assert "error" not in events[-1], events[-1]
+        assert events[-1]["choices"][0]["finish_reason"] == "length", events[-1]  # drained, not cut
+        assert srv.proc.wait(30) == 0, srv.tail()
+    finally:
+        srv.kill()
