@@ -68,14 +68,17 @@ class GenerationGroup {
 
   /// Submits one Generation. Throws ApiError (400 for a bad request, from the engine's checks).
   void add(int32_t index, int32_t prompt_idx, GenerationParams params, uint64_t seed);
-  /// Waits for every generation's first output; throws ApiError 429 when the queue rejected one,
-  /// 408 at the deadline, 503 when the shutdown drain expired. Errors abort every generation.
+  /// Waits for the first generation's first output (so a full queue is a 429 before any byte is
+  /// sent); throws ApiError 429, 408 at the deadline, 503 when the shutdown drain expired. Errors
+  /// abort every generation. A later choice rejected by the queue shows as an ABORT chunk.
   void start(Clock::time_point deadline, double timeout_s);
 
   enum class Event { CHUNK, DONE, TIMEOUT, SHUTDOWN };
   /// The next chunk of any unfinished slot (`slot` = its position in slots()).
   Event next(size_t& slot, GenerationChunk& out, Clock::time_point deadline);
   void abort_all();
+  /// The error for a slot that ended with ABORT/ERROR: 429 when the queue rejected it.
+  protocol::ApiError failure(const Slot& s, const std::string& error) const;
   std::vector<Slot>& slots() { return slots_; }
   /// Usage over the group: prompt tokens counted once per prompt, completion tokens of all.
   protocol::Usage usage() const;

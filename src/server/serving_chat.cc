@@ -33,8 +33,8 @@ bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.
 
 std::string error_event(const ApiError& e) { return "data: " + protocol::error_body(e) + "\n\n"; }
 
-ApiError engine_abort_error() {
-  return ApiError(500, "server_error", "the engine ended the request early (model error or shutdown)");
+bool ended_badly(engine::FinishReason f) {
+  return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
 }
 
 // The whole stream; false when a write failed (the caller aborts the generations).
@@ -74,9 +74,9 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
       if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
         return false;
     }
-    if (c.finish_reason == engine::FinishReason::ABORT) {
+    if (ended_badly(c.finish_reason)) {
       g.abort_all();
-      return write(sink, error_event(engine_abort_error())) && write(sink, protocol::sse_done());
+      return write(sink, error_event(g.failure(s, c.error))) && write(sink, protocol::sse_done());
     }
     if (c.finish_reason != engine::FinishReason::NONE) {
       protocol::ChatDelta d;
@@ -108,11 +108,11 @@ void respond_whole(ChatState& st, httplib::Response& res) {
       auto lp = to_logprobs(tok, c.tokens);
       choices[i].logprobs->insert(choices[i].logprobs->end(), lp.begin(), lp.end());
     }
-    if (c.finish_reason == engine::FinishReason::ABORT) throw engine_abort_error();
+    if (ended_badly(c.finish_reason)) throw g.failure(g.slots()[i], c.error);
   }
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto f = g.slots()[i].finish;
-    if (f == engine::FinishReason::NONE || f == engine::FinishReason::ABORT) throw engine_abort_error();
+    if (f == engine::FinishReason::NONE || ended_badly(f)) throw g.failure(g.slots()[i], "");
     choices[i].finish_reason = finish_reason_name(f);
   }
   send_json(res, 200, protocol::chat_completion(st.id, st.created, st.model, choices, g.usage()));

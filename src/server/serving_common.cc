@@ -113,8 +113,19 @@ bool GenerationGroup::poll(Slot& s, GenerationChunk& out, Clock::time_point unti
   return true;
 }
 
+ApiError GenerationGroup::failure(const Slot& s, const std::string& error) const {
+  if (s.gen && s.gen->queue_full())
+    return ApiError(429, "rate_limit_error",
+                    "the request queue of model " + model_id_ + " is full (--max-queued-requests); retry later", "",
+                    "rate_limit_exceeded");
+  if (!error.empty()) return ApiError(500, "server_error", "the model failed on this request: " + error);
+  return ApiError(500, "server_error", "the engine ended the request early (model unloaded or shutdown)");
+}
+
 void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
-  for (Slot& s : slots_) {
+  if (slots_.empty()) return;
+  {
+    Slot& s = slots_.front();
     while (!s.has_pending && !s.ended) {
       if (ctx_.drain_expired) {
         abort_all();
@@ -134,9 +145,7 @@ void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
     }
     if (s.gen->queue_full()) {
       abort_all();
-      throw ApiError(429, "rate_limit_error",
-                     "the request queue of model " + model_id_ + " is full (--max-queued-requests); retry later", "",
-                     "rate_limit_exceeded");
+      throw failure(s, "");
     }
   }
 }

@@ -33,8 +33,8 @@ int64_t unix_now() {
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 std::string error_event(const ApiError& e) { return "data: " + protocol::error_body(e) + "\n\n"; }
-ApiError engine_abort_error() {
-  return ApiError(500, "server_error", "the engine ended the request early (model error or shutdown)");
+bool ended_badly(engine::FinishReason f) {
+  return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
 }
 
 // The echoed prompt's logprob entries: its tokens, the first without a logprob.
@@ -81,6 +81,7 @@ std::string finish_name(const CompletionState& st, engine::FinishReason f) {
 bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
   GenerationGroup& g = *st.group;
   std::vector<bool> seen(g.slots().size(), false);
+  std::vector<int64_t> chars_sent(g.slots().size(), 0);  // text_offset base (code points, as Python)
   for (;;) {
     size_t i = 0;
     GenerationChunk c;
@@ -99,9 +100,9 @@ bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
       case GenerationGroup::Event::CHUNK: break;
     }
     const auto& s = g.slots()[i];
-    if (c.finish_reason == engine::FinishReason::ABORT) {
+    if (ended_badly(c.finish_reason)) {
       g.abort_all();
-      return write(sink, error_event(engine_abort_error())) && write(sink, protocol::sse_done());
+      return write(sink, error_event(g.failure(s, c.error))) && write(sink, protocol::sse_done());
     }
     protocol::CompletionChoice ch;
     ch.index = s.index;
@@ -110,6 +111,8 @@ bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
     seen[i] = true;
     if (c.finish_reason != engine::FinishReason::NONE) ch.finish_reason = finish_name(st, c.finish_reason);
     if (ch.text.empty() && ch.finish_reason.empty() && (!ch.logprobs || ch.logprobs->empty())) continue;
+    ch.text_offset_start = chars_sent[i];
+    for (unsigned char b : ch.text) chars_sent[i] += (b & 0xC0) != 0x80;
     if (!write(sink, protocol::sse(protocol::completion_chunk(st.id, st.created, st.model, ch, st.include_usage))))
       return false;
   }
@@ -130,13 +133,13 @@ void respond_whole(CompletionState& st, httplib::Response& res) {
     if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
     if (ev == GenerationGroup::Event::DONE) break;
-    if (c.finish_reason == engine::FinishReason::ABORT) throw engine_abort_error();
+    if (ended_badly(c.finish_reason)) throw g.failure(g.slots()[i], c.error);
     fold(st, g.slots()[i], c, !seen[i], choices[i]);
     seen[i] = true;
   }
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto f = g.slots()[i].finish;
-    if (f == engine::FinishReason::NONE || f == engine::FinishReason::ABORT) throw engine_abort_error();
+    if (f == engine::FinishReason::NONE || ended_badly(f)) throw g.failure(g.slots()[i], "");
     choices[i].finish_reason = finish_name(st, f);
   }
   protocol::Usage u = g.usage();
