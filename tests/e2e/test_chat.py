@@ -162,3 +162,17 @@ def test_metrics_count_what_usage_reports(srv, client):
     assert delta("oxydllm_ttft_milliseconds_count") == 1
     ok_chat = lambda ls: "chat" in ls.get("endpoint", "") and ls.get("status") == "200"  # noqa: E731
     assert after.matching("oxydllm_requests_total", ok_chat) - before.matching("oxydllm_requests_total", ok_chat) == 1
+
+
+def test_chat_stop_string_streamed_and_not(srv, client):
+    """The stop string is cut from the model's own greedy text (string logic is the oracle): both
+    paths return exactly the text before its first occurrence, and no stream chunk leaks past it."""
+    full = chat(client, srv, temperature=0, max_tokens=16).choices[0].message.content
+    stop = full[6:10]
+    assert len(stop) == 4 and stop.strip(), repr(full)
+    want = full[:full.index(stop)]
+    r = chat(client, srv, temperature=0, max_tokens=16, stop=[stop])
+    assert r.choices[0].message.content == want and r.choices[0].finish_reason == "stop"
+    pieces = [ch.choices[0].delta.content or "" for ch in
+              chat(client, srv, temperature=0, max_tokens=16, stop=stop, stream=True) if ch.choices]
+    assert "".join(pieces) == want, pieces
