@@ -4,6 +4,7 @@
 // string matches, `abort_engine` is set: the caller aborts the request in the engine.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,13 @@ struct TextDelta {
 
 class OutputProcessor {
  public:
-  OutputProcessor(const tokenizer::Tokenizer& tok, std::vector<std::string> stop_strings, bool skip_special = true)
-      : decoder_(tok, skip_special), stops_(std::move(stop_strings)) {}
+  /// `prompt_tail`: the last few prompt ids, decoding context for the first generated tokens
+  /// (see StreamDecoder::prime); their text is never emitted.
+  OutputProcessor(const tokenizer::Tokenizer& tok, std::vector<std::string> stop_strings, bool skip_special = true,
+                  std::span<const int32_t> prompt_tail = {})
+      : decoder_(tok, skip_special), stops_(std::move(stop_strings)) {
+    decoder_.prime(prompt_tail);
+  }
   TextDelta process(const RequestOutput& out);
   bool finished() const { return finished_; }
 

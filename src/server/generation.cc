@@ -2,6 +2,8 @@
 // through an OutputProcessor. A stop string found in the text aborts the engine request at once.
 #include "server/generation.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace oxyd::server {
@@ -33,7 +35,13 @@ Generation::Generation(LoadedModel& model, GenerationParams params, uint64_t def
   if (!params.ignore_eos)
     for (int32_t t : model.tokenizer().end_of_generation_ids()) req.stop_token_ids.push_back(t);
   req.prompt_logprobs = params.prompt_logprobs;
-  proc_ = std::make_unique<engine::OutputProcessor>(model.tokenizer(), std::move(params.stop), params.skip_special_tokens);
+  // The last prompt tokens give the detokenizer context, so the first word keeps its space.
+  constexpr size_t kDecodeContext = 5;
+  const std::vector<int32_t>& p = req.prompt_token_ids;
+  const std::span<const int32_t> tail(p.data() + (p.size() - std::min(p.size(), kDecodeContext)),
+                                      std::min(p.size(), kDecodeContext));
+  proc_ = std::make_unique<engine::OutputProcessor>(model.tokenizer(), std::move(params.stop), params.skip_special_tokens,
+                                                    tail);
   t_submit_ = std::chrono::steady_clock::now();
   stream_ = model.engine().submit(req, default_seed);  // throws INVALID_ARGUMENT (sampling fields, ...)
 }

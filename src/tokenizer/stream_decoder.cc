@@ -8,6 +8,12 @@ std::string StreamDecoder::step(int32_t id) {
   return emit_if_ready(false);
 }
 
+void StreamDecoder::prime(std::span<const int32_t> context) {
+  ids_.assign(context.begin(), context.end());
+  prefix_idx_ = 0;
+  read_idx_ = ids_.size();
+}
+
 std::string StreamDecoder::flush() { return emit_if_ready(true); }
 
 std::string StreamDecoder::emit_if_ready(bool final) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,16 @@ class StreamDecoder {
   /// `tok` must outlive the decoder. Not thread-safe (one per request).
   explicit StreamDecoder(const Tokenizer& tok, bool skip_special = false)
       : tok_(tok), skip_special_(skip_special) {}
+  /// Seeds the window with already-shown tokens (the tail of the prompt) without emitting them,
+  /// so the first generated token decodes in context: a SentencePiece decoder that strips the
+  /// leading space of a whole text would otherwise drop the space of the first word (HF/vLLM
+  /// decode generated text after the prompt the same way). Call before the first step().
+  void prime(std::span<const int32_t> context);
   /// Adds one token; returns the newly final text (possibly empty).
   std::string step(int32_t id);
   /// Returns everything still held back (e.g. a dangling partial character, as U+FFFD).
   std::string flush();
-  /// All ids seen so far.
+  /// All ids seen so far (primed context included).
   const std::vector<int32_t>& ids() const { return ids_; }
 
  private:

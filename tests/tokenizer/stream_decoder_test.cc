@@ -59,5 +59,19 @@ TEST(StreamDecoder, HoldsBackSplitUtf8AndSentencePieceSpaces) {
   EXPECT_EQ(sd2.flush(), "\xEF\xBF\xBD");
 }
 
+TEST(StreamDecoder, PrimedWithPromptTailKeepsTheFirstSpace) {
+  // HF: decode(["▁the", "▁world"]) = "the world", decode(["▁the"]) = "the": the generated text
+  // after a prompt ending in "▁the" is " world". Unprimed, the Strip decoder eats that space.
+  const Tokenizer& tok = hf_tokenizer("llama2");
+  const std::vector<int32_t> ctx = {tok.token_to_id("▁the")};
+  const int32_t world = tok.token_to_id("▁world");
+  StreamDecoder plain(tok);
+  EXPECT_EQ(plain.step(world) + plain.flush(), "world");
+  StreamDecoder primed(tok);
+  primed.prime(ctx);
+  EXPECT_EQ(primed.step(world), " world");
+  EXPECT_EQ(primed.flush(), "");
+}
+
 }  // namespace
 }  // namespace oxyd::tokenizer::testing
