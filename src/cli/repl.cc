@@ -1,11 +1,12 @@
-// The interactive chat loop: see repl.h. Ctrl-C is a SIGINT handler (installed without SA_RESTART)
-// that only sets a flag: at the prompt our libedit read function sees read() fail with EINTR and
-// ends el_gets, which we treat as "clear the line"; during an answer ChatSession polls the flag and
-// aborts the Generation. libedit's own signal handling (EL_SIGNAL) stays off: it re-raises signals
-// to the whole process group.
+// The interactive chat loop: see repl.h. Ctrl-C sets one flag, g_sigint: during an answer through a
+// SIGINT handler (installed without SA_RESTART), and ChatSession polls it and aborts the Generation;
+// at the prompt through a libedit key binding (or, should the tty still send SIGINT, our read
+// function seeing EINTR), which ends el_gets; we treat that as "clear the line". libedit's own
+// signal handling (EL_SIGNAL) stays off: it re-raises signals to the whole process group.
 #include "cli/repl.h"
 
 #include <histedit.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -57,14 +58,23 @@ class SigintHandler {
   struct sigaction old_ {};
 };
 
-// One byte from stdin: 1, 0 at end of input, -1 on error or when Ctrl-C interrupted the read.
+// One byte from stdin: 1, 0 at end of input, -1 on error or once Ctrl-C set g_sigint. Waits in
+// poll() slices: a SIGINT that lands just before a blocking read() would otherwise go unnoticed
+// until the next key.
 int read_byte(unsigned char& b) {
   for (;;) {
+    if (g_sigint != 0) {
+      errno = EINTR;
+      return -1;
+    }
+    struct pollfd p {STDIN_FILENO, POLLIN, 0};
+    const int r = ::poll(&p, 1, 100);
+    if (r < 0 && errno != EINTR) return -1;
+    if (r <= 0) continue;
     const ssize_t n = ::read(STDIN_FILENO, &b, 1);
     if (n == 1) return 1;
     if (n == 0) return 0;
-    if (errno == EINTR && g_sigint == 0) continue;  // another signal (SIGWINCH...)
-    return -1;
+    if (errno != EINTR && errno != EAGAIN) return -1;
   }
 }
 
@@ -93,6 +103,13 @@ int read_char(EditLine*, wchar_t* wc) {
   return 1;
 }
 
+// Ctrl-C while libedit has the terminal: libedit's edit mode does not let the tty turn ^C into
+// SIGINT here, so ^C is bound to this function, which ends el_gets like the signal does.
+unsigned char on_ctrl_c(EditLine*, int) {
+  g_sigint = 1;
+  return CC_EOF;
+}
+
 const char* g_prompt = ">>> ";
 char* prompt_fn(EditLine*) { return const_cast<char*>(g_prompt); }
 
@@ -113,6 +130,8 @@ class LineEditor {
     el_set(el_, EL_HIST, history, hist_);
     el_set(el_, EL_GETCFN, read_char);
     el_source(el_, nullptr);  // ~/.editrc, as other libedit programs
+    el_set(el_, EL_ADDFN, "oxyd-interrupt", "clear the line (Ctrl-C)", on_ctrl_c);
+    el_set(el_, EL_BIND, "^C", "oxyd-interrupt", nullptr);
   }
   ~LineEditor() {
     HistEvent ev;

@@ -41,6 +41,7 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
   TurnResult r;
   server::GenerationChunk chunk;
   bool aborted = false;
+  std::string error;
   for (;;) {
     // Short waits so a Ctrl-C (the handler only sets *stop) is noticed within ~50 ms.
     const auto next = gen.next(chunk, Clock::now() + std::chrono::milliseconds(50));
@@ -56,8 +57,10 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
       r.text += chunk.text;
     }
     if (chunk.finish_reason != engine::FinishReason::NONE) r.finish_reason = server::finish_reason_name(chunk.finish_reason);
+    if (chunk.finish_reason == engine::FinishReason::ERROR) error = chunk.error;
     chunk = {};
   }
+  if (!error.empty()) throw_error(ErrorCode::INTERNAL, "the answer failed: " + error);
   if (r.interrupted) r.finish_reason = "abort";
   const double total_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
