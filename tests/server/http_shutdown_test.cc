@@ -7,9 +7,9 @@
 namespace oxyd::server::test {
 namespace {
 
-// 64 choices of up to 100 tokens each, run one at a time (--max-num-seqs 1): seconds of work.
+// 16 choices of up to 100 tokens each, run one at a time (--max-num-seqs 1): seconds of work.
 json long_request() {
-  return {{"model", kModelId}, {"prompt", "Once"}, {"n", 64}, {"max_tokens", 100}, {"ignore_eos", true},
+  return {{"model", kModelId}, {"prompt", "Once"}, {"n", 16}, {"max_tokens", 100}, {"ignore_eos", true},
           {"stream", true}};
 }
 
@@ -33,7 +33,7 @@ TEST(HttpShutdown, InFlightStreamFinishesThenExitZero) {
     EXPECT_FALSE(e.contains("error")) << ev[i];
     if (e.contains("choices") && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null()) finishes++;
   }
-  EXPECT_EQ(finishes, 64);
+  EXPECT_EQ(finishes, 16);
   EXPECT_EQ(s.wait_exit(60), 0) << s.stderr_text();
   EXPECT_NE(s.stderr_text().find("shutting down"), std::string::npos);
   httplib::Client after("127.0.0.1", s.port());
