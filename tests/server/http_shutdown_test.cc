@@ -61,5 +61,44 @@ TEST(HttpShutdown, ExpiredDrainEndsStreamsWithAnErrorChunk) {
   fs::remove_all(dir);
 }
 
+// A client that goes away mid-stream: the server's next write fails, the generations are aborted
+// (the engine drains long before the ~5 s the request needs), and the server keeps serving.
+TEST(HttpDisconnect, ClosedStreamAbortsItsGenerations) {
+  const fs::path dir = make_store();
+  ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--model", kModelId,
+                        "--max-num-seqs", "1", "--no-pull"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  {
+    auto c = s.client();
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.set_header("Content-Type", "application/json");
+    req.body = long_request().dump();
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return false; };  // hang up
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    c.send(req, res, err);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = s.client();
+  const std::regex busy("oxydllm_(running_requests|queue_depth)\\{model=\"test/tiny-llama\"\\} ([0-9]+)");
+  bool idle = false;
+  while (!idle && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r);
+    idle = true;
+    for (std::sregex_iterator it(r->body.begin(), r->body.end(), busy), end; it != end; ++it)
+      if ((*it)[2] != "0") idle = false;
+    if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(idle);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  auto r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace oxyd::server::test
