@@ -8,6 +8,7 @@ namespace oxyd::server::protocol {
 
 namespace {
 constexpr int kMaxDepth = 64;
+constexpr size_t kMaxParseMessage = 300;
 
 // One dump for everything we send: never throws, even on a stray invalid byte.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -60,6 +61,8 @@ json parse_body(const std::string& body) {
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
     if (const size_t close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
       what = what.substr(close + 2);
+    // The parser quotes the last token it read, which may be a whole 10 MB unterminated string.
+    if (what.size() > kMaxParseMessage) what = what.substr(0, kMaxParseMessage) + "...";
     throw bad_request("The request body is not valid JSON: " + detail::sanitize_utf8(what));
   }
   if (!j.is_object())
