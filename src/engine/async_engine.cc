@@ -83,11 +83,21 @@ void AsyncEngine::loop() {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stop_ || !pending_adds_.empty() || !pending_aborts_.empty() || core_.has_unfinished(); });
       if (stop_) return;
-      for (auto& [req, seed] : pending_adds_)
-        if (!core_.add_request(req, seed)) {
-          streams_[req.request_id]->push({req.request_id, {}, FinishReason::ABORT, 0, 0}, /*queue_full=*/true);
+      for (auto& [req, seed] : pending_adds_) {
+        bool added = false;
+        RequestOutput end{req.request_id, {}, FinishReason::ABORT, 0, 0};
+        try {
+          added = core_.add_request(req, seed);
+        } catch (const std::exception& e) {  // submit() validated it; never let it kill the thread
+          end.finish_reason = FinishReason::ERROR;
+          end.error = e.what();
+        }
+        if (!added) {
+          const bool queue_full = end.finish_reason == FinishReason::ABORT;
+          streams_[req.request_id]->push(std::move(end), queue_full);
           streams_.erase(req.request_id);
         }
+      }
       pending_adds_.clear();
       for (int64_t id : pending_aborts_) core_.abort_request(id);
       pending_aborts_.clear();

@@ -19,15 +19,23 @@ namespace oxyd::engine { class TransformerExecutor; }
 
 namespace oxyd::server {
 
+/// KV sizing (F32 cache): one full context = ceil(context / block_size) blocks. kv_cache_bytes = 0
+/// (auto) budgets room for max(max_num_seqs, 16) full contexts, capped at 25% of MemAvailable but
+/// never below one full context (more than all available memory → OUT_OF_MEMORY). A budget that
+/// cannot hold one full context → Error(OUT_OF_MEMORY) giving both numbers. max_num_seqs = 0
+/// (auto) = max(blocks / blocks per full context, 16) clamped to [1, min(256, blocks)]: short
+/// requests share the pool and the scheduler preempts (recomputes) when it runs out.
 struct ModelOptions {
   int32_t max_context_len = 4096;         // per sequence; clamped to the model's max_position_embeddings
-  int32_t max_num_seqs = 0;               // 0 = auto: kv blocks / blocks per full context, clamped to [1, 256]
+  int32_t max_num_seqs = 0;               // 0 = auto (above)
   int32_t max_num_batched_tokens = 1024;  // scheduler token budget per step
   int32_t max_queued_requests = 200;      // full → requests rejected (HTTP 429)
-  int64_t kv_cache_bytes = 0;             // 0 = auto (see loaded_model.cc); else the KV pool budget
+  int64_t kv_cache_bytes = 0;             // 0 = auto (above); else the KV pool budget
   int32_t block_size = 16;
   bool enable_prefix_caching = true;
-  std::string chat_template;              // non-empty: Jinja source overriding the model's template
+  std::string chat_template;              // non-empty: Jinja source overriding the model's template;
+                                          // else the model's, else a fallback from its vocabulary
+                                          // (chat/fallback_template.h: Gemma turns, ChatML)
 };
 
 class LoadedModel {
@@ -35,7 +43,9 @@ class LoadedModel {
   /// Loads a GGUF file or a safetensors directory. Throws oxyd::Error (NOT_FOUND, INVALID_ARGUMENT,
   /// UNSUPPORTED, OUT_OF_MEMORY) naming the file and what is wrong.
   static std::unique_ptr<LoadedModel> load(const std::string& id, const std::string& path, const ModelOptions& opts);
-  ~LoadedModel();  // aborts in-flight requests (their streams end with ABORT) and joins the engine
+  /// Aborts in-flight requests (their streams end with ABORT) and joins the engine. Every
+  /// Generation on this model must be destroyed first.
+  ~LoadedModel();
 
   const std::string& id() const { return id_; }
   const std::string& path() const { return path_; }

@@ -51,7 +51,10 @@ struct CommonParams {
 
 struct ChatRequest {
   CommonParams common;
-  json messages;                         // validated: non-empty array; content string / text parts → string
+  /// Validated, non-empty. Normalized for a chat template (protocol_chat.cc): content always a
+  /// string (text parts joined with "\n", as vLLM and llama.cpp), "developer" → "system",
+  /// tool_calls[].function.arguments parsed to an object when it is a JSON object string.
+  json messages;
   json tools;                            // null or validated array of {"type":"function","function":{name,...}}
   json tool_choice;                      // null | "none" | "auto" | "required" | {"type":"function","function":{"name"}}
   json chat_template_kwargs = json::object();  // includes enable_thinking / reasoning_effort when given top-level
@@ -64,7 +67,7 @@ struct CompletionRequest {
   CommonParams common;
   /// One entry per prompt: text, or token ids when the prompt was given as ids.
   struct Prompt { std::string text; std::vector<int32_t> ids; bool is_ids = false; };
-  std::vector<Prompt> prompts;           // string | [string] | [int] | [[int]]
+  std::vector<Prompt> prompts;           // string | [string] | [int] | [[int]]; common.max_tokens 16 when absent
   bool echo = false;
   std::optional<int32_t> logprobs;       // 0..5 (OpenAI); up to 20 accepted
 };
@@ -103,6 +106,9 @@ struct CompletionChoice {
   /// top_logprobs (list of {text: logprob}), text_offset.
   std::optional<std::vector<TokenLogprob>> logprobs;
   int32_t first_logprob_null = 0;          // leading entries whose token_logprob is null (echoed BOS)
+  /// text_offset of the first token (characters, Python len): 0 for the first chunk of a response,
+  /// the number of characters already sent for later streamed chunks.
+  int64_t text_offset_start = 0;
 };
 
 json chat_completion(const std::string& id, int64_t created, const std::string& model,
@@ -125,6 +131,24 @@ json chat_usage_chunk(const std::string& id, int64_t created, const std::string&
 json completion_chunk(const std::string& id, int64_t created, const std::string& model, const CompletionChoice& c,
                       bool include_usage);
 json completion_usage_chunk(const std::string& id, int64_t created, const std::string& model, const Usage& usage);
+// ---- llama.cpp-server extras: /tokenize, /detokenize, /apply-template ---------------------------
+
+struct TokenizeRequest {
+  std::string content;         // "" when absent (llama.cpp)
+  bool add_special = false;    // llama.cpp's defaults
+  bool parse_special = true;
+  bool with_pieces = false;
+};
+TokenizeRequest parse_tokenize_request(const json& body);
+/// {"tokens":[ids]}, or with pieces {"tokens":[{"id":i,"piece":p}]} where p is the piece's text
+/// when it is valid UTF-8 and its byte values otherwise (llama.cpp). pieces->size() == ids.size().
+json tokenize_response(const std::vector<int32_t>& ids, const std::vector<std::string>* pieces);
+/// {"tokens":[ids]} → the ids (each >= 0; absent → none, as llama.cpp).
+std::vector<int32_t> parse_detokenize_request(const json& body);
+json detokenize_response(const std::string& content);        // {"content": ...}
+/// /apply-template takes a chat body (parse_chat_request) and answers {"prompt": ...}.
+json apply_template_response(const std::string& prompt);
+
 /// "data: <json>\n\n"; sse_done() = "data: [DONE]\n\n".
 std::string sse(const json& j);
 std::string sse_done();

@@ -31,6 +31,26 @@ INSTANTIATE_TEST_SUITE_P(Families, GoldenGreedy,
                          ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite"),
                          [](const auto& info) { return std::string(info.param); });
 
+// Two models serving at once (one engine thread each, one shared CPU thread pool).
+TEST(LoadedModel, TwoModelsConcurrently) {
+  const Golden ga = load_golden("llama"), gb = load_golden("qwen3");
+  auto a = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
+  auto b = LoadedModel::load("qwen3", arch_dir("qwen3"), tiny_options());
+  std::vector<GenerationParams> pa, pb;
+  for (size_t p = 0; p < 3; ++p) {
+    pa.push_back(greedy_params(ga.prompts[p], 32));
+    pb.push_back(greedy_params(gb.prompts[p], 32));
+  }
+  std::vector<Result> ra;
+  std::thread t([&] { ra = run_batch(*a, pa); });
+  const auto rb = run_batch(*b, pb);
+  t.join();
+  for (size_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(ra[p].tokens, ga.greedy[p]);
+    EXPECT_EQ(rb[p].tokens, gb.greedy[p]);
+  }
+}
+
 TEST(LoadedModel, GgufLoadsWithItsTokenizerAndMatchesGolden) {
   const Golden g = load_golden("llama");
   auto m = LoadedModel::load("llama-f32", arch_dir("llama") + "/model-F32.gguf", tiny_options());

@@ -119,6 +119,39 @@ TEST(Errors, MaxTokensClampedToContext) {
   EXPECT_EQ(std::vector<int32_t>(r.tokens.begin(), r.tokens.begin() + 32), g.greedy[0]);
 }
 
+TEST(ChatTemplate, NoneOverrideAndErrors) {
+  auto m = llama();  // tiny vocabulary: no template, no turn tokens → no fallback either
+  EXPECT_FALSE(m->has_chat_template());
+  chat::ChatTemplateInputs in;
+  in.messages.push_back({{"role", "user"}, {"content", "hi"}});
+  try {
+    m->render_chat(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::INVALID_ARGUMENT);
+    EXPECT_EQ(std::string(e.what()), "model llama has no chat template; pass --chat-template FILE or use /v1/completions");
+  }
+  ModelOptions o = tiny_options();
+  o.chat_template = "{% if messages|length > 1 %}{{ raise_exception('one message only') }}{% endif %}"
+                    "{{ bos_token }}[{{ messages[0]['content'] }}]{{ extra }}";
+  auto t = LoadedModel::load("llama", arch_dir("llama"), o);
+  ASSERT_TRUE(t->has_chat_template());
+  in.kwargs["extra"] = "!";
+  const int32_t bos_id = t->tokenizer().bos_id();
+  const std::string bos = bos_id >= 0 ? t->tokenizer().id_to_token(bos_id) : "";
+  EXPECT_EQ(t->render_chat(in), bos + "[hi]!");
+  in.messages.push_back({{"role", "assistant"}, {"content", "yo"}});
+  try {
+    t->render_chat(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::INVALID_ARGUMENT);
+    EXPECT_EQ(std::string(e.what()), "one message only");
+  }
+  o.chat_template = "{% for %}";
+  EXPECT_THROW(LoadedModel::load("llama", arch_dir("llama"), o), Error);
+}
+
 TEST(Abort, MidGenerationFreesBlocks) {
   const Golden g = load_golden("llama");
   auto m = llama();
