@@ -261,7 +261,8 @@ int run_repl(ChatSession& session, const std::string& model_id, const std::strin
       std::fputs("\n\n", stdout);
     } catch (const Error& e) {
       std::fprintf(stdout, "\n");
-      std::fprintf(stderr, "error: %s\n", e.what());
+      std::fprintf(stderr, "error: %s%s\n", e.what(),
+                   session.num_turns() > 0 ? " (/clear starts a new conversation)" : "");
     }
     g_sigint = 0;
     std::fflush(stdout);
