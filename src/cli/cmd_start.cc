@@ -136,6 +136,8 @@ int run_start(const StartOpts& o) {
   so.request_timeout_s = o.request_timeout;
   so.shutdown_timeout_s = o.shutdown_timeout;
 
+  // A client that leaves mid-stream must fail a write (EPIPE, the stream is aborted), not kill us.
+  signal(SIGPIPE, SIG_IGN);
   // Signals go to one watcher thread (blocked here, before any other thread exists).
   sigset_t sigs;
   sigemptyset(&sigs);

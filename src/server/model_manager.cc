@@ -229,15 +229,24 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
   const std::string id = e.id, path = e.path;
   lock.unlock();
   std::unique_ptr<LoadedModel> m;
+  std::exception_ptr failed;
   try {
     m = LoadedModel::load(id, path, opts_.model);
+  } catch (const Error& err) {
+    // A model that cannot load is the server's problem, not the request's: 500 naming the file.
+    failed = std::make_exception_ptr(protocol::ApiError(500, "server_error", "cannot load model '" + id + "' from " +
+                                                                                 path + ": " + err.what(),
+                                                        "model", "model_load_failed"));
   } catch (...) {
+    failed = std::current_exception();
+  }
+  if (failed) {
     lock.lock();
     e.state = State::UNLOADED;
-    e.error = std::current_exception();
+    e.error = failed;
     e.failures++;
     cv_.notify_all();
-    throw;
+    std::rethrow_exception(failed);
   }
   lock.lock();
   e.model = std::shared_ptr<LoadedModel>(std::move(m));

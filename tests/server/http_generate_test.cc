@@ -6,6 +6,8 @@
 // against the tokenizer; the per-request timeout (408 / error chunk).
 #include "http_test_util.h"
 
+#include <cmath>
+
 #include "tokenizer/tokenizer.h"
 
 namespace oxyd::server::test {
@@ -212,6 +214,52 @@ TEST_F(HttpGenerate, RequestTimeout) {
   EXPECT_EQ(err["error"]["code"], "request_timeout") << ev[ev.size() - 2];
   // The server still answers.
   post("/v1/completions", {{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 2}});
+}
+
+// lm-eval's loglikelihood path: echo + logprobs on /v1/completions scores every prompt token.
+// Oracle: transformers float64 logits of every prompt position of the tiny F32 Llama
+// (tests/data/archs/llama/logits.bin, per prompt [len, vocab] f32). Also serves a model given
+// by path (the id is the path).
+TEST(HttpPromptLogprobs, EchoMatchesTransformersLogSoftmax) {
+  const fs::path dir = make_store();
+  const std::string model = std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/llama";
+  ServerProcess s(dir, {"--port", "0", "--model", model, "--models-dir", (dir / "store").string(), "--no-pull"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  const json goldens = json::parse(read_file(model + "/goldens.json"));
+  const int64_t vocab = goldens["vocab_size"];
+  const std::string raw = read_file(model + "/logits.bin");
+  const float* logits = reinterpret_cast<const float*>(raw.data());
+  size_t row0 = 0;
+  auto c = s.client();
+  for (const auto& pj : goldens["prompts"]) {
+    const auto ids = pj.get<std::vector<int32_t>>();
+    const json req = {{"model", model}, {"prompt", ids}, {"max_tokens", 1}, {"temperature", 0},
+                      {"echo", true}, {"logprobs", 1}, {"ignore_eos", true}};
+    auto r = c.Post("/v1/completions", req.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json lp = json::parse(r->body)["choices"][0]["logprobs"];
+    ASSERT_EQ(lp["token_logprobs"].size(), ids.size() + 1);
+    EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      // Row i of this prompt scores token i+1 (the last row scores the generated token).
+      const float* row = logits + (row0 + i) * vocab;
+      double mx = row[0];
+      int32_t arg = 0;
+      for (int64_t v = 1; v < vocab; ++v)
+        if (row[v] > mx) mx = row[v], arg = int32_t(v);
+      double sum = 0;
+      for (int64_t v = 0; v < vocab; ++v) sum += std::exp(double(row[v]) - mx);
+      const double lse = mx + std::log(sum);
+      const int32_t next = i + 1 < ids.size() ? ids[i + 1] : arg;  // greedy picks the argmax
+      EXPECT_NEAR(lp["token_logprobs"][i + 1].get<double>(), double(row[next]) - lse, 2e-3) << "position " << i;
+      const json& top = lp["top_logprobs"][i + 1];
+      ASSERT_EQ(top.size(), 1u);
+      EXPECT_NEAR(top.begin().value().get<double>(), mx - lse, 2e-3) << "position " << i;
+    }
+    row0 += ids.size();
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

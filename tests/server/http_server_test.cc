@@ -193,6 +193,65 @@ TEST(HttpAuthCors, CorsStar) {
   fs::remove_all(dir);
 }
 
+TEST(HttpModels, LoadOnDemandConcurrentKeepAliveAndFailedLoad) {
+  const fs::path dir = make_store();
+  // A broken model next to the good one: its load fails for every waiter, and again on retry.
+  fs::create_directories(dir / "store" / "test" / "broken");
+  fs::copy_file(dir / "store" / kModelId / "config.json", dir / "store" / "test" / "broken" / "config.json");
+  std::ofstream(dir / "store" / "test" / "broken" / "model.safetensors") << "not safetensors";
+  ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--keep-alive", "1", "--no-pull"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  const json req = {{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 3}};
+  std::vector<int> status(4, 0);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 4; ++i)
+    ts.emplace_back([&, i] {
+      auto c = s.client();
+      auto r = c.Post("/v1/completions", req.dump(), "application/json");
+      status[i] = r ? r->status : -1;
+    });
+  for (auto& t : ts) t.join();
+  for (int st : status) EXPECT_EQ(st, 200);
+  auto c = s.client();
+  auto loaded = [&] {
+    auto r = c.Get(std::string("/v1/models/") + kModelId);
+    return r && r->status == 200 && json::parse(r->body)["loaded"] == true;
+  };
+  EXPECT_TRUE(loaded());
+  // --keep-alive 1: unloaded once idle (the reaper runs every second).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (loaded() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(loaded());
+  auto r = c.Post("/v1/completions", req.dump(), "application/json");  // loads again
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+
+  const json bad = {{"model", "test/broken"}, {"prompt", "Hi"}, {"max_tokens", 3}};
+  for (int i = 0; i < 2; ++i) {
+    r = c.Post("/v1/completions", bad.dump(), "application/json");
+    expect_error(r, 500, "server_error", "model_load_failed");
+    EXPECT_NE(json::parse(r->body)["error"]["message"].get<std::string>().find("broken"), std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(HttpModels, FullQueueIs429) {
+  const fs::path dir = make_store();
+  ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--model", kModelId,
+                        "--max-num-seqs", "1", "--max-queued-requests", "1", "--no-pull"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  auto c = s.client();
+  // 4 choices = 4 engine requests at once: one runs, one waits, the rest are refused.
+  const json req = {{"model", kModelId}, {"prompt", "Hi"}, {"n", 4}, {"max_tokens", 50}, {"ignore_eos", true}};
+  expect_error(c.Post("/v1/completions", req.dump(), "application/json"), 429, "rate_limit_error");
+  json one = req;
+  one["n"] = 1;
+  auto r = c.Post("/v1/completions", one.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  fs::remove_all(dir);
+}
+
 TEST(HttpFlags, BadValuesExitTwoWithOneLine) {
   const fs::path dir = make_store();
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{

@@ -7,9 +7,9 @@
 namespace oxyd::server::test {
 namespace {
 
-// 64 choices of up to 100 tokens each, run one at a time (--max-num-seqs 1): seconds of work.
+// 16 choices of up to 100 tokens each, run one at a time (--max-num-seqs 1): seconds of work.
 json long_request() {
-  return {{"model", kModelId}, {"prompt", "Once"}, {"n", 64}, {"max_tokens", 100}, {"ignore_eos", true},
+  return {{"model", kModelId}, {"prompt", "Once"}, {"n", 16}, {"max_tokens", 100}, {"ignore_eos", true},
           {"stream", true}};
 }
 
@@ -33,7 +33,7 @@ TEST(HttpShutdown, InFlightStreamFinishesThenExitZero) {
     EXPECT_FALSE(e.contains("error")) << ev[i];
     if (e.contains("choices") && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null()) finishes++;
   }
-  EXPECT_EQ(finishes, 64);
+  EXPECT_EQ(finishes, 16);
   EXPECT_EQ(s.wait_exit(60), 0) << s.stderr_text();
   EXPECT_NE(s.stderr_text().find("shutting down"), std::string::npos);
   httplib::Client after("127.0.0.1", s.port());
@@ -58,6 +58,45 @@ TEST(HttpShutdown, ExpiredDrainEndsStreamsWithAnErrorChunk) {
   ASSERT_TRUE(err.contains("error")) << ev[ev.size() - 2];
   EXPECT_EQ(err["error"]["code"], "server_shutting_down");
   EXPECT_EQ(s.wait_exit(60), 0) << s.stderr_text();
+  fs::remove_all(dir);
+}
+
+// A client that goes away mid-stream: the server's next write fails, the generations are aborted
+// (the engine drains long before the ~5 s the request needs), and the server keeps serving.
+TEST(HttpDisconnect, ClosedStreamAbortsItsGenerations) {
+  const fs::path dir = make_store();
+  ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--model", kModelId,
+                        "--max-num-seqs", "1", "--no-pull"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  {
+    auto c = s.client();
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.set_header("Content-Type", "application/json");
+    req.body = long_request().dump();
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return false; };  // hang up
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    c.send(req, res, err);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = s.client();
+  const std::regex busy("oxydllm_(running_requests|queue_depth)\\{model=\"test/tiny-llama\"\\} ([0-9]+)");
+  bool idle = false;
+  while (!idle && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r);
+    idle = true;
+    for (std::sregex_iterator it(r->body.begin(), r->body.end(), busy), end; it != end; ++it)
+      if ((*it)[2] != "0") idle = false;
+    if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(idle);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  auto r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
   fs::remove_all(dir);
 }
 
