@@ -192,6 +192,9 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     }
     L.down = mat(n.down, H, I);
   }
+  // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
+  // keeping the mapping and the tensor table.
+  if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);
   return w;
 }
 
