@@ -148,6 +148,7 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
 Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   validate(b, cache);
   const int64_t num_logits = static_cast<int64_t>(b.logits_indices.size());
+  last_num_logits_ = num_logits;
   if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
     reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
   ops::matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once this thread holds it

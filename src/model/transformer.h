@@ -23,6 +23,7 @@ struct MemoryUsage {
   int64_t weights_mapped = 0;  // file bytes used in place through the mapping (Weights::mapped_bytes)
   int64_t weights_owned = 0;   // copies made at load (Weights::owned_bytes)
   int64_t workspace = 0;       // forward() buffers + the calling thread's matmul scratch
+  int64_t workspace_used = 0;  // of which the last step used (the scratch: the largest call's)
   int64_t total() const { return weights_mapped + weights_owned + workspace; }
 };
 
@@ -70,7 +71,7 @@ class Transformer {
   Buffer logits_;
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.
-  int64_t ws_tokens_ = 0, ws_logits_ = 0, reserved_scratch_bytes_ = 0;
+  int64_t ws_tokens_ = 0, ws_logits_ = 0, reserved_scratch_bytes_ = 0, last_num_logits_ = 0;
 };
 
 }  // namespace oxyd::model

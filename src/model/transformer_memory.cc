@@ -10,6 +10,7 @@ namespace oxyd::model {
 namespace {
 
 int64_t capacity_bytes(const std::vector<float>& v) { return int64_t(v.capacity() * sizeof(float)); }
+int64_t size_bytes(const std::vector<float>& v) { return int64_t(v.size() * sizeof(float)); }
 
 }  // namespace
 
@@ -17,9 +18,13 @@ MemoryUsage Transformer::memory_usage() const {
   MemoryUsage u;
   u.weights_mapped = weights_->mapped_bytes();
   u.weights_owned = weights_->owned_bytes();
-  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up})
+  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up}) {
     u.workspace += capacity_bytes(*v);
+    u.workspace_used += size_bytes(*v);
+  }
   u.workspace += int64_t(logits_.size()) + ops::matmul_scratch_held();
+  u.workspace_used += int64_t(sizeof(float)) * std::max<int64_t>(last_num_logits_, 1) * config_.vocab_size +
+                      ops::matmul_scratch_used();
   return u;
 }
 

@@ -41,6 +41,7 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   return backend::cpu::matmul_scratch_bytes(wtype, m, k);
 }
 int64_t matmul_scratch_held() { return backend::cpu::matmul_scratch_held(); }
+int64_t matmul_scratch_used() { return backend::cpu::matmul_scratch_used(); }
 void matmul_reserve_scratch(int64_t bytes) { backend::cpu::matmul_reserve_scratch(bytes); }
 
 }  // namespace oxyd::ops

@@ -16,6 +16,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 /// x [m, k] against a `wtype` weight needs, bytes the calling thread holds, and an early reserve.
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k);
 int64_t matmul_scratch_held();
+int64_t matmul_scratch_used();
 void matmul_reserve_scratch(int64_t bytes);
 
 }  // namespace oxyd::ops

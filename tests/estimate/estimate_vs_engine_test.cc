@@ -124,6 +124,7 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
       Measured m = load_and_fill(path, ctx, seqs, /*reserve_first=*/false);
       ASSERT_EQ(m.max_position, ctx);
       EXPECT_EQ(m.usage.workspace, m.workspace_formula) << "forward() allocated other than workspace_bytes()";
+      EXPECT_EQ(m.usage.workspace_used, m.usage.workspace) << "the largest step did not use all it allocated";
       hub::MemoryEstimate e = estimate_for(path, ctx, seqs);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
       const int64_t actual = m.usage.total() + m.kv_bytes;

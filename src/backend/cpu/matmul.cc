@@ -61,6 +61,7 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
 }
 
 int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
+int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
 
 void matmul_reserve_scratch(int64_t bytes) {
   if (bytes > 0) act_scratch().reserve(size_t(bytes));
