@@ -138,7 +138,7 @@ std::string describe_kv(const MemoryEstimate& e, const EstimateParams& p) {
   add(e.num_linear_layers, "linear-attention (state)");
   s += layers + " layers";
   if (e.num_sliding_layers && e.kv_bytes != e.kv_bytes_windowed)
-    s += "; sliding layers hold the full context (paged pool), " + format_bytes(e.kv_bytes_windowed) + " at their window";
+    s += "; the paged pool is sized for whole contexts on every layer (" + format_bytes(e.kv_bytes_windowed) + " with sliding layers at their window)";
   if (e.num_shared_kv_layers) s += ", " + std::to_string(e.num_shared_kv_layers) + " reuse another layer's KV";
   return s;
 }

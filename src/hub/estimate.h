@@ -9,8 +9,8 @@
 //   MoE experts are counted whole (all experts resident). Tied embeddings are stored once. (The
 //   engine maps the 2-D weights in place and keeps 1-D ones as f32 copies: a few KiB apart.)
 // * KV, per attention layer and sequence, K and V each: tokens × kv_heads × head_vector_bytes,
-//     tokens = round_up(ctx, bs): the engine's paged pool gives every layer whole-context blocks
-//     (one block table per sequence serves all layers), sliding-window layers included.
+//     tokens = round_up(ctx, bs): the server sizes its paged pool in whole contexts for every
+//     layer (one block table per sequence serves all layers), sliding-window layers included.
 //     kv_bytes_windowed is the figure with sliding layers at round_up(min(ctx, window + bs), bs)
 //     (a window straddles at most one extra block), what a windowed pool would need.
 //     head_vector_bytes(d) = d × 4 (f32, the engine's KV dtype today: EstimateParams::kv_dtype's

@@ -10,6 +10,7 @@
 #include "fake_hub.h"
 #include "hub/estimate.h"
 #include "hub/model_meta.h"
+#include "hub/progress.h"
 #include "hub/report.h"
 #include "hub_test_util.h"
 #include "loader/gguf_writer.h"
@@ -105,7 +106,9 @@ TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   // the whole context (576 MiB here); the windowed figure is reported beside it.
   EXPECT_EQ(e.kv_bytes, 18 * 32768 * per_token);
   EXPECT_EQ(e.kv_bytes_windowed, full + sliding);
-  EXPECT_NE(describe_kv(e, p).find("sliding layers hold the full context"), std::string::npos) << describe_kv(e, p);
+  EXPECT_NE(describe_kv(e, p).find("the paged pool is sized for whole contexts on every layer (" + format_bytes(full + sliding) +
+                                   " with sliding layers at their window)"),
+            std::string::npos) << describe_kv(e, p);
   p.windowed_sliding_kv = true;
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, full + sliding);
   // Short contexts: a sliding layer holds no more than the context.
