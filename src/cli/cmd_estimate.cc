@@ -9,12 +9,13 @@
 #include "core/error.h"
 #include "hub/report.h"
 #include "hub/store.h"
+#include "ops/matmul.h"
 
 namespace oxyd::cli {
 
 void register_estimate(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = "f16";
+    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = "f32";
     int64_t context_len = 4096, num_sequences = 1, max_batch_tokens = 1024;
     bool remote = false;
   };
@@ -27,7 +28,7 @@ void register_estimate(CLI::App& app, int& exit_code) {
   cmd->add_option("--num-sequences", o->num_sequences, "sequences served at once")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f16, bf16, f32")->capture_default_str();
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f32 (what the engine allocates today), f16, bf16")->capture_default_str();
   cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "tokens per engine step (sizes activation buffers)")->capture_default_str();
   cmd->add_option("--variant", o->variant, "hub repo: only this variant");
   cmd->add_option("--revision", o->revision, "hub repo: branch, tag or commit");
@@ -39,6 +40,10 @@ void register_estimate(CLI::App& app, int& exit_code) {
     p.kv_quant_bits = hub::kv_quant_bits_from_name(o->kv_quant);
     p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);
     p.max_batch_tokens = o->max_batch_tokens;
+    p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
+      const auto dt = dtype_from_name(type);  // this machine's CPU kernels
+      return dt ? ops::matmul_scratch_bytes(*dt, m, k) : hub::default_matmul_scratch(type, m, k);
+    };
     auto local = [&](const hub::LocalModel& m) {
       std::cout << hub::render_local_estimate(m, hub::read_local_meta(m), p);
       exit_code = 0;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "hub/progress.h"
 
 namespace oxyd::hub {
 namespace {
@@ -49,7 +50,14 @@ std::string kv_format_name(const EstimateParams& p) {
   return p.kv_dtype == KvDtype::F32 ? "F32" : p.kv_dtype == KvDtype::BF16 ? "BF16" : "F16";
 }
 
-MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_bytes, const EstimateParams& p) {
+int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k) {
+  const std::string t = lower(weight_dtype);
+  if (m <= 0 || k <= 0 || t == "f32" || t == "f16" || t == "f64" || t.rfind("i", 0) == 0) return 0;
+  return (2 * m + 2 * round_up(m, 32)) * round_up(k, 32) + 64;
+}
+
+MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_bytes, const EstimateParams& p,
+                               const std::map<std::string, int64_t>& tensor_types) {
   if (p.context_len <= 0 || p.num_sequences <= 0 || p.block_size <= 0 || p.max_batch_tokens <= 0)
     throw_error(ErrorCode::INVALID_ARGUMENT, "estimate: --context-len and --num-sequences must be positive");
   const int64_t L = c.num_hidden_layers;
@@ -87,18 +95,34 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
       ++e.num_shared_kv_layers;
       continue;
     }
-    const int64_t tokens = sliding ? round_up(std::min(p.context_len, *c.sliding_window + p.block_size), p.block_size)
-                                   : round_up(p.context_len, p.block_size);
-    e.kv_bytes += 2 * tokens * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits) * p.num_sequences;
+    const int64_t per_token = 2 * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits) * p.num_sequences;
+    const int64_t full = round_up(p.context_len, p.block_size);
+    const int64_t windowed = sliding ? round_up(std::min(p.context_len, *c.sliding_window + p.block_size), p.block_size) : full;
+    e.kv_bytes += (p.windowed_sliding_kv ? windowed : full) * per_token;
+    e.kv_bytes_windowed += windowed * per_token;
   }
 
   int64_t ffn = c.intermediate_size;
   for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, w);
   if (c.num_experts > 0)
     ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
+  const int64_t H = c.hidden_size;
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
-  const int64_t per_token = 3 * c.hidden_size + max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width);
-  e.runtime_bytes = T * per_token * 4 + p.num_sequences * c.vocab_size * 4;
+  const int64_t R = std::min(p.num_sequences, T);
+  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width);
+  const int64_t floats = T * per_token + R * H + R * c.vocab_size;
+  // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
+  const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);
+  int64_t scratch = 0;
+  auto each_type = [&](auto&& f) {
+    if (tensor_types.empty()) return f(std::string("Q8_0"));
+    for (const auto& [t, n] : tensor_types) f(t);
+  };
+  each_type([&](const std::string& t) {
+    for (int64_t k : {H, max_q_dim, ffn}) scratch = std::max(scratch, fn(t, T, k));
+    scratch = std::max(scratch, fn(t, R, H));
+  });
+  e.runtime_bytes = floats * 4 + scratch;
   return e;
 }
 
@@ -113,6 +137,8 @@ std::string describe_kv(const MemoryEstimate& e, const EstimateParams& p) {
   add(e.num_sliding_layers, "sliding (window " + std::to_string(e.sliding_window) + ")");
   add(e.num_linear_layers, "linear-attention (state)");
   s += layers + " layers";
+  if (e.num_sliding_layers && e.kv_bytes != e.kv_bytes_windowed)
+    s += "; the paged pool is sized for whole contexts on every layer (" + format_bytes(e.kv_bytes_windowed) + " with sliding layers at their window)";
   if (e.num_shared_kv_layers) s += ", " + std::to_string(e.num_shared_kv_layers) + " reuse another layer's KV";
   return s;
 }

@@ -61,7 +61,7 @@ LocalModel local_model_for_path(const std::string& path) {
 }
 
 std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& p) {
-  MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, p);
+  MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, p, meta.tensor_types);
   std::ostringstream o;
   o << "  Model     " << m.id << "\n";
   o << "  File      " << m.weight_files.front() << (m.weight_files.size() > 1 ? " (+" + std::to_string(m.weight_files.size() - 1) + " more)" : "") << "\n";
@@ -80,8 +80,8 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
   line("KV cache", e.kv_bytes, paren(describe_kv(e, p)));
   if (e.state_bytes) line("State", e.state_bytes, "(Gated DeltaNet recurrent + conv state, f32, per sequence)");
   line("Runtime", e.runtime_bytes,
-       "(activations of a " + std::to_string(std::min(p.max_batch_tokens, p.context_len * p.num_sequences)) +
-           "-token step + logits, f32)");
+       "(f32 activations of a " + std::to_string(std::min(p.max_batch_tokens, p.context_len * p.num_sequences)) +
+           "-token step, logits, matmul scratch)");
   o << "  " << pad("", 10) << "──────────\n";
   line("Total", e.total(), "");
   if (meta.config.max_position_embeddings > 0 && p.context_len > meta.config.max_position_embeddings)
@@ -118,7 +118,7 @@ std::string remote_estimate(HubClient& hub, const RemoteEstimateOptions& opt) {
     }
     try {
       ModelMeta meta = read_remote_meta(hub, info, rev, v);
-      MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, opt.params);
+      MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, opt.params, meta.tensor_types);
       if (kv_line.empty()) kv_line = describe_kv(e, opt.params);
       if (arch.empty()) arch = meta.config.gguf_arch.empty() ? meta.config.model_type : meta.config.gguf_arch;
       std::snprintf(buf, sizeof buf, "%10s  %10s  %10s  %10s  %10s\n", format_bytes(e.weight_bytes).c_str(),

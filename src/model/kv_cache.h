@@ -26,6 +26,13 @@ class KvCache {
   Tensor v(int64_t layer) const { return view(v_[layer]); }
   int64_t num_blocks() const { return num_blocks_; }
   int64_t block_size() const { return block_size_; }
+  /// Bytes of K and V over all layers.
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (const Buffer& b : k_) total += int64_t(b.size());
+    for (const Buffer& b : v_) total += int64_t(b.size());
+    return total;
+  }
 
  private:
   Tensor view(const Buffer& b) const {

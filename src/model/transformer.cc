@@ -5,6 +5,7 @@
 // windows, scales) are made once in load(); layers/ holds the blocks.
 #include "model/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -146,6 +147,11 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
 
 Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   validate(b, cache);
+  const int64_t num_logits = static_cast<int64_t>(b.logits_indices.size());
+  last_num_logits_ = num_logits;
+  if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
+    reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
+  ops::matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once this thread holds it
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
   const int64_t T = b.num_tokens(), H = c.hidden_size;
@@ -181,7 +187,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
-  logits_ = Buffer(sizeof(float) * std::max<int64_t>(R, 1) * V);
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need) logits_ = Buffer(need);
   Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V});
   out.shape[0] = R;
   if (R == 0) return out;

@@ -18,6 +18,15 @@
 
 namespace oxyd::model {
 
+/// Host bytes a loaded model holds (the KV cache is separate: KvCache::bytes()).
+struct MemoryUsage {
+  int64_t weights_mapped = 0;  // file bytes used in place through the mapping (Weights::mapped_bytes)
+  int64_t weights_owned = 0;   // copies made at load (Weights::owned_bytes)
+  int64_t workspace = 0;       // forward() buffers + the calling thread's matmul scratch
+  int64_t workspace_used = 0;  // of which the last step used (the scratch: the largest call's)
+  int64_t total() const { return weights_mapped + weights_owned + workspace; }
+};
+
 class Transformer {
  public:
   /// Loads a GGUF file or a Hugging Face directory (config.json + *.safetensors).
@@ -36,6 +45,20 @@ class Transformer {
   /// batch.logits_indices[i]; valid until the next forward().
   Tensor forward(const ForwardBatch& batch, KvCache& cache);
 
+  /// What this model holds now. The workspace counts allocated capacity, and the matmul scratch
+  /// of the calling thread: call it on the thread that runs forward().
+  MemoryUsage memory_usage() const;
+  /// Workspace bytes for steps of at most `max_num_tokens` tokens and `max_num_logits` logits
+  /// rows: activations [T, hidden | q | kv | intermediate] f32, the logits [R, vocab] f32, and the
+  /// largest matmul activation scratch. memory_usage().workspace equals it after
+  /// reserve_workspace(), or after one such largest step from empty buffers.
+  int64_t workspace_bytes(int64_t max_num_tokens, int64_t max_num_logits) const;
+  /// Allocates that workspace now (the matmul scratch for the calling thread now, and for any
+  /// other thread on its first forward()), so that steps within those limits never grow it; a
+  /// larger step reserves again for its size. Call it at load with the engine's step budget so
+  /// that the memory in use is reached before the first request.
+  void reserve_workspace(int64_t max_num_tokens, int64_t max_num_logits);
+
  private:
   Transformer() = default;
   void validate(const ForwardBatch& b, const KvCache& cache) const;
@@ -48,6 +71,9 @@ class Transformer {
   layers::MlpWorkspace mlp_ws_;
   std::vector<float> x_, h_, sel_;           // residual stream, normed / branch output, selected rows
   Buffer logits_;
+  // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
+  // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.
+  int64_t ws_tokens_ = 0, ws_logits_ = 0, reserved_scratch_bytes_ = 0, last_num_logits_ = 0;
 };
 
 }  // namespace oxyd::model

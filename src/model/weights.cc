@@ -1,8 +1,10 @@
 // Binding checkpoint tensors to LayerWeights, with the load-time fix-ups of weights.h.
 #include "model/weights.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -88,6 +90,34 @@ bool is_gguf_path(const std::string& path) {
 
 Weights::~Weights() = default;
 
+int64_t Weights::mapped_bytes() const {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;  // [begin, end) of every 2-D weight
+  auto add = [&](const Tensor& t) {
+    if (!t.data) return;
+    const auto b = reinterpret_cast<uintptr_t>(t.data);
+    ranges.emplace_back(b, b + uintptr_t(t.nbytes()));
+  };
+  add(embed);
+  add(lm_head);
+  for (const LayerWeights& L : layers)
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) add(*t);
+  std::sort(ranges.begin(), ranges.end());
+  int64_t total = 0;
+  uintptr_t end = 0;
+  for (const auto& [b, e] : ranges) {
+    const uintptr_t from = std::max(b, end);
+    if (e > from) total += int64_t(e - from);
+    end = std::max(end, e);
+  }
+  return total;
+}
+
+int64_t Weights::owned_bytes() const {
+  int64_t total = 0;
+  for (const Buffer& b : impl_->owned) total += int64_t(b.size());
+  return total;
+}
+
 std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
                                        const ArchSpec& spec) {
   std::unique_ptr<Weights> w(new Weights());
@@ -162,6 +192,9 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     }
     L.down = mat(n.down, H, I);
   }
+  // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
+  // keeping the mapping and the tensor table.
+  if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);
   return w;
 }
 

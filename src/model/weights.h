@@ -36,6 +36,12 @@ class Weights {
   ~Weights();
 
   WeightSource source() const { return source_; }
+  /// Bytes of the file this model reads in place through the mapping: the union of its 2-D
+  /// weights' byte ranges (a tied head or fused qkv / gate_up views count once; metadata and
+  /// unused tensors not at all).
+  int64_t mapped_bytes() const;
+  /// Bytes of the copies made at load (every 1-D tensor as F32, Gemma's 1 + w, rope factors).
+  int64_t owned_bytes() const;
   Tensor embed;        // [vocab, H]
   Tensor final_norm;   // [H] F32
   Tensor lm_head;      // [vocab, H] (the embedding when tied)

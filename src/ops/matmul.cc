@@ -36,4 +36,12 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   }
 }
 
+int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
+  if (!backend::cpu::decodable(wtype)) return 0;
+  return backend::cpu::matmul_scratch_bytes(wtype, m, k);
+}
+int64_t matmul_scratch_held() { return backend::cpu::matmul_scratch_held(); }
+int64_t matmul_scratch_used() { return backend::cpu::matmul_scratch_used(); }
+void matmul_reserve_scratch(int64_t bytes) { backend::cpu::matmul_reserve_scratch(bytes); }
+
 }  // namespace oxyd::ops

@@ -12,4 +12,11 @@ namespace oxyd::ops {
 /// dtype or device without a kernel.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
+/// Host activation scratch of matmul (CPU backend; see backend/cpu/matmul.h): bytes one call of
+/// x [m, k] against a `wtype` weight needs, bytes the calling thread holds, and an early reserve.
+int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k);
+int64_t matmul_scratch_held();
+int64_t matmul_scratch_used();
+void matmul_reserve_scratch(int64_t bytes);
+
 }  // namespace oxyd::ops

@@ -8,8 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "fake_hub.h"
@@ -173,19 +177,54 @@ TEST_F(Cli, ShowAndEstimate) {
   // A local id (prefix accepted, as oxydLLM), a path, and a hub repo.
   ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--context-len", "1024"}), 0) << err();
   EXPECT_NE(out().find("Model     Qwen/Kill-Q8_0"), std::string::npos) << out();
-  EXPECT_NE(out().find("1024 ctx × 1 seq, F16; 1 full layers"), std::string::npos) << out();
-  // 1 layer × K+V × 1 head × 8 dims × 2 B × 1024 tokens = 32 KiB.
+  EXPECT_NE(out().find("1024 ctx × 1 seq, F32; 1 full layers"), std::string::npos) << out();
+  // 1 layer × K+V × 1 head × 8 dims × 4 B (the engine's F32 KV) × 1024 tokens = 64 KiB.
+  EXPECT_NE(out().find("64.0 KiB"), std::string::npos) << out();
+  ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--context-len", "1024", "--kv-dtype", "f16"}), 0) << err();
   EXPECT_NE(out().find("32.0 KiB"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", root + "/Qwen/Kill-GGUF/Kill-Q8_0.gguf", "--kv-quant", "aggressive"}), 0) << err();
   EXPECT_NE(out().find("aggressive 2-bit + f32 norm"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", "Qwen/Kill-GGUF", "--remote", "--num-sequences", "2"}), 0) << err();
   EXPECT_NE(out().find("★ Q4_K_M"), std::string::npos) << out();
   EXPECT_NE(out().find("Q8_0"), std::string::npos);
-  EXPECT_NE(out().find("KV: 4096 ctx × 2 seq, F16"), std::string::npos) << out();
+  EXPECT_NE(out().find("KV: 4096 ctx × 2 seq, F32"), std::string::npos) << out();
   EXPECT_EQ(run({"estimate", "Qwen/Missing-GGUF", "--models-dir", root}), 1);
   EXPECT_NE(err().find("repository not found"), std::string::npos) << err();
   EXPECT_EQ(run({"estimate", "Qwen/Kill-Q8_0", "--models-dir", root, "--kv-quant", "7bit"}), 1);
   EXPECT_NE(err().find("--kv-quant"), std::string::npos);
+}
+
+// `show` takes a path like `run` and `estimate`: a GGUF file (tensor types against gguf-py's list
+// in goldens.json) and a safetensors directory (geometry against its config.json).
+TEST_F(Cli, ShowPath) {
+  const std::string archs = std::string(OXYD_SOURCE_DIR) + "/tests/data/archs";
+  ASSERT_EQ(run({"show", archs + "/qwen3/model-Q4_K.gguf"}), 0) << err();
+  std::ifstream gin(archs + "/qwen3/goldens.json");
+  const auto g = nlohmann::json::parse(gin);
+  std::map<std::string, int> types;
+  for (const auto& [name, type] : g["gguf"]["Q4_K"]["tensor_types"].items()) ++types[type.get<std::string>()];
+  std::string expect_types;
+  for (const auto& [t, n] : types) expect_types += (expect_types.empty() ? "" : ", ") + t + " ×" + std::to_string(n);
+  for (const std::string& s : std::vector<std::string>{"Architecture  qwen3", "Quantization  Q4_K (" + expect_types + ")", "Files         model-Q4_K.gguf",
+                              archs + "/qwen3"})
+    EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
+
+  std::ifstream cin_(archs + "/mistral/config.json");
+  const auto c = nlohmann::json::parse(cin_);
+  ASSERT_EQ(run({"show", archs + "/mistral"}), 0) << err();
+  const std::string geo = std::to_string(c["num_hidden_layers"].get<int>()) + " layers, hidden " +
+                          std::to_string(c["hidden_size"].get<int>()) + ", " + std::to_string(c["num_attention_heads"].get<int>()) +
+                          " q heads, " + std::to_string(c["num_key_value_heads"].get<int>()) + " kv heads, head_dim " +
+                          std::to_string(c["head_dim"].get<int>());
+  for (const std::string& s : std::vector<std::string>{"Quantization  safetensors", geo, "window " + std::to_string(c["sliding_window"].get<int>()),
+                              "Vocabulary    " + std::to_string(c["vocab_size"].get<int>()), "Files         model.safetensors"})
+    EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
+
+  // A folder of several models must name a file; a missing path is not mistaken for an id.
+  EXPECT_EQ(run({"show", archs + "/qwen3"}), 1);
+  EXPECT_NE(err().find("name a file"), std::string::npos) << err();
+  EXPECT_EQ(run({"show", tmp / "nowhere/model.gguf"}), 1);
+  EXPECT_FALSE(err().empty());
 }
 
 }  // namespace

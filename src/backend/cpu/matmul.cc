@@ -46,7 +46,26 @@ std::vector<uint8_t>& act_scratch() {
   return buf;
 }
 
+// Scratch bytes for one call: the prepared rows plus 64 for aligning their start.
+int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
+  if (kern.prepare_all) return kern.act_bytes_all(m, k) + 64;
+  if (kern.prepare) return m * kern.act_row_bytes(k) + 64;
+  return 0;
+}
+
 }  // namespace
+
+int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
+  if (m <= 0 || k <= 0) return 0;
+  return scratch_bytes(kernel_for(matmul_isa(), wtype, m), m, k);
+}
+
+int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
+int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
+
+void matmul_reserve_scratch(int64_t bytes) {
+  if (bytes > 0) act_scratch().reserve(size_t(bytes));
+}
 
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t k = x.cols(), m = x.rows(), n = w.rows();
@@ -66,9 +85,11 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   base.y = y.ptr<float>();
   base.y_stride = n;
   std::vector<uint8_t>& buf = act_scratch();
+  if (const int64_t need = scratch_bytes(kern, m, k); int64_t(buf.size()) < need) {
+    buf.reserve(size_t(need));  // exactly: resize alone may double the capacity
+    buf.resize(size_t(need));
+  }
   if (kern.prepare_all) {
-    const int64_t bytes = kern.act_bytes_all(m, k);
-    if (buf.size() < size_t(bytes + 64)) buf.resize(size_t(bytes + 64));
     uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
     const float* xs = x.ptr<float>();
     ThreadPool::global().run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
@@ -76,7 +97,6 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     base.a_stride = 0;
   } else if (kern.prepare) {
     const int64_t row_bytes = kern.act_row_bytes(k);
-    if (buf.size() < size_t(m * row_bytes + 64)) buf.resize(size_t(m * row_bytes + 64));
     // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
     uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
     const float* xs = x.ptr<float>();

@@ -19,6 +19,17 @@ namespace oxyd::backend::cpu {
 /// y must not overlap x or w.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
+/// Bytes of activation scratch matmul() needs for x [m, k] against a `wtype` weight (0 when the
+/// kernel reads x directly). The scratch is one buffer per calling thread that only grows, so a
+/// thread holds the largest figure of its calls (or more, after matmul_reserve_scratch).
+int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k);
+/// Bytes of activation scratch the calling thread holds now, and the most one call has used.
+int64_t matmul_scratch_held();
+int64_t matmul_scratch_used();
+/// Grows the calling thread's scratch to at least `bytes` now, so later calls up to that size
+/// never reallocate (a vector growing step by step may otherwise end up to 2× its largest use).
+void matmul_reserve_scratch(int64_t bytes);
+
 /// out[i, :] = table[ids[i], :] as f32, for every dtype matmul accepts. ids must be in range.
 void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out);
 

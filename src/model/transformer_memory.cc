@@ -1,0 +1,77 @@
+// Memory accounting of a loaded Transformer (see transformer.h): what it holds now, and the
+// workspace forward() reaches for a step budget, computed from the same shapes forward() and the
+// layers resize their buffers to. A test keeps the two equal after a full-length prefill.
+#include <algorithm>
+
+#include "model/transformer.h"
+#include "ops/matmul.h"
+
+namespace oxyd::model {
+namespace {
+
+int64_t capacity_bytes(const std::vector<float>& v) { return int64_t(v.capacity() * sizeof(float)); }
+int64_t size_bytes(const std::vector<float>& v) { return int64_t(v.size() * sizeof(float)); }
+
+}  // namespace
+
+MemoryUsage Transformer::memory_usage() const {
+  MemoryUsage u;
+  u.weights_mapped = weights_->mapped_bytes();
+  u.weights_owned = weights_->owned_bytes();
+  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up}) {
+    u.workspace += capacity_bytes(*v);
+    u.workspace_used += size_bytes(*v);
+  }
+  u.workspace += int64_t(logits_.size()) + ops::matmul_scratch_held();
+  u.workspace_used += int64_t(sizeof(float)) * std::max<int64_t>(last_num_logits_, 1) * config_.vocab_size +
+                      ops::matmul_scratch_used();
+  return u;
+}
+
+// The largest matmul activation scratch of a step: every layer matmul runs on T rows, the head
+// on R rows.
+static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64_t T, int64_t R) {
+  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim, I = c.intermediate_size;
+  int64_t m = R > 0 ? ops::matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
+  for (const LayerWeights& L : w.layers) {
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.gate, &L.up}) m = std::max(m, ops::matmul_scratch_bytes(t->dtype, T, H));
+    m = std::max(m, ops::matmul_scratch_bytes(L.o.dtype, T, q_dim));
+    m = std::max(m, ops::matmul_scratch_bytes(L.down.dtype, T, I));
+  }
+  return m;
+}
+
+int64_t Transformer::workspace_bytes(int64_t T, int64_t R) const {
+  const loader::ModelConfig& c = config_;
+  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
+  const int64_t kv_dim = c.num_key_value_heads * c.head_dim, I = c.intermediate_size;
+  const int64_t floats = T * (2 * H                        // x_, h_: residual stream, normed / branch
+                              + 2 * q_dim + 2 * kv_dim     // attention q, out; k, v
+                              + 2 * I)                     // mlp gate, up
+                         + R * H                           // sel_: rows that need logits
+                         + std::max<int64_t>(R, 1) * c.vocab_size;  // logits_
+  return floats * int64_t(sizeof(float)) + max_scratch(*weights_, c, T, R);
+}
+
+void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logits) {
+  ws_tokens_ = std::max(ws_tokens_, max_num_tokens);
+  ws_logits_ = std::max(ws_logits_, max_num_logits);
+  const int64_t T = ws_tokens_, R = ws_logits_;
+  const loader::ModelConfig& c = config_;
+  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
+  const int64_t kv_dim = c.num_key_value_heads * c.head_dim, I = c.intermediate_size;
+  x_.reserve(size_t(T * H));
+  h_.reserve(size_t(T * H));
+  sel_.reserve(size_t(R * H));
+  attn_ws_.q.reserve(size_t(T * q_dim));
+  attn_ws_.out.reserve(size_t(T * q_dim));
+  attn_ws_.k.reserve(size_t(T * kv_dim));
+  attn_ws_.v.reserve(size_t(T * kv_dim));
+  mlp_ws_.gate.reserve(size_t(T * I));
+  mlp_ws_.up.reserve(size_t(T * I));
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need) logits_ = Buffer(need);
+  reserved_scratch_bytes_ = max_scratch(*weights_, c, T, R);
+  ops::matmul_reserve_scratch(reserved_scratch_bytes_);
+}
+
+}  // namespace oxyd::model
