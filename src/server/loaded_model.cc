@@ -164,6 +164,9 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
 
   lm->weights_bytes_ = weights_bytes_of(m.weights());
   lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, kKvDType);
+  // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
+  // a full step (prompt-logprob requests may still grow the logits rows later).
+  lm->model_->reserve_workspace(opts.max_num_batched_tokens, lm->max_num_seqs_);
   sched::SchedulerConfig sc;
   sc.max_num_seqs = lm->max_num_seqs_;
   sc.max_num_batched_tokens = opts.max_num_batched_tokens;
