@@ -37,7 +37,10 @@ void RequestStream::push(RequestOutput out, bool queue_full) {
 }
 
 AsyncEngine::AsyncEngine(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
-    : core_(sched_config, std::move(kv_config), model), thread_([this] { loop(); }) {}
+    : core_(sched_config, std::move(kv_config), model), thread_([this] { loop(); }) {
+  std::lock_guard lock(mu_);
+  stats_ = core_.stats();  // pool size etc. before the first step
+}
 
 AsyncEngine::~AsyncEngine() {
   {
