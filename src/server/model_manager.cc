@@ -40,8 +40,14 @@ std::string owner_of(const std::string& id) {
   return id.substr(0, slash);
 }
 
+// The store's models; an unreadable or missing store lists as empty (paths and loaded models
+// still serve).
 std::vector<hub::LocalModel> discover(const ModelManagerOptions& o) {
-  return o.hf_cache_dir.empty() ? hub::discover_store(o.models_dir) : hub::discover_all(o.models_dir, o.hf_cache_dir);
+  try {
+    return o.hf_cache_dir.empty() ? hub::discover_store(o.models_dir) : hub::discover_all(o.models_dir, o.hf_cache_dir);
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 std::string path_of(const hub::LocalModel& m) {
@@ -332,12 +338,7 @@ json ModelManager::entry_json(const Entry& e) const {
 }
 
 json ModelManager::list() {
-  std::vector<hub::LocalModel> store;
-  try {
-    store = discover(opts_);
-  } catch (const std::exception&) {
-    // An unreadable store lists as empty; loaded models are still shown.
-  }
+  const std::vector<hub::LocalModel> store = discover(opts_);
   json data = json::array();
   std::lock_guard lock(mu_);
   for (const auto& [id, e] : entries_) data.push_back(entry_json(*e));

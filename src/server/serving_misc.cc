@@ -28,12 +28,6 @@ ModelLease acquire_for(ServingContext& ctx, const json& body, RequestInfo& info)
   return lease;
 }
 
-bool bool_field(const json& body, const char* name, bool dflt) {
-  if (!body.contains(name) || body[name].is_null()) return dflt;
-  if (!body[name].is_boolean()) throw protocol::bad_request(std::string("'") + name + "' must be a boolean", name);
-  return body[name].get<bool>();
-}
-
 }  // namespace
 
 void handle_models(ServingContext& ctx, const httplib::Request&, httplib::Response& res, RequestInfo&) {
@@ -73,37 +67,28 @@ void handle_metrics(ServingContext& ctx, const httplib::Request&, httplib::Respo
 
 void handle_tokenize(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
-  if (!body.contains("content") || !body["content"].is_string())
-    throw protocol::bad_request("'content' is required and must be a string", "content");
-  const bool add_special = bool_field(body, "add_special", false);
-  const bool parse_special = bool_field(body, "parse_special", true);
-  const bool with_pieces = bool_field(body, "with_pieces", false);
+  const protocol::TokenizeRequest tr = protocol::parse_tokenize_request(body);
   ModelLease lease = acquire_for(ctx, body, info);
   const auto& tok = lease->tokenizer();
-  const std::vector<int32_t> ids = tok.encode(body["content"].get<std::string>(), add_special, parse_special);
-  json tokens = json::array();
-  for (int32_t id : ids) {
-    if (with_pieces) tokens.push_back(json{{"id", id}, {"piece", tok.decode({id}, false)}});
-    else tokens.push_back(id);
-  }
-  send_json(res, 200, json{{"tokens", std::move(tokens)}});
+  const std::vector<int32_t> ids = tok.encode(tr.content, tr.add_special, tr.parse_special);
+  std::vector<std::string> pieces;
+  if (tr.with_pieces)
+    for (int32_t id : ids) pieces.push_back(tok.decode({id}, false));
+  send_json(res, 200, protocol::tokenize_response(ids, tr.with_pieces ? &pieces : nullptr));
 }
 
 void handle_detokenize(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
-  if (!body.contains("tokens") || !body["tokens"].is_array())
-    throw protocol::bad_request("'tokens' is required and must be an array of token ids", "tokens");
+  const std::vector<int32_t> ids = protocol::parse_detokenize_request(body);
   ModelLease lease = acquire_for(ctx, body, info);
   const auto& tok = lease->tokenizer();
   const int64_t vocab = int64_t(tok.vocab_size());
-  std::vector<int32_t> ids;
-  for (const auto& t : body["tokens"]) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= vocab)
-      throw protocol::bad_request("'tokens' must hold token ids in [0, " + std::to_string(vocab) + "), found " +
-                                      t.dump(), "tokens");
-    ids.push_back(int32_t(t.get<int64_t>()));
-  }
-  send_json(res, 200, json{{"content", tok.decode(ids, false)}});
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] >= vocab)
+      throw protocol::bad_request("tokens[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                                      " is outside the vocabulary [0, " + std::to_string(vocab) + ")",
+                                  "tokens[" + std::to_string(i) + "]");
+  send_json(res, 200, protocol::detokenize_response(tok.decode(ids, false)));
 }
 
 void handle_apply_template(ServingContext& ctx, const httplib::Request& req, httplib::Response& res,
@@ -117,7 +102,7 @@ void handle_apply_template(ServingContext& ctx, const httplib::Request& req, htt
   if (!cr.tools.is_null()) in.tools = cr.tools;
   in.add_generation_prompt = cr.add_generation_prompt;
   in.kwargs = cr.chat_template_kwargs;
-  send_json(res, 200, json{{"prompt", lease->render_chat(std::move(in))}});
+  send_json(res, 200, protocol::apply_template_response(lease->render_chat(std::move(in))));
 }
 
 }  // namespace oxyd::server

@@ -195,7 +195,8 @@ TEST_F(HttpGenerate, TokenizeDetokenizeMatchTheTokenizer) {
   EXPECT_EQ(d["content"], tok_->decode(want, false));
   EXPECT_EQ(d["content"], text);
   post("/detokenize", {{"tokens", {1, 99999999}}}, 400);
-  post("/tokenize", {{"text", "x"}}, 400);
+  post("/tokenize", {{"content", 5}}, 400);
+  EXPECT_TRUE(post("/tokenize", json::object())["tokens"].empty());  // llama.cpp: no content, no tokens
 }
 
 TEST_F(HttpGenerate, RequestTimeout) {
