@@ -44,6 +44,8 @@ protocol::json parse_json_body(const httplib::Request& req);
 
 protocol::ApiError timeout_error(double seconds);
 protocol::ApiError shutdown_error();
+/// 400 missing_required_parameter when a generation request names no model.
+void require_model_field(const std::string& model);
 
 /// Token results → OpenAI logprob entries (text of each token, its bytes, top alternatives).
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,

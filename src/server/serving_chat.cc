@@ -123,7 +123,13 @@ void respond_whole(ChatState& st, httplib::Response& res) {
 void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
   protocol::ChatRequest cr = protocol::parse_chat_request(body);
+  require_model_field(cr.common.model);
   info.model = cr.common.model;
+  // Tool calls are not parsed out of the output yet: forcing one would be silently ignored.
+  if (cr.tool_choice.is_object() || (cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "required"))
+    throw protocol::bad_request("tool_choice \"required\" and named functions are not supported yet (tool calls are "
+                                "not parsed from the model's output); use \"auto\" or \"none\"",
+                                "tool_choice", "unsupported_value");
   if (ctx.draining) throw shutdown_error();
 
   auto st = std::make_shared<ChatState>();

@@ -43,6 +43,11 @@ ApiError shutdown_error() {
                   "server_shutting_down");
 }
 
+void require_model_field(const std::string& model) {
+  if (model.empty())
+    throw protocol::bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter");
+}
+
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
                                                 const std::vector<sample::SampleResult>& results) {
   std::vector<protocol::TokenLogprob> out;

@@ -152,6 +152,7 @@ void respond_whole(CompletionState& st, httplib::Response& res) {
 void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
   protocol::CompletionRequest cr = protocol::parse_completion_request(body);
+  require_model_field(cr.common.model);
   info.model = cr.common.model;
   if (ctx.draining) throw shutdown_error();
 
@@ -189,6 +190,12 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
     const auto& pr = cr.prompts[p];
     std::vector<int32_t> ids = pr.is_ids ? pr.ids : m.encode_raw_prompt(pr.text);
     if (ids.empty()) throw protocol::bad_request("prompt " + std::to_string(p) + " is empty", "prompt");
+    const int64_t vocab = m.config().vocab_size;
+    for (int32_t id : ids)
+      if (id >= vocab)
+        throw protocol::bad_request("prompt " + std::to_string(p) + " has token id " + std::to_string(id) +
+                                        ", outside the model's vocabulary of " + std::to_string(vocab) + " tokens",
+                                    "prompt");
     st->prompt_texts.push_back(pr.is_ids ? m.tokenizer().decode(ids, false) : pr.text);
     st->prompt_ids.push_back(ids);
     for (int32_t i = 0; i < n; ++i) {
