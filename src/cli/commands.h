@@ -15,6 +15,7 @@ void register_rm(CLI::App& app, int& exit_code);
 void register_show(CLI::App& app, int& exit_code);
 void register_estimate(CLI::App& app, int& exit_code);
 void register_run(CLI::App& app, int& exit_code);
+void register_start(CLI::App& app, int& exit_code);
 
 /// Adds --models-dir (env OXYDLLM_MODELS_DIR) bound to `dir`.
 void add_models_dir_option(CLI::App* cmd, std::string& dir);

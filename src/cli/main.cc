@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -18,12 +19,6 @@ int main(int argc, char** argv) {
   app.set_version_flag("-V,--version", std::string("oxydllm ") + OXYD_VERSION);
   app.require_subcommand(0, 1);
 
-  auto* start = app.add_subcommand("start", "serve models over an OpenAI-compatible HTTP API");
-  std::string host = "127.0.0.1";
-  int port = 11313;
-  start->add_option("--host", host, "address to bind")->envname("OXYDLLM_HOST")->capture_default_str();
-  start->add_option("--port", port, "port to listen on")->envname("OXYDLLM_PORT")->capture_default_str();
-
   int exit_code = -1;  // set by a verb's callback when it ran
   oxyd::cli::register_pull(app, exit_code);
   oxyd::cli::register_list(app, exit_code);
@@ -31,10 +26,16 @@ int main(int argc, char** argv) {
   oxyd::cli::register_show(app, exit_code);
   oxyd::cli::register_estimate(app, exit_code);
   oxyd::cli::register_run(app, exit_code);
+  oxyd::cli::register_start(app, exit_code);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // `start` is run by service managers and scripts: a bad flag is one line and exit 2.
+    if (e.get_exit_code() != 0 && argc > 1 && std::string(argv[1]) == "start") {
+      std::fprintf(stderr, "oxydllm start: %s\n", e.what());
+      return 2;
+    }
     return app.exit(e);
   } catch (const oxyd::Error& e) {
     std::fprintf(stderr, "oxydllm: %s\n", e.what());
@@ -45,10 +46,6 @@ int main(int argc, char** argv) {
   }
   if (exit_code >= 0) return exit_code;
   try {
-    if (app.got_subcommand(start)) {
-      std::fprintf(stderr, "oxydllm start: the server is not built yet (see the open serving issue)\n");
-      return 2;
-    }
     std::cout << app.help();
     return 0;
   } catch (const oxyd::Error& e) {

@@ -2,6 +2,8 @@
 // steps without it, then hands each output to its stream.
 #include "engine/async_engine.h"
 
+#include <cstdio>
+
 #include "core/error.h"
 
 namespace oxyd::engine {
@@ -13,6 +15,15 @@ bool RequestStream::next(RequestOutput& out) {
   out = std::move(q_.front());
   q_.pop_front();
   return true;
+}
+
+RequestStream::Wait RequestStream::next_until(RequestOutput& out, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  if (!cv_.wait_until(lock, deadline, [&] { return !q_.empty() || done_; })) return Wait::TIMEOUT;
+  if (q_.empty()) return Wait::END;
+  out = std::move(q_.front());
+  q_.pop_front();
+  return Wait::OUTPUT;
 }
 
 void RequestStream::push(RequestOutput out, bool queue_full) {
@@ -82,11 +93,14 @@ void AsyncEngine::loop() {
       pending_aborts_.clear();
     }
     bool failed = false;
+    std::string error;
     if (core_.has_unfinished()) {
       try {
         outputs = core_.step();
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
         failed = true;  // a model error ends every request; the engine keeps serving new ones
+        error = e.what();
+        std::fprintf(stderr, "oxydllm: engine step failed, ending %zu request(s): %s\n", streams_.size(), e.what());
       }
     }
     std::lock_guard lock(mu_);
@@ -94,7 +108,9 @@ void AsyncEngine::loop() {
     if (failed) {
       for (auto& [id, s] : streams_) {
         core_.abort_request(id);
-        s->push({id, {}, FinishReason::ABORT, 0, 0});
+        RequestOutput out{id, {}, FinishReason::ERROR, 0, 0};
+        out.error = error;
+        s->push(std::move(out));
       }
       streams_.clear();
       continue;

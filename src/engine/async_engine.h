@@ -1,9 +1,11 @@
 // AsyncEngine: one engine thread per model running EngineCore::step() while there is work, and a
 // RequestStream per request through which its outputs return. submit() validates on the caller's
 // thread (so bad requests fail synchronously) and queues; abort() (client gone, stop string) is
-// applied at the next step. Thread-safe; the destructor aborts everything and joins.
+// applied at the next step. A step that throws (model error) ends every request in the engine with
+// FinishReason::ERROR and the loop goes on serving. Thread-safe; the destructor aborts and joins.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -20,6 +22,9 @@ class RequestStream {
  public:
   /// False once the request finished and every output was read.
   bool next(RequestOutput& out);
+  enum class Wait { OUTPUT, END, TIMEOUT };
+  /// next() that gives up at `deadline` (TIMEOUT, `out` untouched).
+  Wait next_until(RequestOutput& out, std::chrono::steady_clock::time_point deadline);
   bool rejected_queue_full() const { return queue_full_; }
 
  private:

@@ -37,7 +37,8 @@ struct EngineRequest {
   int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
 };
 
-enum class FinishReason { NONE, STOP, LENGTH, ABORT };
+/// ERROR: the model step threw; the engine ended the request and keeps serving others.
+enum class FinishReason { NONE, STOP, LENGTH, ABORT, ERROR };
 
 /// One step's news for one request.
 struct RequestOutput {
@@ -48,6 +49,7 @@ struct RequestOutput {
   int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
   /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
   std::vector<sample::SampleResult> prompt_logprobs = {};
+  std::string error = {};  // with FinishReason::ERROR: what failed
 };
 
 /// Gauges and counters for /metrics.

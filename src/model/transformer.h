@@ -26,6 +26,8 @@ class Transformer {
   const loader::ModelConfig& config() const { return config_; }
   const ArchSpec& spec() const { return *spec_; }
   const Weights& weights() const { return *weights_; }
+  /// Layer `l`'s attention window in tokens; 0 = full attention.
+  int sliding_window(int64_t l) const { return attn_[static_cast<size_t>(l)].sliding_window; }
 
   /// A cache sized for this model.
   KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, DType dtype = DType::F32) const;

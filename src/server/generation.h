@@ -33,6 +33,7 @@ struct GenerationChunk {
   std::vector<sample::SampleResult> tokens;            // tokens behind this chunk (logprobs when asked)
   engine::FinishReason finish_reason = engine::FinishReason::NONE;
   std::vector<sample::SampleResult> prompt_logprobs;   // once, with the first chunk, when asked
+  std::string error;                                   // with FinishReason::ERROR: what failed
 };
 
 class Generation {
@@ -50,6 +51,8 @@ class Generation {
                                       std::chrono::steady_clock::time_point::max());
   void abort();  // client gone, timeout: the engine frees the request at its next step
 
+  /// The engine's queue was full (HTTP 429): known once next() returned the final chunk
+  /// (finish_reason ABORT), which comes at once for a rejected request.
   bool queue_full() const;
   int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
   int32_t num_cached_tokens() const { return num_cached_tokens_; }   // prefix-cache hits

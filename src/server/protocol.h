@@ -103,6 +103,9 @@ struct CompletionChoice {
   /// top_logprobs (list of {text: logprob}), text_offset.
   std::optional<std::vector<TokenLogprob>> logprobs;
   int32_t first_logprob_null = 0;          // leading entries whose token_logprob is null (echoed BOS)
+  /// text_offset of the first token (characters, Python len): 0 for the first chunk of a response,
+  /// the number of characters already sent for later streamed chunks.
+  int64_t text_offset_start = 0;
 };
 
 json chat_completion(const std::string& id, int64_t created, const std::string& model,

@@ -103,5 +103,69 @@ TEST(AsyncEngine, QueueFullIsReported) {
   EXPECT_GT(full, 0);
 }
 
+// A model step that throws ends every request in the engine with ERROR (and the message); the
+// engine thread survives and serves the next request exactly as alone.
+class FailingModel : public FakeModel {
+ public:
+  using FakeModel::FakeModel;
+  std::atomic<int> fail_at_step{-1};
+  void execute(const runner::ForwardBatch& b, std::vector<float>& logits) override {
+    if (steps_++ == fail_at_step.load()) throw Error(ErrorCode::INTERNAL, "injected model failure");
+    FakeModel::execute(b, logits);
+  }
+
+ private:
+  int steps_ = 0;
+};
+
+TEST(AsyncEngine, ModelErrorEndsRequestsWithErrorAndEngineKeepsServing) {
+  FailingModel model(64, 4);
+  model.delay_us = 200;
+  model.fail_at_step = 3;
+  kv::BlockManagerConfig kc;
+  kc.num_blocks = 64;
+  kc.block_size = 4;
+  AsyncEngine engine(sched::SchedulerConfig{}, kc, model);
+  auto a = engine.submit(make(1), 5), b = engine.submit(make(2), 5);
+  for (auto* s : {&a, &b}) {
+    RequestOutput o, last;
+    while ((*s)->next(o)) last = o;
+    EXPECT_EQ(last.finish_reason, FinishReason::ERROR);
+    EXPECT_EQ(last.error, "injected model failure");
+  }
+  for (int i = 0; i < 100 && engine.stats().kv_blocks_used != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  auto c = engine.submit(make(3), 5);
+  std::vector<int32_t> got;
+  RequestOutput o;
+  while (c->next(o)) {
+    for (auto& t : o.new_tokens) got.push_back(t.token);
+    EXPECT_NE(o.finish_reason, FinishReason::ERROR);
+  }
+  EXPECT_EQ(got, alone(make(3)));
+}
+
+TEST(RequestStream, NextUntilTimesOut) {
+  FakeModel model(64, 4);
+  model.delay_us = 20000;  // 20 ms a step
+  kv::BlockManagerConfig kc;
+  kc.num_blocks = 64;
+  kc.block_size = 4;
+  AsyncEngine engine(sched::SchedulerConfig{}, kc, model);
+  auto s = engine.submit(make(1), 5);
+  RequestOutput o;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(s->next_until(o, t0 + std::chrono::milliseconds(1)), RequestStream::Wait::TIMEOUT);
+  std::vector<int32_t> got;
+  for (;;) {
+    const auto w = s->next_until(o, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    ASSERT_NE(w, RequestStream::Wait::TIMEOUT);
+    if (w == RequestStream::Wait::END) break;
+    for (auto& t : o.new_tokens) got.push_back(t.token);
+  }
+  EXPECT_EQ(got, alone(make(1)));
+}
+
 }  // namespace
 }  // namespace oxyd::engine

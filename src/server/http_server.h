@@ -1,0 +1,64 @@
+// HttpServer: the transport. cpp-httplib with one thread per connection; routes to the handlers
+// in serving_*.cc; API-key auth (Bearer or X-API-Key, constant-time compare; /health open);
+// optional CORS; a body limit (413); OpenAI-shaped errors for everything (unknown route 404,
+// wrong method 405, exceptions 500); graceful shutdown: stop accepting, let in-flight requests
+// finish for up to shutdown_timeout_s, then end them (streams get an error chunk + [DONE]).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/metrics.h"
+#include "server/model_manager.h"
+
+namespace httplib { class Server; }
+
+namespace oxyd::server {
+
+struct ServingContext;
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 11313;                       // 0 = any free port
+  std::string api_key;                    // "" = no auth
+  bool cors = false;
+  std::vector<std::string> cors_origins;  // allowed origins; empty with cors = "*"
+  int64_t max_body_bytes = int64_t(8) << 20;
+  double request_timeout_s = 300;         // 0 = off
+  double shutdown_timeout_s = 30;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerOptions opts, ModelManager& models, Metrics& metrics);
+  ~HttpServer();
+
+  /// Binds host:port. Returns the bound port. Throws Error(IO) naming the address.
+  int bind();
+  /// Prints the ready line `oxydllm: listening on http://HOST:PORT` to stderr and serves until a
+  /// shutdown() has drained. Call after bind().
+  void serve();
+  /// Begins the graceful shutdown (thread-safe). A second call ends in-flight requests at once.
+  void shutdown();
+
+ private:
+  void install_routes();
+  bool authorized(const std::string& authorization, const std::string& x_api_key) const;
+
+  ServerOptions opts_;
+  Metrics& metrics_;
+  std::unique_ptr<ServingContext> ctx_;
+  std::unique_ptr<httplib::Server> svr_;
+  int port_ = -1;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutdown_started_ = false, serve_done_ = false;
+  std::thread drain_;
+};
+
+}  // namespace oxyd::server

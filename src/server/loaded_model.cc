@@ -1,0 +1,216 @@
+// LoadedModel::load (see loaded_model.h). KV sizing rule (F32 cache, block_size tokens a block):
+//   context    = min(opts.max_context_len, max_position_embeddings)
+//   one_ctx    = ceil(context / block_size) blocks
+//   budget     = opts.kv_cache_bytes, or auto: room for max(opts.max_num_seqs, 16) full contexts,
+//                capped at 25% of MemAvailable but never below one full context
+//   num_blocks = budget / block bytes; fewer than one_ctx → Error(OUT_OF_MEMORY) with both numbers
+//   max_num_seqs (auto) = max(num_blocks / one_ctx, 16) clamped to [1, min(256, num_blocks)]: short
+//                requests share the pool; when it runs out the scheduler preempts (recompute).
+#include "server/loaded_model.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "chat/fallback_template.h"
+#include "core/error.h"
+#include "engine/transformer_executor.h"
+#include "loader/gguf.h"
+#include "model/transformer.h"
+
+namespace oxyd::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr DType kKvDType = DType::F32;
+constexpr int32_t kAutoMinSeqs = 16;
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw_error(ErrorCode::IO, "cannot open " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Tokenizer and the model's own chat template ("" if none) from a GGUF file or an HF directory.
+std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const std::string& path, std::string& chat_template) {
+  if (fs::is_directory(path)) {
+    const fs::path dir(path);
+    const fs::path tj = dir / "tokenizer.json", tc = dir / "tokenizer_config.json";
+    if (!fs::exists(tj)) throw_error(ErrorCode::NOT_FOUND, tj.string() + ": missing (needed for the tokenizer)");
+    auto tok = tokenizer::Tokenizer::from_hf_files(tj.string(), fs::exists(tc) ? tc.string() : "");
+    chat_template = tok->chat_template();
+    const fs::path jinja = dir / "chat_template.jinja";  // newer transformers keep it here
+    if (chat_template.empty() && fs::exists(jinja)) chat_template = read_text_file(jinja.string());
+    return tok;
+  }
+  loader::GgufFile gguf = loader::GgufFile::open(path);
+  auto tok = tokenizer::Tokenizer::from_gguf(gguf);
+  chat_template = tok->chat_template();
+  return tok;
+}
+
+int64_t mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? int64_t(pages) * page : 0;
+}
+
+int64_t weights_bytes_of(const model::Weights& w) {
+  int64_t n = w.embed.nbytes() + w.final_norm.nbytes() + w.rope_factors.nbytes();
+  if (w.lm_head.data != w.embed.data) n += w.lm_head.nbytes();
+  for (const model::LayerWeights& l : w.layers)
+    for (const Tensor* t : {&l.attn_norm, &l.q, &l.k, &l.v, &l.o, &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm,
+                            &l.k_norm, &l.post_attn_norm, &l.ffn_norm, &l.post_ffw_norm, &l.gate, &l.up, &l.down})
+      if (t->data) n += t->nbytes();
+  return n;
+}
+
+std::string gib(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
+  return buf;
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std::string& path, const ModelOptions& opts) {
+  auto bad = [](const std::string& m) { throw_error(ErrorCode::INVALID_ARGUMENT, m); };
+  if (opts.max_context_len < 2) bad("max_context_len must be >= 2, got " + std::to_string(opts.max_context_len));
+  if (opts.block_size < 1 || opts.block_size > 1024) bad("block_size must be in [1, 1024], got " + std::to_string(opts.block_size));
+  if (opts.max_num_batched_tokens < 1) bad("max_num_batched_tokens must be >= 1");
+  if (opts.max_num_seqs < 0) bad("max_num_seqs must be >= 0 (0 = auto)");
+  if (opts.kv_cache_bytes < 0) bad("kv_cache_bytes must be >= 0 (0 = auto)");
+  if (!fs::exists(path)) throw_error(ErrorCode::NOT_FOUND, path + ": no such file or directory");
+
+  std::unique_ptr<LoadedModel> lm(new LoadedModel());
+  lm->id_ = id;
+  lm->path_ = path;
+  lm->model_ = model::Transformer::load(path);
+  const model::Transformer& m = *lm->model_;
+  const loader::ModelConfig& c = m.config();
+  std::string model_template;
+  lm->tok_ = load_tokenizer(path, model_template);
+
+  // Chat template: the caller's > the model's > a fallback recognised from the vocabulary.
+  std::string src = opts.chat_template, what = "--chat-template";
+  if (src.empty()) src = model_template, what = path + ": chat template";
+  if (src.empty()) {
+    const tokenizer::Tokenizer& tok = *lm->tok_;
+    if (auto fb = chat::fallback_chat_template([&](std::string_view t) { return tok.token_to_id(t) >= 0; }))
+      src = fb->source, what = "fallback " + fb->name + " chat template";
+  }
+  if (!src.empty()) {
+    try {
+      lm->template_ = std::make_unique<chat::jinja::Template>(chat::jinja::Template::parse(src));
+      lm->chat_template_src_ = src;
+    } catch (const Error& e) {
+      if (!opts.chat_template.empty()) bad(what + " does not parse: " + e.what());
+      // The model's own template uses something our Jinja lacks: serve completions only.
+      std::fprintf(stderr, "oxydllm: %s does not parse (%s); chat requests will be refused\n", what.c_str(), e.what());
+    }
+  }
+
+  // Context and KV pool.
+  int64_t ctx = opts.max_context_len;
+  if (c.max_position_embeddings > 0) ctx = std::min<int64_t>(ctx, c.max_position_embeddings);
+  lm->max_context_len_ = int32_t(ctx);
+  const int64_t bs = opts.block_size;
+  const int64_t one_ctx_blocks = (ctx + bs - 1) / bs;
+  const int64_t block_bytes = bs * engine::kv_bytes_per_token(m, kKvDType);
+  const int64_t one_ctx_bytes = one_ctx_blocks * block_bytes;
+  int64_t budget = opts.kv_cache_bytes;
+  if (budget == 0) {
+    const int64_t avail = mem_available_bytes();
+    const int64_t want = std::max(opts.max_num_seqs, kAutoMinSeqs) * one_ctx_bytes;
+    budget = std::max(std::min(want, avail > 0 ? avail / 4 : want), one_ctx_bytes);
+    if (avail > 0 && one_ctx_bytes > avail)
+      throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": one full context of " + std::to_string(ctx) +
+                                                " tokens needs " + std::to_string(one_ctx_bytes) + " bytes (" +
+                                                gib(one_ctx_bytes) + ") of KV cache but only " + std::to_string(avail) +
+                                                " bytes (" + gib(avail) + ") of memory are available; lower the context length");
+  }
+  const int64_t num_blocks = std::min<int64_t>(budget / block_bytes, INT32_MAX);
+  if (num_blocks < one_ctx_blocks)
+    throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": a KV cache of " + std::to_string(budget) +
+                                              " bytes holds " + std::to_string(num_blocks * bs) + " tokens but one full context of " +
+                                              std::to_string(ctx) + " tokens needs " + std::to_string(one_ctx_bytes) +
+                                              " bytes; raise the KV cache size or lower the context length");
+  int64_t seqs = opts.max_num_seqs;
+  if (seqs == 0) seqs = std::max<int64_t>(num_blocks / one_ctx_blocks, kAutoMinSeqs);
+  lm->max_num_seqs_ = int32_t(std::clamp<int64_t>(seqs, 1, std::min<int64_t>(256, num_blocks)));
+
+  // Sliding window in the block manager only when EVERY layer slides (kv/block_manager.h).
+  int32_t window = 0;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const int w = m.sliding_window(l);
+    if (w <= 0) {
+      window = 0;
+      break;
+    }
+    window = std::max(window, int32_t(w));
+  }
+
+  lm->weights_bytes_ = weights_bytes_of(m.weights());
+  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, kKvDType);
+  sched::SchedulerConfig sc;
+  sc.max_num_seqs = lm->max_num_seqs_;
+  sc.max_num_batched_tokens = opts.max_num_batched_tokens;
+  sc.max_model_len = lm->max_context_len_;
+  sc.max_queued_requests = opts.max_queued_requests;
+  kv::BlockManagerConfig kc;
+  kc.num_blocks = int32_t(num_blocks);
+  kc.block_size = opts.block_size;
+  kc.sliding_window = window;
+  kc.enable_prefix_caching = opts.enable_prefix_caching;
+  lm->engine_ = std::make_unique<engine::AsyncEngine>(sc, kc, *lm->executor_);
+  return lm;
+}
+
+LoadedModel::~LoadedModel() { engine_.reset(); }
+
+const loader::ModelConfig& LoadedModel::config() const { return model_->config(); }
+
+int64_t LoadedModel::kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
+
+std::string LoadedModel::render_chat(chat::ChatTemplateInputs in) const {
+  if (!template_)
+    throw_error(ErrorCode::INVALID_ARGUMENT,
+                "model " + id_ + " has no chat template; pass --chat-template FILE or use /v1/completions");
+  nlohmann::ordered_json kw = nlohmann::ordered_json::object();
+  auto special = [&](const char* key, int32_t tid) {
+    if (tid >= 0) kw[key] = tok_->id_to_token(tid);
+  };
+  special("bos_token", tok_->bos_id());
+  special("eos_token", tok_->eos_id());
+  special("unk_token", tok_->unk_id());
+  special("pad_token", tok_->pad_id());
+  for (auto& [k, v] : in.kwargs.items()) kw[k] = v;  // the caller's kwargs win
+  in.kwargs = std::move(kw);
+  try {
+    return chat::apply_chat_template(*template_, in);
+  } catch (const Error& e) {
+    throw_error(ErrorCode::INVALID_ARGUMENT, e.what());  // raise_exception text unchanged
+  }
+}
+
+std::vector<int32_t> LoadedModel::encode_chat_prompt(const std::string& text) const {
+  return tok_->encode(text, /*add_special=*/false, /*parse_special=*/true);
+}
+
+std::vector<int32_t> LoadedModel::encode_raw_prompt(const std::string& text) const {
+  return tok_->encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
+
+}  // namespace oxyd::server

@@ -1,0 +1,194 @@
+// POST /v1/chat/completions: render the messages through the model's chat template, run one
+// Generation per choice (seeds seed, seed+1, ...), answer with one chat.completion or, with
+// "stream": true, SSE chunks as OpenAI sends them: a role delta per choice, content deltas, a
+// final empty delta with finish_reason, a usage chunk only with stream_options.include_usage, then
+// `data: [DONE]`. A timeout or shutdown mid-stream sends an error chunk, then [DONE].
+#include <random>
+
+#include "server/serving.h"
+
+namespace oxyd::server {
+
+using protocol::ApiError;
+using protocol::json;
+
+namespace {
+
+struct ChatState {
+  ModelLease lease;                        // outlives the generations (declared first)
+  std::unique_ptr<GenerationGroup> group;
+  std::string id, model;
+  int64_t created = 0;
+  bool include_usage = false, logprobs = false;
+  Clock::time_point deadline;
+  double timeout_s = 0;
+};
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Writes one SSE event; false when the client is gone.
+bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
+
+std::string error_event(const ApiError& e) { return "data: " + protocol::error_body(e) + "\n\n"; }
+
+bool ended_badly(engine::FinishReason f) {
+  return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
+}
+
+// The whole stream; false when a write failed (the caller aborts the generations).
+bool stream_chat(ChatState& st, httplib::DataSink& sink) {
+  GenerationGroup& g = *st.group;
+  const tokenizer::Tokenizer& tok = st.lease->tokenizer();
+  for (const auto& s : g.slots()) {
+    protocol::ChatDelta d;
+    d.index = s.index;
+    d.role = true;
+    d.content = "";
+    if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage)))) return false;
+  }
+  for (;;) {
+    size_t i = 0;
+    GenerationChunk c;
+    switch (g.next(i, c, st.deadline)) {
+      case GenerationGroup::Event::TIMEOUT:
+        g.abort_all();
+        return write(sink, error_event(timeout_error(st.timeout_s))) && write(sink, protocol::sse_done());
+      case GenerationGroup::Event::SHUTDOWN:
+        g.abort_all();
+        return write(sink, error_event(shutdown_error())) && write(sink, protocol::sse_done());
+      case GenerationGroup::Event::DONE:
+        if (st.include_usage &&
+            !write(sink, protocol::sse(protocol::chat_usage_chunk(st.id, st.created, st.model, g.usage()))))
+          return false;
+        return write(sink, protocol::sse_done());
+      case GenerationGroup::Event::CHUNK: break;
+    }
+    const auto& s = g.slots()[i];
+    if (!c.text.empty() || (st.logprobs && !c.tokens.empty())) {
+      protocol::ChatDelta d;
+      d.index = s.index;
+      d.content = c.text;
+      if (st.logprobs) d.logprobs = to_logprobs(tok, c.tokens);
+      if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
+        return false;
+    }
+    if (ended_badly(c.finish_reason)) {
+      g.abort_all();
+      return write(sink, error_event(g.failure(s, c.error))) && write(sink, protocol::sse_done());
+    }
+    if (c.finish_reason != engine::FinishReason::NONE) {
+      protocol::ChatDelta d;
+      d.index = s.index;
+      d.finish_reason = finish_reason_name(c.finish_reason);
+      if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
+        return false;
+    }
+  }
+}
+
+void respond_whole(ChatState& st, httplib::Response& res) {
+  GenerationGroup& g = *st.group;
+  const tokenizer::Tokenizer& tok = st.lease->tokenizer();
+  std::vector<protocol::ChatChoice> choices(g.slots().size());
+  for (size_t i = 0; i < choices.size(); ++i) {
+    choices[i].index = g.slots()[i].index;
+    if (st.logprobs) choices[i].logprobs.emplace();
+  }
+  for (;;) {
+    size_t i = 0;
+    GenerationChunk c;
+    const auto ev = g.next(i, c, st.deadline);
+    if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
+    if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
+    if (ev == GenerationGroup::Event::DONE) break;
+    choices[i].content += c.text;
+    if (st.logprobs) {
+      auto lp = to_logprobs(tok, c.tokens);
+      choices[i].logprobs->insert(choices[i].logprobs->end(), lp.begin(), lp.end());
+    }
+    if (ended_badly(c.finish_reason)) throw g.failure(g.slots()[i], c.error);
+  }
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const auto f = g.slots()[i].finish;
+    if (f == engine::FinishReason::NONE || ended_badly(f)) throw g.failure(g.slots()[i], "");
+    choices[i].finish_reason = finish_reason_name(f);
+  }
+  send_json(res, 200, protocol::chat_completion(st.id, st.created, st.model, choices, g.usage()));
+}
+
+}  // namespace
+
+void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
+  const json body = parse_json_body(req);
+  protocol::ChatRequest cr = protocol::parse_chat_request(body);
+  info.model = cr.common.model;
+  if (ctx.draining) throw shutdown_error();
+
+  auto st = std::make_shared<ChatState>();
+  st->lease = ctx.models.acquire(cr.common.model);
+  info.model = st->lease.id();
+  LoadedModel& m = *st->lease;
+
+  chat::ChatTemplateInputs in;
+  in.messages = cr.messages;
+  const bool tools_off = cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "none";
+  if (!cr.tools.is_null() && !tools_off) in.tools = cr.tools;
+  in.add_generation_prompt = cr.add_generation_prompt;
+  in.kwargs = cr.chat_template_kwargs;
+  const std::string prompt = m.render_chat(std::move(in));
+
+  GenerationParams base;
+  base.prompt_ids = m.encode_chat_prompt(prompt);
+  base.sampling = cr.common.sampling;
+  base.sampling.logprobs = cr.logprobs ? cr.top_logprobs : -1;
+  base.max_tokens = cr.common.max_tokens.value_or(-1);
+  base.stop = cr.common.stop;
+  base.stop_token_ids = cr.common.stop_token_ids;
+  base.ignore_eos = cr.common.ignore_eos;
+  base.skip_special_tokens = cr.common.skip_special_tokens;
+
+  st->id = protocol::new_id("chatcmpl-");
+  st->model = cr.common.model;
+  st->created = unix_now();
+  st->include_usage = cr.common.stream && cr.common.include_usage;
+  st->logprobs = cr.logprobs;
+  st->timeout_s = cr.common.timeout_s && *cr.common.timeout_s > 0 ? *cr.common.timeout_s : ctx.request_timeout_s;
+  if (ctx.request_timeout_s > 0) st->timeout_s = std::min(st->timeout_s, ctx.request_timeout_s);
+  st->deadline = ctx.deadline(cr.common.timeout_s);
+  st->group = std::make_unique<GenerationGroup>(ctx, m, st->lease.id());
+
+  const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  for (int32_t i = 0; i < cr.common.n; ++i) {
+    GenerationParams p = base;
+    if (base.sampling.seed) p.sampling.seed = *base.sampling.seed + uint64_t(i);
+    st->group->add(i, 0, std::move(p), default_seed + uint64_t(i));
+  }
+  st->group->start(st->deadline, st->timeout_s);
+
+  if (!cr.common.stream) {
+    respond_whole(*st, res);
+    return;
+  }
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider("text/event-stream", [st](size_t, httplib::DataSink& sink) {
+    bool ok = false;
+    try {
+      ok = stream_chat(*st, sink);
+    } catch (const std::exception& e) {
+      st->group->abort_all();
+      ok = write(sink, error_event(ApiError(500, "server_error", e.what()))) && write(sink, protocol::sse_done());
+    }
+    if (!ok) {
+      st->group->abort_all();  // client gone
+      return false;
+    }
+    sink.done();
+    return true;
+  });
+}
+
+}  // namespace oxyd::server

@@ -1,0 +1,206 @@
+// Shared serving helpers and GenerationGroup (see serving.h).
+#include <algorithm>
+#include <thread>
+
+#include "server/serving.h"
+
+namespace oxyd::server {
+
+using protocol::ApiError;
+using protocol::json;
+
+Clock::time_point ServingContext::deadline(std::optional<double> request_timeout) const {
+  double t = request_timeout_s;
+  if (request_timeout && *request_timeout > 0) t = t > 0 ? std::min(t, *request_timeout) : *request_timeout;
+  if (t <= 0) return Clock::time_point::max();
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t));
+}
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(protocol::error_body(e), "application/json");
+}
+
+json parse_json_body(const httplib::Request& req) {
+  json body = protocol::parse_body(req.body);
+  if (!body.is_object()) throw protocol::bad_request("the request body must be a JSON object");
+  return body;
+}
+
+ApiError timeout_error(double seconds) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "the request did not finish within its timeout of %g s (--request-timeout)", seconds);
+  return ApiError(408, "timeout_error", buf, "", "request_timeout");
+}
+
+ApiError shutdown_error() {
+  return ApiError(503, "server_error", "the server is shutting down; retry against another instance", "",
+                  "server_shutting_down");
+}
+
+std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
+                                                const std::vector<sample::SampleResult>& results) {
+  std::vector<protocol::TokenLogprob> out;
+  out.reserve(results.size());
+  for (const auto& r : results) {
+    protocol::TokenLogprob t;
+    t.token = tok.decode({r.token}, /*skip_special=*/false);
+    t.bytes.assign(t.token.begin(), t.token.end());
+    t.logprob = r.logprob;
+    for (const auto& [id, lp] : r.top_logprobs) t.top.emplace_back(tok.decode({id}, false), lp);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// ---- GenerationGroup -----------------------------------------------------------------------
+
+GenerationGroup::GenerationGroup(ServingContext& ctx, LoadedModel& model, std::string model_id)
+    : ctx_(ctx), model_(model), model_id_(std::move(model_id)) {}
+
+GenerationGroup::~GenerationGroup() {
+  for (Slot& s : slots_) {
+    if (!s.gen) continue;
+    if (!s.ended) s.gen->abort();
+    if (s.gen->queue_full()) continue;
+    double tps = -1;
+    const double secs = std::chrono::duration<double>(s.t_last - s.t_first).count();
+    if (s.got_token && s.gen->num_completion_tokens() > 1 && secs > 0)
+      tps = (s.gen->num_completion_tokens() - 1) / secs;
+    ctx_.metrics.observe_generation(model_id_, s.gen->time_to_first_token_s(), tps, s.gen->num_prompt_tokens(),
+                                    s.gen->num_completion_tokens());
+  }
+}
+
+void GenerationGroup::add(int32_t index, int32_t prompt_idx, GenerationParams params, uint64_t seed) {
+  Slot s;
+  s.index = index;
+  s.prompt_idx = prompt_idx;
+  try {
+    s.gen = std::make_unique<Generation>(model_, std::move(params), seed);
+  } catch (const Error& e) {
+    abort_all();
+    throw protocol::from_error(e);
+  }
+  slots_.push_back(std::move(s));
+}
+
+bool GenerationGroup::poll(Slot& s, GenerationChunk& out, Clock::time_point until) {
+  if (s.has_pending) {
+    out = std::move(s.pending);
+    s.has_pending = false;
+  } else {
+    switch (s.gen->next(out, until)) {
+      case Generation::Next::CHUNK: break;
+      case Generation::Next::END: s.ended = true; return false;
+      case Generation::Next::TIMEOUT: return false;
+    }
+  }
+  if (!out.tokens.empty()) {
+    s.t_last = Clock::now();
+    if (!s.got_token) s.t_first = s.t_last;
+    s.got_token = true;
+  }
+  if (out.finish_reason != engine::FinishReason::NONE) {
+    s.finish = out.finish_reason;
+    s.ended = true;
+  }
+  return true;
+}
+
+ApiError GenerationGroup::failure(const Slot& s, const std::string& error) const {
+  if (s.gen && s.gen->queue_full())
+    return ApiError(429, "rate_limit_error",
+                    "the request queue of model " + model_id_ + " is full (--max-queued-requests); retry later", "",
+                    "rate_limit_exceeded");
+  if (!error.empty()) return ApiError(500, "server_error", "the model failed on this request: " + error);
+  return ApiError(500, "server_error", "the engine ended the request early (model unloaded or shutdown)");
+}
+
+void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
+  if (slots_.empty()) return;
+  {
+    Slot& s = slots_.front();
+    while (!s.has_pending && !s.ended) {
+      if (ctx_.drain_expired) {
+        abort_all();
+        throw shutdown_error();
+      }
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        abort_all();
+        throw timeout_error(timeout_s);
+      }
+      const auto until = std::min(deadline, now + std::chrono::milliseconds(200));
+      switch (s.gen->next(s.pending, until)) {
+        case Generation::Next::CHUNK: s.has_pending = true; break;
+        case Generation::Next::END: s.ended = true; break;
+        case Generation::Next::TIMEOUT: break;
+      }
+    }
+    if (s.gen->queue_full()) {
+      abort_all();
+      throw failure(s, "");
+    }
+  }
+}
+
+GenerationGroup::Event GenerationGroup::next(size_t& slot, GenerationChunk& out, Clock::time_point deadline) {
+  for (;;) {
+    std::vector<size_t> live;
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].ended) live.push_back(i);
+    if (live.empty()) return Event::DONE;
+    if (ctx_.drain_expired) return Event::SHUTDOWN;
+    const auto now = Clock::now();
+    if (now >= deadline) return Event::TIMEOUT;
+    if (live.size() == 1) {
+      if (poll(slots_[live[0]], out, std::min(deadline, now + std::chrono::milliseconds(200)))) {
+        slot = live[0];
+        return Event::CHUNK;
+      }
+      continue;
+    }
+    // Several choices: take whatever is ready, round-robin; block briefly when nothing is.
+    for (size_t k = 0; k < live.size(); ++k) {
+      const size_t i = live[(rr_ + k) % live.size()];
+      if (poll(slots_[i], out, now)) {
+        rr_ = (rr_ + k + 1) % live.size();
+        slot = i;
+        return Event::CHUNK;
+      }
+    }
+    const size_t i = live[rr_ % live.size()];
+    rr_++;
+    if (poll(slots_[i], out, std::min(deadline, Clock::now() + std::chrono::milliseconds(5)))) {
+      slot = i;
+      return Event::CHUNK;
+    }
+  }
+}
+
+void GenerationGroup::abort_all() {
+  for (Slot& s : slots_)
+    if (s.gen && !s.ended) s.gen->abort();
+}
+
+protocol::Usage GenerationGroup::usage() const {
+  protocol::Usage u;
+  std::vector<int32_t> seen;
+  for (const Slot& s : slots_) {
+    if (std::find(seen.begin(), seen.end(), s.prompt_idx) == seen.end()) {
+      seen.push_back(s.prompt_idx);
+      u.prompt_tokens += s.gen->num_prompt_tokens();
+      u.cached_tokens += s.gen->num_cached_tokens();
+    }
+    u.completion_tokens += s.gen->num_completion_tokens();
+  }
+  return u;
+}
+
+}  // namespace oxyd::server
