@@ -9,14 +9,16 @@ where the server honours it). Every request has its own prompt (a request number
 English text), so no server can answer one request from another's prefix cache.
   TTFT: request sent -> first SSE chunk carrying a choice.
   output tokens: usage.completion_tokens when the server streams it; else MAX_TOKENS when
-    finish_reason is "length", else the number of chunks (one per token in both servers).
+    finish_reason is "length", else the number of chunks with text (one per token in both servers).
   aggregate tokens/s: all output tokens of the level / wall time from the first request sent to the
     last stream closed.
 Levels run in both servers back to back, alternating who goes first; one warm-up request each first.
 llama_cpp.server serves one request at a time (a global lock), so its concurrency only queues.
 
+llama-cpp-python must be importable without its AMX path (ggml's AMX matmul segfaults on this
+machine): PYTHONPATH=build/pylib, see docs/performance.md "Whole model vs llama.cpp".
 Command (repository root; hold the build lock so nobody compiles meanwhile):
-  flock /work/wt/build.lock /work/venv/bin/python bench/serving_bench.py \
+  PYTHONPATH=build/pylib flock /work/wt/build.lock /work/venv/bin/python bench/serving_bench.py \
       /work/models/gemma-3-270m-q4_k_m.gguf build/models/qwen3-0.6b-shaped-Q4_0.gguf \
       --threads 2 --concurrency 1 4 16 64 --max-tokens 32 --json build/serving_bench.json
 """
@@ -109,7 +111,7 @@ async def one_request(client, base, model_name, idx, max_tokens):
             for c in ev.get("choices") or []:
                 if ttft is None:
                     ttft = time.perf_counter() - t0
-                chunks += 1
+                chunks += 1 if c.get("text") else 0
                 finish = c.get("finish_reason") or finish
     if usage is not None:
         tokens = usage
@@ -123,16 +125,23 @@ async def one_request(client, base, model_name, idx, max_tokens):
 async def run_level(base, model_name, conc, reqs_per_client, max_tokens):
     limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
     async with httpx.AsyncClient(timeout=httpx.Timeout(1800.0), limits=limits) as client:
+        async def one(idx):
+            try:
+                return await one_request(client, base, model_name, idx, max_tokens)
+            except Exception as e:  # counted per level, so one refused request does not end the run
+                return f"{type(e).__name__}: {e}"
+
         async def client_loop(c):
-            return [await one_request(client, base, model_name, c * 1000 + i, max_tokens)
-                    for i in range(reqs_per_client)]
+            return [await one(c * 1000 + i) for i in range(reqs_per_client)]
         t0 = time.perf_counter()
         per_client = await asyncio.gather(*(client_loop(c) for c in range(conc)))
         wall = time.perf_counter() - t0
-    res = [r for rs in per_client for r in rs]
+    res = [r for rs in per_client for r in rs if not isinstance(r, str)]
+    errors = [r for rs in per_client for r in rs if isinstance(r, str)]
     tokens = sum(r[1] for r in res)
-    ttfts = sorted(r[0] for r in res)
-    return {"concurrency": conc, "requests": len(res), "tokens": tokens, "wall_s": wall,
+    ttfts = sorted(r[0] for r in res if r[0] is not None) or [float("nan")]
+    return {"concurrency": conc, "requests": len(res), "errors": len(errors), "first_error": errors[:1],
+            "tokens": tokens, "wall_s": wall,
             "agg_tok_s": tokens / wall, "ttft_median_s": statistics.median(ttfts),
             "ttft_p90_s": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))]}
 
@@ -168,7 +177,8 @@ async def bench_model(model, args, log):
                 row[name] = await run_level(base, mname, c, args.reqs_per_client, args.max_tokens)
                 print(f"  c={c} {name}: {row[name]['agg_tok_s']:.1f} tok/s, TTFT median "
                       f"{row[name]['ttft_median_s']:.3f} s ({row[name]['tokens']} tokens, "
-                      f"{row[name]['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+                      f"{row[name]['wall_s']:.1f} s, {row[name]['errors']} errors {row[name]['first_error']})",
+                      file=sys.stderr, flush=True)
             out["levels"].append(row)
         return out
     finally:
