@@ -83,7 +83,8 @@ def start_peer(model, threads, log, n_ctx):
     port = free_port()
     p = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
                           "--port", str(port), "--n_threads", str(threads), "--n_threads_batch", str(threads),
-                          "--n_ctx", str(n_ctx), "--n_batch", "512", "--verbose", "False"],
+                          "--n_ctx", str(n_ctx), "--n_batch", "512", "--verbose", "False",
+                          "--interrupt_requests", "False"],
                          stdout=log, stderr=log)
     t = time.time()
     base = f"http://127.0.0.1:{port}"
