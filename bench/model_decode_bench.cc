@@ -1,0 +1,135 @@
+// model_decode_bench: single-request prefill and decode timing of a whole model::Transformer, the
+// engine-level counterpart of llama-bench's pp / tg tests. It is a server for a driver script
+// (bench/model_bench.py), which alternates it with llama.cpp on the same token ids: the model is
+// loaded once, then each stdin line is one timed test:
+//   prefill N ID0 ID1 ...   fresh cache, one forward of the N ids at positions 0..N-1
+//   decode M ID0 ID1 ...    fresh cache, ID0 at position 0 (untimed), then M one-token steps
+//                           feeding ID1..IDM at positions 1..M (timed)
+// Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
+// token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
+// Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "model/transformer.h"
+
+namespace {
+
+using namespace oxyd;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Runner {
+  model::Transformer& m;
+  model::KvCache cache;
+  std::vector<int32_t> table;
+  int64_t num_blocks;
+
+  // Runs toks at positions [start, start + n) with logits for the last one.
+  void step(const std::vector<int32_t>& toks, int64_t start) {
+    const int64_t n = static_cast<int64_t>(toks.size());
+    std::vector<int32_t> pos(n), qsl = {0, static_cast<int32_t>(n)}, lens = {static_cast<int32_t>(start + n)},
+                                 last = {static_cast<int32_t>(n - 1)};
+    for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(start + i);
+    model::ForwardBatch b;
+    b.token_ids = toks;
+    b.positions = pos;
+    b.query_start_loc = qsl;
+    b.seq_lens = lens;
+    b.block_table = table;
+    b.max_blocks_per_req = num_blocks;
+    b.slot_mapping = pos;  // one sequence on blocks 0..num_blocks-1 in order
+    b.logits_indices = last;
+    Tensor out = m.forward(b, cache);
+    volatile float sink = out.ptr<float>()[0];
+    (void)sink;
+  }
+};
+
+int main_impl(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]\n");
+    return 2;
+  }
+  const std::string path = argv[1];
+  int threads = 0;
+  int64_t ctx = 2048;
+  DType kv = DType::F32;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--threads") threads = std::atoi(v.c_str());
+    else if (a == "--ctx") ctx = std::atoll(v.c_str());
+    else if (a == "--kv") kv = v == "f16" ? DType::F16 : v == "bf16" ? DType::BF16 : DType::F32;
+    else {
+      std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (threads > 0) ThreadPool::set_global_threads(threads);
+  const double t0 = now_s();
+  std::unique_ptr<model::Transformer> m = model::Transformer::load(path);
+  constexpr int64_t kBlock = 16;
+  const int64_t num_blocks = (ctx + kBlock - 1) / kBlock;
+  Runner r{*m, m->make_kv_cache(num_blocks, kBlock, kv), std::vector<int32_t>(num_blocks), num_blocks};
+  for (int64_t b = 0; b < num_blocks; ++b) r.table[b] = static_cast<int32_t>(b);
+  std::printf("ready load_s %.3f threads %d vocab %lld\n", now_s() - t0, ThreadPool::global().num_threads(),
+              static_cast<long long>(m->config().vocab_size));
+  std::fflush(stdout);
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd;
+    int64_t n = 0;
+    in >> cmd >> n;
+    std::vector<int32_t> ids;
+    for (int32_t id; in >> id;) ids.push_back(id);
+    const bool is_prefill = cmd == "prefill", is_decode = cmd == "decode";
+    const int64_t need = is_decode ? n + 1 : n;
+    if ((!is_prefill && !is_decode) || n <= 0 || static_cast<int64_t>(ids.size()) < need || need > ctx) {
+      std::printf("error bad command (need %lld ids, ctx %lld): %.40s\n", static_cast<long long>(need),
+                  static_cast<long long>(ctx), line.c_str());
+      std::fflush(stdout);
+      continue;
+    }
+    double secs;
+    if (is_prefill) {
+      std::vector<int32_t> toks(ids.begin(), ids.begin() + n);
+      const double t = now_s();
+      r.step(toks, 0);
+      secs = now_s() - t;
+    } else {
+      r.step({ids[0]}, 0);
+      std::vector<int32_t> one(1);
+      const double t = now_s();
+      for (int64_t i = 1; i <= n; ++i) {
+        one[0] = ids[i];
+        r.step(one, i);
+      }
+      secs = now_s() - t;
+    }
+    std::printf("%s %lld %.6f\n", cmd.c_str(), static_cast<long long>(n), secs);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "model_decode_bench: %s\n", e.what());
+    return 1;
+  }
+}
