@@ -14,6 +14,18 @@
 namespace oxyd {
 namespace {
 constexpr int kSpinIters = 1 << 16;
+// Spinning threads yield the core every kYieldEvery pauses: when the machine is oversubscribed
+// (HTTP threads, another process) the thread we wait for may be the one waiting for a core, and a
+// pure pause loop would hold that core for a whole time slice. With nothing else runnable a
+// yield returns at once, so the uncontended cost is a syscall per kYieldEvery pauses.
+constexpr int kYieldEvery = 64;
+
+inline void spin_pause(int spins) {
+  if ((spins & (kYieldEvery - 1)) == kYieldEvery - 1)
+    std::this_thread::yield();
+  else
+    OXYD_PAUSE();
+}
 std::unique_ptr<ThreadPool> g_pool;
 std::mutex g_pool_mu;
 }  // namespace
@@ -45,17 +57,14 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   }
   cv_.notify_all();
   fn(0, num_threads_);
-  while (pending_.load(std::memory_order_acquire) != 0) OXYD_PAUSE();
+  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) spin_pause(spins);
 }
 
 void ThreadPool::worker(int idx) {
   uint64_t seen = 0;
   for (;;) {
     int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIters) {
-      OXYD_PAUSE();
-      ++spins;
-    }
+    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIters) spin_pause(spins++);
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return generation_.load() != seen; });

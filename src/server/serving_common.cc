@@ -48,16 +48,30 @@ void require_model_field(const std::string& model) {
     throw protocol::bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter");
 }
 
+namespace {
+// A token's text as it appears inside generated text: decoded after an anchor token and cut
+// after the anchor's text, so decoders that strip a leading space of the whole string
+// (SentencePiece) keep the token's own space, matching the streamed content.
+std::string token_piece(const tokenizer::Tokenizer& tok, int32_t id) {
+  const int32_t anchor = tok.token_to_id("a");
+  if (anchor >= 0) {
+    const std::string pre = tok.decode({anchor}, false), both = tok.decode({anchor, id}, false);
+    if (both.size() >= pre.size() && both.compare(0, pre.size(), pre) == 0) return both.substr(pre.size());
+  }
+  return tok.decode({id}, false);
+}
+}  // namespace
+
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
                                                 const std::vector<sample::SampleResult>& results) {
   std::vector<protocol::TokenLogprob> out;
   out.reserve(results.size());
   for (const auto& r : results) {
     protocol::TokenLogprob t;
-    t.token = tok.decode({r.token}, /*skip_special=*/false);
+    t.token = token_piece(tok, r.token);
     t.bytes.assign(t.token.begin(), t.token.end());
     t.logprob = r.logprob;
-    for (const auto& [id, lp] : r.top_logprobs) t.top.emplace_back(tok.decode({id}, false), lp);
+    for (const auto& [id, lp] : r.top_logprobs) t.top.emplace_back(token_piece(tok, id), lp);
     out.push_back(std::move(t));
   }
   return out;
