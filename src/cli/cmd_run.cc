@@ -22,6 +22,7 @@
 #include "cli/repl.h"
 #include "cli/repl_session.h"
 #include "core/error.h"
+#include "core/file_util.h"
 #include "core/thread_pool.h"
 #include "hub/store.h"
 #include "server/loaded_model.h"
@@ -61,17 +62,6 @@ std::string resolve_model_path(const RunOpts& o) {
     return m.weight_files.front();
   }
   return m.dir;
-}
-
-std::string read_text_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  require(f != nullptr, ErrorCode::IO, "cannot open " + path);
-  std::string s;
-  char buf[1 << 14];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
 }
 
 // ~/.oxydllm/history (input lines of the interactive chat); empty when there is no HOME.

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file_util.h"
 #include "core/thread_pool.h"
 #include "hub/pull.h"
 #include "hub/store.h"
@@ -77,12 +78,14 @@ void validate(const StartOpts& o) {
 }
 
 std::string read_template(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  require(bool(f), "--chat-template " + path + ": cannot read the file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  require(!ss.str().empty(), "--chat-template " + path + ": the file is empty");
-  return ss.str();
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const Error&) {
+    require(false, "--chat-template " + path + ": cannot read the file");
+  }
+  require(!text.empty(), "--chat-template " + path + ": the file is empty");
+  return text;
 }
 
 // Pulls the default model into an empty store. Returns its id, or "" (message printed).

@@ -18,6 +18,7 @@
 
 #include "chat/fallback_template.h"
 #include "core/error.h"
+#include "core/file_util.h"
 #include "engine/transformer_executor.h"
 #include "loader/gguf.h"
 #include "model/transformer.h"
@@ -29,14 +30,6 @@ namespace fs = std::filesystem;
 
 constexpr DType kKvDType = DType::F32;
 constexpr int32_t kAutoMinSeqs = 16;
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_error(ErrorCode::IO, "cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // Tokenizer and the model's own chat template ("" if none) from a GGUF file or an HF directory.
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const std::string& path, std::string& chat_template) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/hf_json_fast.h"
 #include "tokenizer/tokenizer.h"
@@ -42,14 +43,6 @@ struct Ctx {
     return v.get<bool>();
   }
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_error(ErrorCode::NOT_FOUND, path + ": cannot open tokenizer file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 Pattern parse_pattern(const Ctx& c, const json& p, const std::string& path) {
   if (p.is_object() && p.contains("String") && p["String"].is_string())
@@ -319,8 +312,8 @@ std::string config_token(const json& cfg, const char* key) {
 
 std::unique_ptr<Tokenizer> Tokenizer::from_hf_files(const std::string& tokenizer_json_path,
                                                     const std::string& tokenizer_config_path) {
-  std::string tj = read_file(tokenizer_json_path);
-  std::string cfg = tokenizer_config_path.empty() ? std::string() : read_file(tokenizer_config_path);
+  std::string tj = read_text_file(tokenizer_json_path);
+  std::string cfg = tokenizer_config_path.empty() ? std::string() : read_text_file(tokenizer_config_path);
   return from_hf_json(tj, cfg, tokenizer_json_path);
 }
 

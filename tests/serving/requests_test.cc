@@ -155,18 +155,26 @@ TEST(ChatTemplate, NoneOverrideAndErrors) {
 TEST(Abort, MidGenerationFreesBlocks) {
   const Golden g = load_golden("llama");
   auto m = llama();
-  {
-    Generation gen(*m, greedy_params(g.prompts[1], 90), 0);
-    GenerationChunk c;
-    ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
-    ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
-    EXPECT_GT(m->engine().stats().kv_blocks_used, 0);
-    gen.abort();
-    Result rest = drain(gen);
-    EXPECT_TRUE(rest.finish == engine::FinishReason::ABORT) << int(rest.finish);
-    EXPECT_LT(rest.tokens.size() + 2, 90u);
+  // The tiny model can finish all 90 tokens before the abort lands when this thread is
+  // descheduled (a loaded machine): retry, and require that some abort lands mid-generation.
+  bool aborted_mid = false, saw_blocks_in_use = false;
+  for (int attempt = 0; attempt < 5 && !aborted_mid; ++attempt) {
+    {
+      Generation gen(*m, greedy_params(g.prompts[1], 90), 0);
+      GenerationChunk c;
+      ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
+      ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
+      saw_blocks_in_use |= m->engine().stats().kv_blocks_used > 0;
+      gen.abort();
+      Result rest = drain(gen);
+      EXPECT_TRUE(rest.finish == engine::FinishReason::ABORT || rest.finish == engine::FinishReason::LENGTH)
+          << int(rest.finish);
+      aborted_mid = rest.finish == engine::FinishReason::ABORT && rest.tokens.size() + 2 < 90u;
+    }
+    EXPECT_EQ(wait_idle(*m).kv_blocks_used, 0);
   }
-  EXPECT_EQ(wait_idle(*m).kv_blocks_used, 0);
+  EXPECT_TRUE(aborted_mid) << "no abort landed before the end of generation in 5 tries";
+  EXPECT_TRUE(saw_blocks_in_use);
   {
     Generation dropped(*m, greedy_params(g.prompts[2], 80), 0);  // destroyed unread: aborted
   }
