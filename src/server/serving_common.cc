@@ -52,26 +52,38 @@ namespace {
 // A token's text as it appears inside generated text: decoded after an anchor token and cut
 // after the anchor's text, so decoders that strip a leading space of the whole string
 // (SentencePiece) keep the token's own space, matching the streamed content.
-std::string token_piece(const tokenizer::Tokenizer& tok, int32_t id) {
-  const int32_t anchor = tok.token_to_id("a");
-  if (anchor >= 0) {
-    const std::string pre = tok.decode({anchor}, false), both = tok.decode({anchor, id}, false);
-    if (both.size() >= pre.size() && both.compare(0, pre.size(), pre) == 0) return both.substr(pre.size());
+class TokenPieces {
+ public:
+  explicit TokenPieces(const tokenizer::Tokenizer& tok) : tok_(tok), anchor_(tok.token_to_id("a")) {
+    if (anchor_ >= 0) anchor_text_ = tok.decode({anchor_}, false);
   }
-  return tok.decode({id}, false);
-}
+  std::string operator()(int32_t id) const {
+    if (anchor_ >= 0) {
+      const std::string both = tok_.decode({anchor_, id}, false);
+      if (both.compare(0, anchor_text_.size(), anchor_text_) == 0) return both.substr(anchor_text_.size());
+    }
+    return tok_.decode({id}, false);
+  }
+
+ private:
+  const tokenizer::Tokenizer& tok_;
+  int32_t anchor_;
+  std::string anchor_text_;
+};
 }  // namespace
 
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
                                                 const std::vector<sample::SampleResult>& results) {
   std::vector<protocol::TokenLogprob> out;
+  if (results.empty()) return out;
+  const TokenPieces piece(tok);
   out.reserve(results.size());
   for (const auto& r : results) {
     protocol::TokenLogprob t;
-    t.token = token_piece(tok, r.token);
+    t.token = piece(r.token);
     t.bytes.assign(t.token.begin(), t.token.end());
     t.logprob = r.logprob;
-    for (const auto& [id, lp] : r.top_logprobs) t.top.emplace_back(token_piece(tok, id), lp);
+    for (const auto& [id, lp] : r.top_logprobs) t.top.emplace_back(piece(id), lp);
     out.push_back(std::move(t));
   }
   return out;
