@@ -5,9 +5,13 @@
 //   prefill N ID0 ID1 ...   fresh cache, one forward of the N ids at positions 0..N-1
 //   decode M ID0 ID1 ...    fresh cache, ID0 at position 0 (untimed), then M one-token steps
 //                           feeding ID1..IDM at positions 1..M (timed)
+//   batch R M ID0 ID1 ...   fresh cache, R sequences each prefilled (untimed) with ID0..ID31,
+//                           then M steps of R rows, one decode token per sequence (timed), logits
+//                           for every row: the engine's decode step at concurrency R
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
 // Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +57,31 @@ struct Runner {
     volatile float sink = out.ptr<float>()[0];
     (void)sink;
   }
+
+  // One step of R sequences, sequence r owning blocks [r*per, (r+1)*per): toks[r] at position pos.
+  void batch_step(const std::vector<int32_t>& toks, int64_t pos, int64_t per, int64_t block) {
+    const int64_t n = static_cast<int64_t>(toks.size());
+    std::vector<int32_t> p(n, static_cast<int32_t>(pos)), qsl(n + 1), lens(n, static_cast<int32_t>(pos + 1)),
+        last(n), slots(n), bt(n * per);
+    for (int64_t r = 0; r < n; ++r) {
+      qsl[r + 1] = static_cast<int32_t>(r + 1);
+      last[r] = static_cast<int32_t>(r);
+      slots[r] = static_cast<int32_t>(r * per * block + pos);
+      for (int64_t j = 0; j < per; ++j) bt[r * per + j] = static_cast<int32_t>(r * per + j);
+    }
+    model::ForwardBatch b;
+    b.token_ids = toks;
+    b.positions = p;
+    b.query_start_loc = qsl;
+    b.seq_lens = lens;
+    b.block_table = bt;
+    b.max_blocks_per_req = per;
+    b.slot_mapping = slots;
+    b.logits_indices = last;
+    Tensor out = m.forward(b, cache);
+    volatile float sink = out.ptr<float>()[0];
+    (void)sink;
+  }
 };
 
 int main_impl(int argc, char** argv) {
@@ -93,6 +122,23 @@ int main_impl(int argc, char** argv) {
     in >> cmd >> n;
     std::vector<int32_t> ids;
     for (int32_t id; in >> id;) ids.push_back(id);
+    if (cmd == "batch") {
+      const int64_t rows = n;
+      int64_t steps = 0;
+      if (!ids.empty()) steps = ids.front(), ids.erase(ids.begin());
+      const int64_t per = num_blocks / std::max<int64_t>(rows, 1), warm = 32;
+      if (rows <= 0 || steps <= 0 || static_cast<int64_t>(ids.size()) < warm + steps || (warm + steps) > per * kBlock) {
+        std::printf("error bad batch command: %.40s\n", line.c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      for (int64_t p = 0; p < warm; ++p) r.batch_step(std::vector<int32_t>(rows, ids[p]), p, per, kBlock);
+      const double t = now_s();
+      for (int64_t s = 0; s < steps; ++s) r.batch_step(std::vector<int32_t>(rows, ids[warm + s]), warm + s, per, kBlock);
+      std::printf("batch %lld %lld %.6f\n", static_cast<long long>(rows), static_cast<long long>(steps), now_s() - t);
+      std::fflush(stdout);
+      continue;
+    }
     const bool is_prefill = cmd == "prefill", is_decode = cmd == "decode";
     const int64_t need = is_decode ? n + 1 : n;
     if ((!is_prefill && !is_decode) || n <= 0 || static_cast<int64_t>(ids.size()) < need || need > ctx) {
