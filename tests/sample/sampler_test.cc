@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -145,6 +146,35 @@ TEST(Sample, GreedyTiesLowestIdAndPenalties) {
   p.logit_bias = {{4, 10.0f}};
   RequestSampler b(p, 5, {}, 0);
   EXPECT_EQ(b.sample(x).token, 4);
+}
+
+// Greedy on large rows (the blocked argmax): the first maximum as std::max_element finds it, with
+// ties inside a block, across blocks, at the very end, and rows of -inf.
+TEST(Sample, GreedyLargeVocabFirstMaximum) {
+  SamplingParams p;
+  p.temperature = 0;
+  std::mt19937 g(7);
+  std::normal_distribution<float> d;
+  for (int32_t n : {1, 15, 17, 2047, 2048, 2049, 100003, 262144}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = d(g);
+    std::vector<std::vector<float>> rows{x};
+    auto with = [&](std::initializer_list<int32_t> at, float v) {
+      std::vector<float> y = x;
+      for (int32_t i : at)
+        if (i < n) y[i] = v;
+      rows.push_back(y);
+    };
+    with({n - 1}, 50);
+    with({n / 2, n - 1}, 50);
+    with({3, 2047, 2048, n - 1}, 50);
+    with({n - 1, 5000, 200000}, 50);
+    rows.push_back(std::vector<float>(n, -INFINITY));
+    for (const auto& y : rows) {
+      RequestSampler s(p, n, {}, 0);
+      EXPECT_EQ(s.sample(y).token, int32_t(std::max_element(y.begin(), y.end()) - y.begin())) << "n " << n;
+    }
+  }
 }
 
 TEST(Sample, TopKKeepsTiesAtTheKthValue) {
