@@ -51,7 +51,7 @@ std::vector<RequestOutput> EngineCore::step() {
   num_tokens_computed_ += batch.num_tokens();
   num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
   const int32_t vocab = model_.vocab_size();
-  logits_.assign(batch.logits_indices.size() * size_t(vocab), 0.0f);
+  logits_.resize(batch.logits_indices.size() * size_t(vocab));  // sized, not cleared: execute fills every row
   model_.execute(batch, logits_);
 
   std::unordered_map<int64_t, int32_t> sampled;

@@ -23,7 +23,8 @@ class ModelExecutor {
  public:
   virtual ~ModelExecutor() = default;
   virtual int32_t vocab_size() const = 0;
-  /// Runs one batch; fills `logits` [batch.logits_indices.size(), vocab_size] row-major.
+  /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
+  /// vocab_size] row-major with unspecified contents.
   virtual void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) = 0;
 };
 
