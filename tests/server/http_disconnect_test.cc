@@ -1,5 +1,5 @@
 // Client disconnects and stream outcomes in /metrics, against the real `oxydllm start` binary:
-// a NON-streaming completion whose client closes its socket mid-generation is aborted at once
+// a NON-streaming completion or chat whose client closes its socket mid-generation is aborted at once
 // (KV blocks back to 0, counted as status 499) and the server still answers; a keep-alive
 // connection whose next request arrives while the first generates is not taken for a close (both
 // answers arrive whole);
@@ -21,7 +21,7 @@ class HttpClientGone : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = make_store();
     server_ = new ServerProcess(dir_, {"--port", "0", "--models-dir", (dir_ / "store").string(), "--model", kModelId,
-                                       "--no-pull"});
+                                       "--chat-template", write_template(dir_).string(), "--no-pull"});
     ASSERT_GT(server_->port(), 0) << server_->stderr_text();
   }
   static void TearDownTestSuite() {
@@ -85,34 +85,45 @@ class HttpClientGone : public ::testing::Test {
     return {{"model", kModelId}, {"prompt", "Once upon a time"}, {"n", 128}, {"max_tokens", 120},
             {"ignore_eos", true}, {"temperature", 1.0}};
   }
+  /// Sends `body` to `path` on a raw socket, closes it once the request holds KV blocks, and
+  /// checks that the blocks return to 0 and the request is counted as 499, not 200, promptly.
+  static void close_mid_generation(const std::string& path, const json& body) {
+    const std::string m0 = metrics();
+    const double aborted_before = value(m0, requests(path, 499));
+    const int fd = connect_raw();
+    send_all(fd, post_bytes(path, body));
+    ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return value(m, kv_used()) > 0; }))
+        << "the request never started";
+    close(fd);
+    const auto t0 = Clock::now();
+    const bool freed = wait_metrics(30, [&](const std::string& m) {
+      return value(m, kv_used()) == 0 && value(m, requests(path, 499)) == aborted_before + 1;
+    });
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    ASSERT_TRUE(freed) << metrics();
+    std::printf("[ measured ] %s: close → blocks freed and counted as 499: %.1f ms\n", path.c_str(), ms);
+    // ~25 ms poll interval + one engine step; the bound leaves room for a loaded 2-core machine.
+    EXPECT_LT(ms, 1500);
+    EXPECT_EQ(value(metrics(), requests(path, 200)), value(m0, requests(path, 200)))
+        << "the aborted request was counted as a success";
+    auto c = server_->client();
+    auto r = c.Post("/v1/completions", json{{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 3}}.dump(),
+                    "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
   static inline fs::path dir_;
   static inline ServerProcess* server_ = nullptr;
 };
 
 TEST_F(HttpClientGone, ClosedNonStreamingClientIsAbortedPromptly) {
-  const std::string m0 = metrics();
-  const double aborted_before = value(m0, requests("/v1/completions", 499));
-  const int fd = connect_raw();
-  send_all(fd, post_bytes("/v1/completions", long_request()));
-  ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return value(m, kv_used()) > 0; }))
-      << "the request never started";
-  close(fd);
-  const auto t0 = Clock::now();
-  const bool freed = wait_metrics(30, [&](const std::string& m) {
-    return value(m, kv_used()) == 0 && value(m, requests("/v1/completions", 499)) == aborted_before + 1;
-  });
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  ASSERT_TRUE(freed) << metrics();
-  std::printf("[ measured ] close → blocks freed and counted as 499: %.1f ms\n", ms);
-  // ~25 ms poll interval + one engine step; the bound leaves room for a loaded 2-core machine.
-  EXPECT_LT(ms, 1500);
-  EXPECT_EQ(value(metrics(), requests("/v1/completions", 200)), value(m0, requests("/v1/completions", 200)))
-      << "the aborted request was counted as a success";
-  auto c = server_->client();
-  auto r = c.Post("/v1/completions", json{{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 3}}.dump(),
-                  "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200) << r->body;
+  close_mid_generation("/v1/completions", long_request());
+}
+
+TEST_F(HttpClientGone, ClosedNonStreamingChatClientIsAbortedPromptly) {
+  close_mid_generation("/v1/chat/completions",
+                       {{"model", kModelId}, {"messages", {{{"role", "user"}, {"content", "Once upon a time"}}}},
+                        {"n", 128}, {"max_tokens", 100}, {"ignore_eos", true}, {"temperature", 1.0}});
 }
 
 TEST_F(HttpClientGone, PipelinedKeepAliveRequestIsNotAClose) {
