@@ -1,10 +1,10 @@
 // Client disconnects and stream outcomes in /metrics, against the real `oxydllm start` binary:
-// a NON-streaming completion or chat whose client closes its socket mid-generation is aborted at once
-// (KV blocks back to 0, counted as status 499) and the server still answers; a keep-alive
+// a NON-streaming completion or chat whose client closes its socket mid-generation is aborted at
+// once (KV blocks back to 0, counted as status 499) and the server still answers; a keep-alive
 // connection whose next request arrives while the first generates is not taken for a close (both
-// answers arrive whole);
-// a stream that fails after its 200 header (error chunk) is counted with the error's status, a
-// stream whose client leaves as 499. Oracle: the /metrics gauges and counters and the HTTP bytes.
+// answers arrive whole); a stream that fails after its 200 header (error chunk) is counted with
+// the error's status, a stream whose client leaves as 499. Oracle: the /metrics gauges and
+// counters and the HTTP bytes.
 #include "http_test_util.h"
 
 #include <arpa/inet.h>
