@@ -88,6 +88,7 @@ void EngineCore::forward_isolating(std::span<const sched::ScheduledRequest> part
   } catch (const std::exception& e) {
     if (part.size() == 1) {
       st.failed.emplace(part[0].req->request_id, e.what());
+      st.bad_kv.insert(part[0].req->request_id);
       return;
     }
     if (part.size() == num_scheduled_)
@@ -101,6 +102,42 @@ void EngineCore::forward_isolating(std::span<const sched::ScheduledRequest> part
   forward_isolating(part.subspan(mid), st);
 }
 
+void EngineCore::fail_readers_of_bad_kv(const sched::SchedulerOutput& so, StepResults& st) {
+  const int32_t bs = kv_.block_size();
+  std::unordered_map<int32_t, int64_t> suspect;  // block a bad_kv request was writing in this step → it
+  std::unordered_set<int64_t> marked;
+  for (bool grew = !st.bad_kv.empty(); grew;) {
+    grew = false;
+    for (const auto& s : so.scheduled) {
+      const int64_t id = s.req->request_id;
+      if (!st.bad_kv.count(id) || !marked.insert(id).second) continue;
+      const auto ids = kv_.block_ids(id);
+      const int32_t first = s.req->num_computed_tokens / bs;
+      const int32_t last = (s.req->num_computed_tokens + s.num_scheduled_tokens - 1) / bs;
+      for (int32_t b = first; b <= last && b < int32_t(ids.size()); ++b)
+        if (ids[size_t(b)] != kv::kNullBlock) suspect.emplace(ids[size_t(b)], id);
+    }
+    for (const auto& s : so.scheduled) {
+      const int64_t id = s.req->request_id;
+      if (st.bad_kv.count(id)) continue;
+      const auto ids = kv_.block_ids(id);
+      const int32_t num_read = std::min<int32_t>(int32_t(ids.size()), s.req->num_computed_tokens / bs);  // full hit blocks
+      for (int32_t b = 0; b < num_read; ++b) {
+        const auto writer = suspect.find(ids[size_t(b)]);
+        if (writer == suspect.end()) continue;
+        std::string why = "the model step failed for a request whose prompt prefix this one shares: " +
+                          st.failed.at(writer->second);
+        st.failed[id] = std::move(why);
+        st.bad_kv.insert(id);
+        st.sampled.erase(id);
+        st.results.erase(id);
+        grew = true;
+        break;
+      }
+    }
+  }
+}
+
 std::vector<RequestOutput> EngineCore::step() {
   std::vector<RequestOutput> outputs;
   sched::SchedulerOutput so = sched_.schedule();
@@ -112,6 +149,7 @@ std::vector<RequestOutput> EngineCore::step() {
   StepResults st;
   num_scheduled_ = so.scheduled.size();
   forward_isolating(so.scheduled, st);
+  fail_readers_of_bad_kv(so, st);
 
   // Requests whose forward failed even alone: ended with ERROR, their blocks freed and kept out
   // of the prefix cache (they may never have been written); the scheduler drops them next step.

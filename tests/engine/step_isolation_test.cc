@@ -133,6 +133,39 @@ TEST(StepIsolation, EveryRequestFailingAloneFails) {
   EXPECT_EQ(core.kv().num_used_blocks(), 0);
 }
 
+// Two requests with one prompt (n = 2) are admitted in the same step and the second reads the
+// first's prompt blocks as prefix-cache hits, computing only its last tokens (no poison among them,
+// so its forward alone succeeds). The first fails; the blocks the second read were never written,
+// so it must fail too rather than answer from garbage KV.
+TEST(StepIsolation, RequestsReadingAFailedRequestsBlocksFailToo) {
+  PoisonModel model(64, 4);
+  EngineCore core(sched::SchedulerConfig{}, kv_config(), model);
+  EngineRequest a;
+  a.request_id = 1;
+  a.prompt_token_ids = {3, 1, 4, kPoison, 5, 9, 2, 6, 8, 7};
+  a.max_tokens = 8;
+  EngineRequest b = a;
+  b.request_id = 2;
+  ASSERT_TRUE(core.add_request(a, 5));
+  ASSERT_TRUE(core.add_request(b, 5));
+  ASSERT_TRUE(core.add_request(clean(3), 5));
+  std::map<int64_t, std::vector<int32_t>> got;
+  std::map<int64_t, RequestOutput> last;
+  while (core.has_unfinished())
+    for (auto& o : core.step()) {
+      for (auto& t : o.new_tokens) got[o.request_id].push_back(t.token);
+      last[o.request_id] = o;
+    }
+  EXPECT_EQ(last[1].finish_reason, FinishReason::ERROR);
+  EXPECT_EQ(last[1].error, "poisoned token in the batch");
+  EXPECT_EQ(last[2].num_cached_tokens, 8);  // it did read request 1's two prompt blocks
+  EXPECT_EQ(last[2].finish_reason, FinishReason::ERROR);
+  EXPECT_NE(last[2].error.find("poisoned token in the batch"), std::string::npos) << last[2].error;
+  EXPECT_TRUE(got[2].empty());
+  EXPECT_EQ(got[3], alone(clean(3)));
+  EXPECT_EQ(core.kv().num_used_blocks(), 0);
+}
+
 TEST(StepIsolation, AsyncEngineKeepsServingTheOthers) {
   PoisonModel model(64, 4);
   model.delay_us = 200;
