@@ -172,13 +172,19 @@ TEST_F(HttpClientGone, StreamOutcomesAreCounted) {
   EXPECT_EQ(status, 200);
   ASSERT_GE(ev.size(), 2u);
   EXPECT_EQ(json::parse(ev[ev.size() - 2])["error"]["code"], "request_timeout");
-  // A stream whose client leaves mid-way.
+  // A stream whose client leaves mid-way (once the aborted 128 of the first have left the
+  // engine's queue, or this one could be refused with 429).
+  ASSERT_TRUE(wait_metrics(30, [](const std::string& m) {
+    return value(m, kv_used()) == 0 && value(m, "oxydllm_queue_depth{model=\"" + std::string(kModelId) + "\"}") == 0;
+  }));
   const int fd = connect_raw();
   json s2 = long_request();
   s2["stream"] = true;
   send_all(fd, post_bytes("/v1/completions", s2));
   char buf[4096];
-  ASSERT_GT(recv(fd, buf, sizeof buf, 0), 0);  // the header (and maybe first chunks) arrived
+  const ssize_t n = recv(fd, buf, sizeof buf, 0);  // the header (and maybe first chunks)
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(std::string(buf, size_t(n)).rfind("HTTP/1.1 200", 0), 0u) << std::string(buf, size_t(n));
   close(fd);
   ASSERT_TRUE(wait_metrics(30, [&](const std::string& m) {
     return value(m, requests("/v1/completions", 499)) == value(m0, requests("/v1/completions", 499)) + 1 &&
