@@ -111,7 +111,7 @@ void AsyncEngine::loop() {
       try {
         outputs = core_.step();
       } catch (const std::exception& e) {
-        failed = true;  // a model error ends every request; the engine keeps serving new ones
+        failed = true;  // not a model error (step() isolates those): end every request, keep serving
         error = e.what();
         std::fprintf(stderr, "oxydllm: engine step failed, ending %zu request(s): %s\n", streams_.size(), e.what());
       }

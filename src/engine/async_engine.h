@@ -1,8 +1,10 @@
 // AsyncEngine: one engine thread per model running EngineCore::step() while there is work, and a
 // RequestStream per request through which its outputs return. submit() validates on the caller's
 // thread (so bad requests fail synchronously) and queues; abort() (client gone, stop string) is
-// applied at the next step. A step that throws (model error) ends every request in the engine with
-// FinishReason::ERROR and the loop goes on serving. Thread-safe; the destructor aborts and joins.
+// applied at the next step. A model error ends only the requests that fail alone (EngineCore::step
+// isolates them) with FinishReason::ERROR; should step() itself still throw (scheduler state), every
+// request in the engine ends with ERROR. Either way the loop goes on serving. Thread-safe; the
+// destructor aborts and joins.
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,10 @@
 // EngineCore::step (see engine_core.h). Each request samples with its own RequestSampler, so its
 // tokens do not depend on what else is batched; a preempted request keeps its sampler and only
-// recomputes KV.
+// recomputes KV. A step whose forward throws is retried in halves (forward_isolating) so only the
+// requests that fail alone end with ERROR; the others' tokens are those of an unbroken step.
 #include "engine/engine_core.h"
+
+#include <cstdio>
 
 #include "core/error.h"
 
@@ -38,42 +41,134 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
   return true;
 }
 
+void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResults& st) {
+  sched::SchedulerOutput so;
+  so.scheduled.assign(part.begin(), part.end());
+  const runner::ForwardBatch batch = runner::build_forward_batch(so, kv_);
+  const int32_t vocab = model_.vocab_size();
+  logits_.resize(batch.logits_indices.size() * size_t(vocab));  // sized, not cleared: execute fills every row
+  model_.execute(batch, logits_);  // a throw here: nothing of this part was recorded
+  num_tokens_computed_ += batch.num_tokens();
+  num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
+
+  for (size_t i = 0; i < batch.sampled_request_ids.size(); ++i) {
+    const int64_t id = batch.sampled_request_ids[i];
+    try {
+      auto& live = live_.at(id);
+      sample::SampleResult r = live.sampler->sample(std::span<const float>(logits_).subspan(i * size_t(vocab), size_t(vocab)));
+      st.sampled[id] = r.token;
+      st.results[id] = std::move(r);
+    } catch (const std::exception& e) {
+      st.failed.emplace(id, e.what());
+    }
+  }
+  for (size_t i = 0; i < batch.prompt_logits_request_ids.size(); ++i) {
+    const int64_t id = batch.prompt_logits_request_ids[i];
+    if (st.failed.count(id)) continue;
+    try {
+      Live& live = live_.at(id);
+      const int32_t p = batch.prompt_logits_positions[i];
+      const size_t row = size_t(batch.num_sampled()) + i;
+      sample::SampleResult& lp = live.prompt_logprobs[size_t(p)];  // a recompute overwrites, same values
+      lp.token = live.req->token_ids[size_t(p + 1)];
+      sample::raw_logprobs(std::span<const float>(logits_).subspan(row * size_t(vocab), size_t(vocab)), lp.token,
+                           live.req->prompt_logprobs, lp);
+    } catch (const std::exception& e) {
+      st.failed.emplace(id, e.what());
+      st.sampled.erase(id);
+      st.results.erase(id);
+    }
+  }
+}
+
+void EngineCore::forward_isolating(std::span<const sched::ScheduledRequest> part, StepResults& st) {
+  try {
+    forward(part, st);
+    return;
+  } catch (const std::exception& e) {
+    if (part.size() == 1) {
+      st.failed.emplace(part[0].req->request_id, e.what());
+      st.bad_kv.insert(part[0].req->request_id);
+      return;
+    }
+    if (part.size() == num_scheduled_)
+      std::fprintf(stderr, "oxydllm: engine step of %zu request(s) failed (%s); retrying them in halves\n",
+                   part.size(), e.what());
+  }
+  // Halves in batch order: a request that reads prefix blocks registered by an earlier one in the
+  // same step still finds them written.
+  const size_t mid = part.size() / 2;
+  forward_isolating(part.first(mid), st);
+  forward_isolating(part.subspan(mid), st);
+}
+
+void EngineCore::fail_readers_of_bad_kv(const sched::SchedulerOutput& so, StepResults& st) {
+  const int32_t bs = kv_.block_size();
+  std::unordered_map<int32_t, int64_t> suspect;  // block a bad_kv request was writing in this step → it
+  std::unordered_set<int64_t> marked;
+  for (bool grew = !st.bad_kv.empty(); grew;) {
+    grew = false;
+    for (const auto& s : so.scheduled) {
+      const int64_t id = s.req->request_id;
+      if (!st.bad_kv.count(id) || !marked.insert(id).second) continue;
+      const auto ids = kv_.block_ids(id);
+      const int32_t first = s.req->num_computed_tokens / bs;
+      const int32_t last = (s.req->num_computed_tokens + s.num_scheduled_tokens - 1) / bs;
+      for (int32_t b = first; b <= last && b < int32_t(ids.size()); ++b)
+        if (ids[size_t(b)] != kv::kNullBlock) suspect.emplace(ids[size_t(b)], id);
+    }
+    for (const auto& s : so.scheduled) {
+      const int64_t id = s.req->request_id;
+      if (st.bad_kv.count(id)) continue;
+      const auto ids = kv_.block_ids(id);
+      const int32_t num_read = std::min<int32_t>(int32_t(ids.size()), s.req->num_computed_tokens / bs);  // full hit blocks
+      for (int32_t b = 0; b < num_read; ++b) {
+        const auto writer = suspect.find(ids[size_t(b)]);
+        if (writer == suspect.end()) continue;
+        std::string why = "the model step failed for a request whose prompt prefix this one shares: " +
+                          st.failed.at(writer->second);
+        st.failed[id] = std::move(why);
+        st.bad_kv.insert(id);
+        st.sampled.erase(id);
+        st.results.erase(id);
+        grew = true;
+        break;
+      }
+    }
+  }
+}
+
 std::vector<RequestOutput> EngineCore::step() {
   std::vector<RequestOutput> outputs;
-  const sched::SchedulerOutput so = sched_.schedule();
+  sched::SchedulerOutput so = sched_.schedule();
   for (int64_t id : so.finished_ids) {  // aborted
-    outputs.push_back({id, {}, FinishReason::ABORT, 0, 0});
-    live_.erase(id);
+    if (live_.erase(id)) outputs.push_back({id, {}, FinishReason::ABORT, 0, 0});
   }
   if (so.scheduled.empty()) return outputs;
 
-  const runner::ForwardBatch batch = runner::build_forward_batch(so, kv_);
-  num_tokens_computed_ += batch.num_tokens();
-  num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
-  const int32_t vocab = model_.vocab_size();
-  logits_.resize(batch.logits_indices.size() * size_t(vocab));  // sized, not cleared: execute fills every row
-  model_.execute(batch, logits_);
+  StepResults st;
+  num_scheduled_ = so.scheduled.size();
+  forward_isolating(so.scheduled, st);
+  fail_readers_of_bad_kv(so, st);
 
-  std::unordered_map<int64_t, int32_t> sampled;
-  std::unordered_map<int64_t, sample::SampleResult> results;
-  for (size_t i = 0; i < batch.sampled_request_ids.size(); ++i) {
-    const int64_t id = batch.sampled_request_ids[i];
-    auto& live = live_.at(id);
-    sample::SampleResult r = live.sampler->sample(std::span<const float>(logits_).subspan(i * size_t(vocab), size_t(vocab)));
-    sampled[id] = r.token;
-    results[id] = std::move(r);
+  // Requests whose forward failed even alone: ended with ERROR, their blocks freed and kept out
+  // of the prefix cache (they may never have been written); the scheduler drops them next step.
+  if (!st.failed.empty()) {
+    std::erase_if(so.scheduled, [&](const sched::ScheduledRequest& s) { return st.failed.count(s.req->request_id) != 0; });
+    for (const auto& [id, error] : st.failed) {
+      std::fprintf(stderr, "oxydllm: request %lld failed in the model step: %s\n", static_cast<long long>(id),
+                   error.c_str());
+      const sched::Request& req = *live_.at(id).req;
+      RequestOutput out{id, {}, FinishReason::ERROR, req.num_prompt_tokens, std::max(0, req.num_cached_tokens)};
+      out.error = error;
+      outputs.push_back(std::move(out));
+      kv_.free(id, /*drop_cached=*/true);
+      sched_.abort_request(id);
+      live_.erase(id);
+    }
   }
-  for (size_t i = 0; i < batch.prompt_logits_request_ids.size(); ++i) {
-    Live& live = live_.at(batch.prompt_logits_request_ids[i]);
-    const int32_t p = batch.prompt_logits_positions[i];
-    const size_t row = size_t(batch.num_sampled()) + i;
-    sample::SampleResult& lp = live.prompt_logprobs[size_t(p)];  // a recompute overwrites, same values
-    lp.token = live.req->token_ids[size_t(p + 1)];
-    sample::raw_logprobs(std::span<const float>(logits_).subspan(row * size_t(vocab), size_t(vocab)), lp.token,
-                         live.req->prompt_logprobs, lp);
-  }
-  const auto finished = sched_.update_from_output(so, sampled);
-  for (auto& [id, r] : results) {
+  const auto finished = sched_.update_from_output(so, st.sampled);
+  for (auto& [id, r] : st.results) {
     const sched::Request& req = *live_.at(id).req;
     RequestOutput out{id, {std::move(r)}, FinishReason::NONE, req.num_prompt_tokens, std::max(0, req.num_cached_tokens)};
     if (req.status == sched::RequestStatus::FINISHED_STOPPED) out.finish_reason = FinishReason::STOP;

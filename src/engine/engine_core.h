@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kv/block_manager.h"
@@ -38,7 +39,8 @@ struct EngineRequest {
   int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
 };
 
-/// ERROR: the model step threw; the engine ended the request and keeps serving others.
+/// ERROR: the model step threw for this request even run alone; the engine ended it and keeps
+/// serving the others (a step that fails is retried in halves to find the culprits).
 enum class FinishReason { NONE, STOP, LENGTH, ABORT, ERROR };
 
 /// One step's news for one request.
@@ -72,7 +74,11 @@ class EngineCore {
   /// add_request's checks only; touches no mutable state (safe from a front-end thread).
   void validate(const EngineRequest& req) const;
   void abort_request(int64_t request_id) { sched_.abort_request(request_id); }
-  /// One engine iteration. Returns outputs of requests that got a token or finished.
+  /// One engine iteration. Returns outputs of requests that got a token or finished. When the
+  /// model throws, the step's requests are re-run in halves (batch order) until the ones that fail
+  /// alone are found: those end with FinishReason::ERROR and the message, and so do the requests
+  /// that read their unwritten blocks as prefix hits in the same step; the rest go on. Throws
+  /// only for an error outside the model step (scheduler state).
   std::vector<RequestOutput> step();
   bool has_unfinished() const { return sched_.has_unfinished(); }
   const kv::BlockManager& kv() const { return kv_; }
@@ -86,6 +92,22 @@ class EngineCore {
     std::vector<sample::SampleResult> prompt_logprobs = {};  // [num_prompt_tokens - 1]
     bool prompt_logprobs_sent = false;
   };
+  struct StepResults {
+    std::unordered_map<int64_t, int32_t> sampled;               // for update_from_output
+    std::unordered_map<int64_t, sample::SampleResult> results;  // the token and its logprobs
+    std::unordered_map<int64_t, std::string> failed;            // request → what failed
+    std::unordered_set<int64_t> bad_kv;  // failed requests whose KV of this step is unwritten or wrong
+  };
+  /// One forward over `part` (a slice of this step's batch) and its sampling. Throws when the
+  /// model does (nothing recorded); a sampling error fails only its request.
+  void forward(std::span<const sched::ScheduledRequest> part, StepResults& st);
+  /// forward(), bisecting `part` on a throw down to the requests that fail alone.
+  void forward_isolating(std::span<const sched::ScheduledRequest> part, StepResults& st);
+  /// Fails, transitively, the requests of `so` that read (as prefix-cache hits) blocks a bad_kv
+  /// request was writing in this step: they would otherwise read unwritten KV (n > 1 choices of
+  /// one prompt share its blocks from the step they are admitted in).
+  void fail_readers_of_bad_kv(const sched::SchedulerOutput& so, StepResults& st);
+
   kv::BlockManager kv_;
   sched::Scheduler sched_;
   ModelExecutor& model_;
@@ -93,6 +115,7 @@ class EngineCore {
   std::vector<float> logits_;
   int64_t num_generated_tokens_ = 0;
   int64_t num_tokens_computed_ = 0;
+  size_t num_scheduled_ = 0;  // this step's batch size (for the failure log line)
 };
 
 }  // namespace oxyd::engine

@@ -50,17 +50,22 @@ int32_t BlockManager::take_free_block() {
   Block& b = blocks_[bid];
   b.in_free = false;
   if (b.hashed) {
-    auto& v = cached_[b.hash];
-    v.erase(std::find(v.begin(), v.end(), bid));
-    if (v.empty()) cached_.erase(b.hash);
-    --num_cached_;
-    b.hashed = false;
-    b.serial = 0;
-    b.tokens.clear();
+    unhash(bid);
     ++stats_.num_evictions;
   }
   b.ref_cnt = 1;
   return bid;
+}
+
+void BlockManager::unhash(int32_t bid) {
+  Block& b = blocks_[bid];
+  auto& v = cached_[b.hash];
+  v.erase(std::find(v.begin(), v.end(), bid));
+  if (v.empty()) cached_.erase(b.hash);
+  --num_cached_;
+  b.hashed = false;
+  b.serial = 0;
+  b.tokens.clear();
 }
 
 void BlockManager::touch(int32_t bid) {
@@ -72,10 +77,11 @@ void BlockManager::touch(int32_t bid) {
   ++b.ref_cnt;
 }
 
-void BlockManager::release(int32_t bid) {
+void BlockManager::release(int32_t bid, bool drop_cached) {
   Block& b = blocks_[bid];
   OXYD_CHECK(b.ref_cnt > 0, "kv: releasing a free block");
   if (--b.ref_cnt > 0) return;
+  if (drop_cached && b.hashed) unhash(bid);
   b.free_pos = b.hashed ? free_list_.insert(free_list_.end(), bid) : free_list_.insert(free_list_.begin(), bid);
   b.in_free = true;
 }
@@ -222,12 +228,12 @@ void BlockManager::remove_skipped_blocks(RequestId req, int32_t num_computed_tok
   }
 }
 
-void BlockManager::free(RequestId req) {
+void BlockManager::free(RequestId req, bool drop_cached) {
   auto it = reqs_.find(req);
   if (it == reqs_.end()) return;
   const auto& ids = it->second.block_ids;
   for (auto b = ids.rbegin(); b != ids.rend(); ++b)
-    if (*b != kNullBlock) release(*b);
+    if (*b != kNullBlock) release(*b, drop_cached);
   reqs_.erase(it);
 }
 

@@ -89,7 +89,9 @@ class BlockManager {
 
   /// Finish/abort/preempt: drop the request's references. Hashed blocks go to the LRU tail (the
   /// request's last block first, so its first block is evicted last); unhashed ones to the head.
-  void free(RequestId req);
+  /// drop_cached: the request's forward failed, so blocks registered for it may never have been
+  /// written; those no other request holds lose their hash (never served as a prefix hit).
+  void free(RequestId req, bool drop_cached = false);
 
   /// The request's block table row (kNullBlock for out-of-window blocks). Empty if unknown.
   std::span<const int32_t> block_ids(RequestId req) const;
@@ -128,7 +130,8 @@ class BlockManager {
 
   int32_t take_free_block();  // LRU head; evicts its hash
   void touch(int32_t block_id);
-  void release(int32_t block_id);
+  void release(int32_t block_id, bool drop_cached = false);
+  void unhash(int32_t block_id);  // drops the block's prefix-cache registration
   void cache_full_blocks(ReqState& st, std::span<const int32_t> token_ids, int32_t num_tokens);
   BlockHash hash_block(const BlockHash& parent, std::span<const int32_t> tokens, uint64_t salt) const;
 

@@ -193,7 +193,7 @@ void HttpServer::install_routes() {
       } catch (...) {
         send_error(res, ApiError(500, "server_error", "unknown internal error"));
       }
-      metrics_.count_request(info.model, info.endpoint, res.status < 0 ? 200 : res.status);
+      if (!info.counted) metrics_.count_request(info.model, info.endpoint, res.status < 0 ? 200 : res.status);
     };
     if (std::string(r.method) == "GET") s.Get(r.pattern, h);
     else s.Post(r.pattern, h);

@@ -103,7 +103,7 @@ void Metrics::render_histogram(std::string& out, const std::string& name, const 
 std::string Metrics::render(const std::vector<ModelGauges>& models) const {
   std::string out;
   std::lock_guard lock(mu_);
-  header(out, "oxydllm_requests_total", "counter", "HTTP requests by model, endpoint and status code.");
+  header(out, "oxydllm_requests_total", "counter", "HTTP requests by model, endpoint and the status they ended with: a stream that failed after its 200 header counts with its error event's status, a client that left before the end as 499.");
   for (const auto& [key, n] : requests_) {
     const auto& [model, endpoint, status] = key;
     sample(out, "oxydllm_requests_total",

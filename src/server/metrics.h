@@ -26,7 +26,9 @@ struct ModelGauges {
 class Metrics {
  public:
   Metrics();
-  /// One finished HTTP request (any endpoint; status = HTTP status code).
+  /// One finished HTTP request (any endpoint). status = the status it ended with: the HTTP status,
+  /// or for a stream that failed after its 200 header the status of its error event; 499 when the
+  /// client disconnected before the answer was complete.
   void count_request(const std::string& model, const std::string& endpoint, int status);
   /// One finished generation: its time to first token (< 0: none), decode speed (< 0: none),
   /// and the token counts.

@@ -12,6 +12,7 @@
 
 #include <httplib.h>
 
+#include "server/connection_watch.h"
 #include "server/generation.h"
 #include "server/metrics.h"
 #include "server/model_manager.h"
@@ -35,7 +36,40 @@ struct ServingContext {
 struct RequestInfo {
   std::string model;
   std::string endpoint;
+  bool counted = false;  // a StreamRecord counts it when its stream ends (the transport must not)
 };
+
+/// The metrics count of a streamed request, made when its outcome is known: the handler returns
+/// (and the 200 header goes out) before the body is written, so the transport cannot count it.
+/// finish(status) counts once, before the final event is written (200, or the status of the error
+/// chunk); a stream that ends without it (the client left) is counted as 499 when destroyed.
+class StreamRecord {
+ public:
+  StreamRecord(Metrics& metrics, RequestInfo& info) : metrics_(metrics), model_(info.model), endpoint_(info.endpoint) {
+    info.counted = true;
+  }
+  ~StreamRecord() { finish(kClientClosed); }
+  StreamRecord(const StreamRecord&) = delete;
+  StreamRecord& operator=(const StreamRecord&) = delete;
+  void finish(int status) {
+    if (done_.exchange(true)) return;
+    metrics_.count_request(model_, endpoint_, status);
+  }
+  static constexpr int kClientClosed = 499;  // nginx's "client closed request"
+
+ private:
+  Metrics& metrics_;
+  std::string model_, endpoint_;
+  std::atomic<bool> done_{false};
+};
+
+/// Ends an SSE stream: counts it in `rec` (200, or the error's status), writes the error event when
+/// there is one, then `data: [DONE]`. False when a write failed (the client is gone).
+bool finish_stream(StreamRecord& rec, httplib::DataSink& sink, const protocol::ApiError* error = nullptr);
+
+/// The error a request whose client disconnected ends with (status 499, never delivered: it only
+/// sets the status the metrics count).
+protocol::ApiError client_closed_error();
 
 void send_json(httplib::Response& res, int status, const protocol::json& body);
 void send_error(httplib::Response& res, const protocol::ApiError& e);
@@ -75,7 +109,13 @@ class GenerationGroup {
   /// abort every generation. A later choice rejected by the queue shows as an ABORT chunk.
   void start(Clock::time_point deadline, double timeout_s);
 
-  enum class Event { CHUNK, DONE, TIMEOUT, SHUTDOWN };
+  /// Checks `watch` (every kWatchInterval while waiting) and ends the request when the client is
+  /// gone: start() throws client_closed_error(), next() returns CLIENT_GONE; both abort every
+  /// generation first. The watch must outlive the group's use.
+  void watch_client(const ConnectionWatch* watch) { watch_ = watch && watch->found() ? watch : nullptr; }
+  static constexpr std::chrono::milliseconds kWatchInterval{25};
+
+  enum class Event { CHUNK, DONE, TIMEOUT, SHUTDOWN, CLIENT_GONE };
   /// The next chunk of any unfinished slot (`slot` = its position in slots()).
   Event next(size_t& slot, GenerationChunk& out, Clock::time_point deadline);
   void abort_all();
@@ -87,11 +127,15 @@ class GenerationGroup {
 
  private:
   bool poll(Slot& s, GenerationChunk& out, Clock::time_point until);
+  bool client_gone();  // rate-limited watch_->client_gone()
+  Clock::time_point wait_until(Clock::time_point deadline, Clock::time_point now) const;
   ServingContext& ctx_;
   LoadedModel& model_;
   std::string model_id_;
   std::vector<Slot> slots_;
   size_t rr_ = 0;  // round-robin position
+  const ConnectionWatch* watch_ = nullptr;
+  Clock::time_point next_watch_check_{};
 };
 
 // Route handlers (serving_chat.cc, serving_completion.cc, serving_misc.cc). Each may throw

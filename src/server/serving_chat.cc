@@ -16,7 +16,9 @@ namespace {
 
 struct ChatState {
   ModelLease lease;                        // outlives the generations (declared first)
+  std::unique_ptr<ConnectionWatch> watch;  // outlives the group that polls it
   std::unique_ptr<GenerationGroup> group;
+  std::unique_ptr<StreamRecord> record;    // streams: the metrics count
   std::string id, model;
   int64_t created = 0;
   bool include_usage = false, logprobs = false;
@@ -30,8 +32,6 @@ int64_t unix_now() {
 
 // Writes one SSE event; false when the client is gone.
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
-
-std::string error_event(const ApiError& e) { return "data: " + protocol::error_body(e) + "\n\n"; }
 
 bool ended_badly(engine::FinishReason f) {
   return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
@@ -52,17 +52,22 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
     size_t i = 0;
     GenerationChunk c;
     switch (g.next(i, c, st.deadline)) {
-      case GenerationGroup::Event::TIMEOUT:
+      case GenerationGroup::Event::TIMEOUT: {
         g.abort_all();
-        return write(sink, error_event(timeout_error(st.timeout_s))) && write(sink, protocol::sse_done());
-      case GenerationGroup::Event::SHUTDOWN:
+        const ApiError e = timeout_error(st.timeout_s);
+        return finish_stream(*st.record, sink, &e);
+      }
+      case GenerationGroup::Event::SHUTDOWN: {
         g.abort_all();
-        return write(sink, error_event(shutdown_error())) && write(sink, protocol::sse_done());
+        const ApiError e = shutdown_error();
+        return finish_stream(*st.record, sink, &e);
+      }
+      case GenerationGroup::Event::CLIENT_GONE: return false;
       case GenerationGroup::Event::DONE:
         if (st.include_usage &&
             !write(sink, protocol::sse(protocol::chat_usage_chunk(st.id, st.created, st.model, g.usage()))))
           return false;
-        return write(sink, protocol::sse_done());
+        return finish_stream(*st.record, sink);
       case GenerationGroup::Event::CHUNK: break;
     }
     const auto& s = g.slots()[i];
@@ -76,7 +81,8 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
     }
     if (ended_badly(c.finish_reason)) {
       g.abort_all();
-      return write(sink, error_event(g.failure(s, c.error))) && write(sink, protocol::sse_done());
+      const ApiError e = g.failure(s, c.error);
+      return finish_stream(*st.record, sink, &e);
     }
     if (c.finish_reason != engine::FinishReason::NONE) {
       protocol::ChatDelta d;
@@ -102,6 +108,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
     const auto ev = g.next(i, c, st.deadline);
     if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
+    if (ev == GenerationGroup::Event::CLIENT_GONE) throw client_closed_error();
     if (ev == GenerationGroup::Event::DONE) break;
     choices[i].content += c.text;
     if (st.logprobs) {
@@ -164,6 +171,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   if (ctx.request_timeout_s > 0) st->timeout_s = std::min(st->timeout_s, ctx.request_timeout_s);
   st->deadline = ctx.deadline(cr.common.timeout_s);
   st->group = std::make_unique<GenerationGroup>(ctx, m, st->lease.id());
+  st->watch = std::make_unique<ConnectionWatch>(req);
+  st->group->watch_client(st->watch.get());
 
   const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   for (int32_t i = 0; i < cr.common.n; ++i) {
@@ -177,6 +186,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
     respond_whole(*st, res);
     return;
   }
+  st->record = std::make_unique<StreamRecord>(ctx.metrics, info);
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
@@ -186,7 +196,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
       ok = stream_chat(*st, sink);
     } catch (const std::exception& e) {
       st->group->abort_all();
-      ok = write(sink, error_event(ApiError(500, "server_error", e.what()))) && write(sink, protocol::sse_done());
+      const ApiError err(500, "server_error", e.what());
+      ok = finish_stream(*st->record, sink, &err);
     }
     if (!ok) {
       st->group->abort_all();  // client gone

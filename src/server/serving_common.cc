@@ -43,6 +43,21 @@ ApiError shutdown_error() {
                   "server_shutting_down");
 }
 
+ApiError client_closed_error() {
+  return ApiError(StreamRecord::kClientClosed, "invalid_request_error", "the client closed the connection", "",
+                  "client_closed_request");
+}
+
+bool finish_stream(StreamRecord& rec, httplib::DataSink& sink, const ApiError* error) {
+  rec.finish(error ? error->status : 200);
+  if (error) {
+    const std::string ev = "data: " + protocol::error_body(*error) + "\n\n";
+    if (!sink.write(ev.data(), ev.size())) return false;
+  }
+  const std::string done = protocol::sse_done();
+  return sink.write(done.data(), done.size());
+}
+
 void require_model_field(const std::string& model) {
   if (model.empty())
     throw protocol::bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter");
@@ -144,6 +159,20 @@ bool GenerationGroup::poll(Slot& s, GenerationChunk& out, Clock::time_point unti
   return true;
 }
 
+bool GenerationGroup::client_gone() {
+  if (!watch_) return false;
+  const auto now = Clock::now();
+  if (now < next_watch_check_) return false;
+  next_watch_check_ = now + kWatchInterval;
+  return watch_->client_gone();
+}
+
+// How long one blocking wait may last: up to the deadline, 200 ms at most so the drain flag is
+// seen, kWatchInterval with a client watch.
+Clock::time_point GenerationGroup::wait_until(Clock::time_point deadline, Clock::time_point now) const {
+  return std::min(deadline, now + (watch_ ? std::chrono::milliseconds(kWatchInterval) : std::chrono::milliseconds(200)));
+}
+
 ApiError GenerationGroup::failure(const Slot& s, const std::string& error) const {
   if (s.gen && s.gen->queue_full())
     return ApiError(429, "rate_limit_error",
@@ -162,12 +191,16 @@ void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
         abort_all();
         throw shutdown_error();
       }
+      if (client_gone()) {
+        abort_all();
+        throw client_closed_error();
+      }
       const auto now = Clock::now();
       if (now >= deadline) {
         abort_all();
         throw timeout_error(timeout_s);
       }
-      const auto until = std::min(deadline, now + std::chrono::milliseconds(200));
+      const auto until = wait_until(deadline, now);
       switch (s.gen->next(s.pending, until)) {
         case Generation::Next::CHUNK: s.has_pending = true; break;
         case Generation::Next::END: s.ended = true; break;
@@ -188,10 +221,14 @@ GenerationGroup::Event GenerationGroup::next(size_t& slot, GenerationChunk& out,
       if (!slots_[i].ended) live.push_back(i);
     if (live.empty()) return Event::DONE;
     if (ctx_.drain_expired) return Event::SHUTDOWN;
+    if (client_gone()) {
+      abort_all();
+      return Event::CLIENT_GONE;
+    }
     const auto now = Clock::now();
     if (now >= deadline) return Event::TIMEOUT;
     if (live.size() == 1) {
-      if (poll(slots_[live[0]], out, std::min(deadline, now + std::chrono::milliseconds(200)))) {
+      if (poll(slots_[live[0]], out, wait_until(deadline, now))) {
         slot = live[0];
         return Event::CHUNK;
       }

@@ -16,7 +16,9 @@ namespace {
 
 struct CompletionState {
   ModelLease lease;  // outlives the generations (declared first)
+  std::unique_ptr<ConnectionWatch> watch;  // outlives the group that polls it
   std::unique_ptr<GenerationGroup> group;
+  std::unique_ptr<StreamRecord> record;    // streams: the metrics count
   std::string id, model;
   int64_t created = 0;
   bool include_usage = false, echo = false, zero_tokens = false;
@@ -32,7 +34,6 @@ int64_t unix_now() {
 }
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
-std::string error_event(const ApiError& e) { return "data: " + protocol::error_body(e) + "\n\n"; }
 bool ended_badly(engine::FinishReason f) {
   return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
 }
@@ -86,23 +87,29 @@ bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
     size_t i = 0;
     GenerationChunk c;
     switch (g.next(i, c, st.deadline)) {
-      case GenerationGroup::Event::TIMEOUT:
+      case GenerationGroup::Event::TIMEOUT: {
         g.abort_all();
-        return write(sink, error_event(timeout_error(st.timeout_s))) && write(sink, protocol::sse_done());
-      case GenerationGroup::Event::SHUTDOWN:
+        const ApiError e = timeout_error(st.timeout_s);
+        return finish_stream(*st.record, sink, &e);
+      }
+      case GenerationGroup::Event::SHUTDOWN: {
         g.abort_all();
-        return write(sink, error_event(shutdown_error())) && write(sink, protocol::sse_done());
+        const ApiError e = shutdown_error();
+        return finish_stream(*st.record, sink, &e);
+      }
+      case GenerationGroup::Event::CLIENT_GONE: return false;
       case GenerationGroup::Event::DONE:
         if (st.include_usage &&
             !write(sink, protocol::sse(protocol::completion_usage_chunk(st.id, st.created, st.model, g.usage()))))
           return false;
-        return write(sink, protocol::sse_done());
+        return finish_stream(*st.record, sink);
       case GenerationGroup::Event::CHUNK: break;
     }
     const auto& s = g.slots()[i];
     if (ended_badly(c.finish_reason)) {
       g.abort_all();
-      return write(sink, error_event(g.failure(s, c.error))) && write(sink, protocol::sse_done());
+      const ApiError e = g.failure(s, c.error);
+      return finish_stream(*st.record, sink, &e);
     }
     protocol::CompletionChoice ch;
     ch.index = s.index;
@@ -132,6 +139,7 @@ void respond_whole(CompletionState& st, httplib::Response& res) {
     const auto ev = g.next(i, c, st.deadline);
     if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
+    if (ev == GenerationGroup::Event::CLIENT_GONE) throw client_closed_error();
     if (ev == GenerationGroup::Event::DONE) break;
     if (ended_badly(c.finish_reason)) throw g.failure(g.slots()[i], c.error);
     fold(st, g.slots()[i], c, !seen[i], choices[i]);
@@ -173,6 +181,8 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   if (ctx.request_timeout_s > 0) st->timeout_s = std::min(st->timeout_s, ctx.request_timeout_s);
   st->deadline = ctx.deadline(cr.common.timeout_s);
   st->group = std::make_unique<GenerationGroup>(ctx, m, st->lease.id());
+  st->watch = std::make_unique<ConnectionWatch>(req);
+  st->group->watch_client(st->watch.get());
 
   GenerationParams base;
   base.sampling = cr.common.sampling;
@@ -211,6 +221,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
     respond_whole(*st, res);
     return;
   }
+  st->record = std::make_unique<StreamRecord>(ctx.metrics, info);
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
@@ -220,7 +231,8 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
       ok = stream_completion(*st, sink);
     } catch (const std::exception& e) {
       st->group->abort_all();
-      ok = write(sink, error_event(ApiError(500, "server_error", e.what()))) && write(sink, protocol::sse_done());
+      const ApiError err(500, "server_error", e.what());
+      ok = finish_stream(*st->record, sink, &err);
     }
     if (!ok) {
       st->group->abort_all();
