@@ -13,13 +13,14 @@
 //    merges leftmost-first ("    return" -> ▁▁▁▁ return), while HF follows tokenizer.json's merge
 //    ranks (▁▁▁ ▁return). ~1/3 of the strings differ; only llama.cpp's answer is in the file.
 //  * Gemma 3 270M: (a) token types: tokenizer.json has "</s>", "<mask>", "<unusedN>" as
-//    non-special added tokens (HF matches them in user text), the GGUF marks them CONTROL (llama.cpp
-//    matches them only with parse_special), and "<start_of_image>" the other way round (USER_DEFINED
-//    in the GGUF, matched in user text); (b) the whitespace pieces are USER_DEFINED with real spaces
+//    non-special added tokens (HF matches them in user text); the GGUF marks "<mask>", "<unusedN>"
+//    CONTROL and llama.cpp forces "</s>" (USER_DEFINED in the file) to CONTROL by its text, so it
+//    matches them only with parse_special; "<start_of_image>" is the other way round (special in
+//    tokenizer.json, USER_DEFINED in the GGUF: llama.cpp matches it in user text); (b) the whitespace pieces are USER_DEFINED with real spaces
 //    in the GGUF, so a literal "▁▁▁" in the text cannot merge into them, and llama.cpp merges by
 //    piece score where HF uses merge ranks ("▁ already": ▁ ▁already vs ▁▁ already).
 //  * tokenizer/gguf/llama2.gguf (our fixture, scores -id): llama.cpp merges the piece with the lowest
-//    id first, which is not HF's merge order ("    if" -> ▁▁▁ ▁if vs ▁▁▁▁ if); ~1/8 of the strings.
+//    id first, which is not HF's merge order ("    if" -> ▁▁▁▁ if vs HF's ▁▁▁ ▁if); ~1/8 of the strings.
 //  * phi3: llama.cpp strips whitespace after special tokens of any file whose general.name says
 //    phi3 (its rule for Phi-3's rstrip added tokens); the tiny model's tokenizer.json has no rstrip.
 // Decode: llama_detokenize removes the add_space_prefix space only from the very first token, so
