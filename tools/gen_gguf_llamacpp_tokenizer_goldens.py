@@ -23,9 +23,12 @@ Files whose llama.cpp output is identical on every text share one group (all the
 archs do: the same tokenizer.json converted the same way).
 
 Output: tests/data/tokenizer/gguf_llamacpp.json
+With --vocab-ggufs, also the full HF vocabularies converted to GGUF by tools/gen_tokenizer_gguf.py
+(files named $OXYD_TOKENIZER_GGUF_DIR/<name>.gguf in the goldens; the test runs them when that is set).
 Command (repository root; needs llama-cpp-python and tokenizers in /work/venv):
+  /work/venv/bin/python tools/gen_tokenizer_gguf.py --shared ../shared --out /tmp/tok_ggufs --all
   /work/venv/bin/python tools/gen_gguf_llamacpp_tokenizer_goldens.py --shared ../shared \
-      --gemma /work/models/gemma-3-270m-q4_k_m.gguf
+      --gemma /work/models/gemma-3-270m-q4_k_m.gguf --vocab-ggufs /tmp/tok_ggufs
 """
 import argparse
 import ctypes
@@ -78,6 +81,13 @@ HAND = [
     "!!!???...,,,;;;:::",
     "x" * 100,
 ]
+
+
+# Byte-level BPE families (the real Gemma 3 file covers SentencePiece). Left out: gptoss, where
+# llama.cpp's own regex engine splits combining marks (Devanagari, Thai) differently from the
+# gpt-4o pattern HF runs (ours follows HF: 11/311 strings differ), and minilm (llama.cpp's WordPiece
+# on the converter's spelling differs from HF on every string).
+VOCAB_GGUFS = ["qwen3", "llama3_1", "deepseek_v3"]
 
 
 def read_corpus(path):
@@ -133,6 +143,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", required=True)
     ap.add_argument("--gemma", default="")
+    ap.add_argument("--vocab-ggufs", default="", help="folder of tools/gen_tokenizer_gguf.py --all output")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     corpus = read_corpus(os.path.join(root, "tests/data/tokenizer/corpus.jsonl"))
@@ -150,6 +161,12 @@ def main():
     # The gguf-py-written Llama 2 vocabulary fixture (SentencePiece, scores -id, merges llama.cpp ignores).
     files.append(("tokenizer/gguf/llama2.gguf", os.path.join(root, "tests/data/tokenizer/gguf/llama2.gguf"),
                   os.path.join(args.shared, "data/tokenizers/llama2/tokenizer.json")))
+    # Optional: the full vocabularies written by tools/gen_tokenizer_gguf.py --all (not committed).
+    if args.vocab_ggufs:
+        for n in VOCAB_GGUFS:
+            files.append((f"$OXYD_TOKENIZER_GGUF_DIR/{n}.gguf", os.path.join(args.vocab_ggufs, f"{n}.gguf"),
+                          os.path.join(args.shared, "data/tokenizers", n, "tokenizer.json") if n != "minilm"
+                          else os.path.join(root, "tests/data/tokenizer/minilm/tokenizer.json")))
     if args.gemma:
         files.append(("$OXYD_GEMMA_GGUF", args.gemma, os.path.join(args.shared, "data/tokenizers/gemma3/tokenizer.json")))
 
