@@ -1,7 +1,6 @@
 // BPE word merging (Hugging Face tokenizers' Word::merge_all semantics) and merge tables.
 #include "tokenizer/bpe.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -47,54 +46,6 @@ Bpe::Bpe(std::vector<std::pair<std::string, int32_t>> vocab,
     }
     add_merge(ia, ib, static_cast<int32_t>(rank), im);
   }
-}
-
-std::unique_ptr<Bpe> Bpe::from_scores(std::vector<std::pair<std::string, int32_t>> vocab,
-                                      const std::vector<float>& scores, BpeOptions options,
-                                      const std::string& where) {
-  std::unique_ptr<Bpe> bpe(new Bpe(std::move(vocab), std::move(options)));
-  bpe->init_tables(where);
-  // transformers' generate_merges: for every piece (in id order) every split into two
-  // in-vocabulary pieces, sorted by (left id, right id); then stable-sorted by (piece score,
-  // left length, right length), highest first. The position in that list is the merge rank.
-  struct Cand {
-    float score;
-    int32_t l, r, merged;
-    uint32_t len_l, len_r;  // in code points
-  };
-  std::vector<Cand> cands;
-  const Vocab& v = bpe->vocab_;
-  std::vector<Cand> local;
-  for (size_t id = 0; id < v.size(); ++id) {
-    std::string_view piece = v.token(static_cast<int32_t>(id));
-    if (piece.empty() || bpe->vocab_.find(piece) != static_cast<int32_t>(id)) continue;
-    local.clear();
-    size_t total = 0;
-    for (size_t q = 0; q < piece.size(); ++total) next_code_point(piece, q);
-    size_t pos = 0;
-    next_code_point(piece, pos);
-    for (uint32_t nl = 1; pos < piece.size(); ++nl) {
-      int32_t l = v.find(piece.substr(0, pos)), r = v.find(piece.substr(pos));
-      if (l >= 0 && r >= 0) {
-        local.push_back({id < scores.size() ? scores[id] : 0.0f, l, r, static_cast<int32_t>(id), nl,
-                         static_cast<uint32_t>(total - nl)});
-      }
-      next_code_point(piece, pos);
-    }
-    std::sort(local.begin(), local.end(),
-              [](const Cand& x, const Cand& y) { return x.l != y.l ? x.l < y.l : x.r < y.r; });
-    cands.insert(cands.end(), local.begin(), local.end());
-  }
-  std::stable_sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
-    if (x.score != y.score) return x.score > y.score;
-    if (x.len_l != y.len_l) return x.len_l > y.len_l;
-    return x.len_r > y.len_r;
-  });
-  bpe->merges_.reserve(cands.size() * 2);
-  for (size_t rank = 0; rank < cands.size(); ++rank) {
-    bpe->add_merge(cands[rank].l, cands[rank].r, static_cast<int32_t>(rank), cands[rank].merged);
-  }
-  return bpe;
 }
 
 void Bpe::init_tables(const std::string& where) {

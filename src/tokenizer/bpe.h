@@ -1,8 +1,8 @@
 // Byte-pair encoding as Hugging Face tokenizers runs it: every character of a word becomes a
 // symbol (or byte-fallback <0xXX> tokens, or unk), then the lowest-ranked adjacent pair is merged
 // until none applies (ties: leftmost). Covers GPT-2 byte-level vocabularies and SentencePiece BPE
-// converted to merges (Llama 2, Gemma). Merges may also be derived from SentencePiece scores, the
-// way transformers' converter does, for GGUF files that carry scores but no merges.
+// converted to merges (Llama 2, Gemma). A GGUF's SentencePiece vocabulary (scores, no merges) goes
+// through spm.h instead, as llama.cpp runs it.
 #pragma once
 
 #include <memory>
@@ -33,11 +33,6 @@ class Bpe : public Model {
   Bpe(std::vector<std::pair<std::string, int32_t>> vocab,
       const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
       const std::string& where);
-  /// SentencePiece-style: merges derived from per-token scores (higher merges first).
-  static std::unique_ptr<Bpe> from_scores(std::vector<std::pair<std::string, int32_t>> vocab,
-                                          const std::vector<float>& scores, BpeOptions options,
-                                          const std::string& where);
-
   void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
 
  private:

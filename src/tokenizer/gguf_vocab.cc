@@ -1,11 +1,17 @@
 // Tokenizer::from_gguf: rebuilds the Hugging Face pipeline from a GGUF's tokenizer.ggml.* keys, as
 // llama.cpp's convert_hf_to_gguf.py writes them. model gpt2 = byte-level BPE (pre-tokenizer chosen
-// by tokenizer.ggml.pre), llama = SentencePiece BPE with byte fallback (merges if present, else
-// derived from scores), bert = WordPiece (tokens stored with the converter's "▁word"/"suffix"
-// spelling), t5 = Unigram with Metaspace. CONTROL/UNKNOWN tokens become special added tokens, USER_DEFINED plain added tokens.
+// by tokenizer.ggml.pre), llama = SentencePiece BPE merged by score the way llama.cpp does (spm.h;
+// a merge list in the file is ignored, as llama.cpp ignores it), bert = WordPiece (tokens stored
+// with the converter's "▁word"/"suffix" spelling), t5 = Unigram with Metaspace. CONTROL/UNKNOWN
+// tokens become special added tokens, USER_DEFINED plain added tokens (matched even in user text).
+// The reference for a GGUF is llama.cpp's tokenizer on that file (tests/tokenizer/gguf_llamacpp_test.cc).
+#include <cctype>
+#include <unordered_set>
+
 #include "core/error.h"
 #include "loader/gguf.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/spm.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unigram.h"
 #include "tokenizer/wordpiece.h"
@@ -29,6 +35,27 @@ const char* kDeepseekV3Re[] = {
     R"(\p{N}{1,3})",
     R"([\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+)",
     R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+
+// Texts llama.cpp's vocabulary loader forces to CONTROL whatever the file says (its end-of-generation
+// and fill-in-the-middle detection by token text; "this is probably a bug in the model"): e.g. Gemma
+// 3's "</s>" is USER_DEFINED in the GGUF, yet llama.cpp never matches it in user text and drops it
+// when decoding without specials. Matching that keeps us equal to llama.cpp on such files. (llama.cpp
+// skips the FIM / EOT detection when the file names that id; those tokens are CONTROL in practice.)
+bool llamacpp_forces_control(const std::string& t) {
+  static const std::unordered_set<std::string> kTexts = {
+      "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+      "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+      "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+      "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", "[e~[",
+      "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>",
+      "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>",
+      "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "\xE2\x96\x81<MID>", "<|code_middle|>",
+      "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]", "<|fim_repo|>", "<|repo_name|>",
+      "<|prefix|>", "<|suffix|>", "<|middle|>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>",
+      "<\xEF\xBD\x9C" "fim\xE2\x96\x81hole\xEF\xBD\x9C>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>",
+      "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"};
+  return kTexts.count(t) != 0;
+}
 
 PreTokenizer split_isolated(const char* re, const std::string& where) {
   PreTokenizer p;
@@ -79,17 +106,21 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
   t->pad_id_ = id_key("tokenizer.ggml.padding_token_id");
   t->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
   t->chat_template_ = gguf.get_string("tokenizer.chat_template", "");
-  const bool is_spm = model == "llama" || model == "t5";
   t->add_bos_ = gguf.get_bool("tokenizer.ggml.add_bos_token", model == "llama" || model == "bert");
   t->add_eos_ = gguf.get_bool("tokenizer.ggml.add_eos_token", false);
 
+  std::string name = gguf.get_string("general.name", "");
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool phi3 = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
   std::vector<std::pair<std::string, int32_t>> vocab;
   vocab.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    const int32_t type = types[i];
     std::string tok = tokens[i];
-    if (type == kTypeUserDefined && is_spm) {
-      // The converter writes user-defined SentencePiece pieces with ▁ turned into spaces.
+    const int32_t type = llamacpp_forces_control(tok) ? kTypeControl : types[i];
+    if (type == kTypeUserDefined && model == "t5") {
+      // The converter writes user-defined SentencePiece pieces with ▁ turned into spaces. For
+      // "llama" the spaces stay: llama.cpp matches them in the raw text, and a run of ▁ in the
+      // text can then never merge into them.
       std::string fixed;
       for (char c : tok) {
         if (c == ' ') fixed += kSpace;
@@ -102,6 +133,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
       a.content = tok;
       a.id = static_cast<int32_t>(i);
       a.special = type != kTypeUserDefined;
+      // llama.cpp's per-model attribute rule (llama_vocab::impl::load, by general.name): Phi-3
+      // files strip whitespace after every special token but <unk>, <s>, <|endoftext|>.
+      a.rstrip = phi3 && tok != "<unk>" && tok != "<s>" && tok != "<|endoftext|>";
       t->added_.push_back(a);
     }
     vocab.emplace_back(std::move(tok), static_cast<int32_t>(i));
@@ -131,8 +165,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
       seq.children = {split_isolated(kLlama3Re, where), byte_level_no_regex()};
       o.ignore_merges = true;
     } else if (pre == "qwen2") {
+      // No NFC here although Qwen's tokenizer.json has it: llama.cpp does not normalize, so a
+      // decomposed "é" stays two code points (the converted qwen3 vocabulary in gguf_llamacpp_test).
       seq.children = {split_isolated(kQwen2Re, where), byte_level_no_regex()};
-      t->normalizer_.kind = Normalizer::Kind::NFC;
     } else if (pre == "gpt-4o") {
       seq.children = {split_isolated(kGpt4oRe, where), byte_level_no_regex()};
       o.ignore_merges = true;
@@ -153,10 +188,6 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
     t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
     template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else if (model == "llama") {
-    BpeOptions o;
-    o.byte_fallback = true;
-    o.fuse_unk = true;
-    if (t->unk_id_ >= 0) o.unk_token = tokens[t->unk_id_];
     const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
     Normalizer replace;
     replace.kind = Normalizer::Kind::REPLACE;
@@ -185,24 +216,14 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
       ds.strip_start = 1;
       t->decoder_.children.push_back(ds);
     }
-    if (gguf.has("tokenizer.ggml.merges")) {
-      std::vector<std::pair<std::string, std::string>> merges;
-      const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
-      for (size_t i = 0; i < m.size(); ++i) {
-        size_t sp = m[i].find(' ');
-        if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
-        merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
-      }
-      t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
-    } else {
-      std::vector<float> scores = gguf.get_array<float>("tokenizer.ggml.scores");
-      if (scores.size() != n) fail("tokenizer.ggml.scores", "expected one score per token");
-      // The converter writes -1000 for control / user-defined pieces; SentencePiece (and so the
-      // merge order of the Hugging Face conversion) gives them 0.
-      for (size_t i = 0; i < n; ++i)
-        if (types[i] == kTypeControl || types[i] == kTypeUserDefined || types[i] == kTypeUnknown) scores[i] = 0.0f;
-      t->model_ = Bpe::from_scores(std::move(vocab), scores, std::move(o), src + ": tokenizer.ggml");
+    std::vector<float> scores(n, 0.0f);
+    if (gguf.has("tokenizer.ggml.scores")) {
+      scores = gguf.get_array<float>("tokenizer.ggml.scores");
+      if (scores.size() != n)
+        fail("tokenizer.ggml.scores", "has " + std::to_string(scores.size()) + " entries, expected " +
+                                          std::to_string(n) + " (one per token)");
     }
+    t->model_ = std::make_unique<Spm>(std::move(vocab), std::move(scores), t->unk_id_, src + ": tokenizer.ggml");
     template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else if (model == "bert") {
     // Undo the converter's spelling: "▁word" starts a word, "[X]" stays, anything else was "##x".

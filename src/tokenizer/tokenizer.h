@@ -1,7 +1,9 @@
-// oxyd::tokenizer::Tokenizer — text <-> token ids, identical to Hugging Face `tokenizers` for
-// every vocabulary family we load (byte-level BPE, SentencePiece BPE with byte fallback,
-// WordPiece), built from tokenizer.json + tokenizer_config.json or from a GGUF's tokenizer.ggml.*
-// metadata. Pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor.
+// oxyd::tokenizer::Tokenizer — text <-> token ids, built from tokenizer.json +
+// tokenizer_config.json (identical to Hugging Face `tokenizers`: byte-level BPE, SentencePiece BPE
+// with byte fallback, WordPiece, Unigram) or from a GGUF's tokenizer.ggml.* metadata (identical to
+// llama.cpp's tokenizer on that file, see gguf_vocab.cc; decode skips llama_detokenize's
+// clean_spaces, as llama.cpp's own generated text does).
+// Pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor.
 // Invalid UTF-8 input is replaced with U+FFFD (maximal subparts) before anything else, which is
 // what Python's bytes.decode("utf-8", "replace") gives the reference. Thread-safe after loading.
 #pragma once
@@ -37,7 +39,8 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_hf_json(std::string_view tokenizer_json,
                                                  std::string_view tokenizer_config,
                                                  const std::string& source);
-  /// From a GGUF file's tokenizer.ggml.* keys (model gpt2 / llama / bert).
+  /// From a GGUF file's tokenizer.ggml.* keys (model gpt2 / llama / bert / t5), tokenizing as
+  /// llama.cpp does on that file.
   static std::unique_ptr<Tokenizer> from_gguf(const loader::GgufFile& gguf);
 
   /// Text -> ids. add_special: apply the post-processor template (BOS/EOS, CLS/SEP).

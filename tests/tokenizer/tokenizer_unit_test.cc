@@ -129,6 +129,32 @@ TEST(Errors, MalformedGgufVocabularyNamesKey) {
     std::string e = error_of([&] { load(w); });
     EXPECT_NE(e.find("eos_token_id"), std::string::npos) << e;
   }
+  {
+    loader::GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_string("tokenizer.ggml.model", "llama");
+    w.add("tokenizer.ggml.tokens", loader::GgufValue::string_array({"a", "b"}));
+    w.add("tokenizer.ggml.scores", loader::GgufValue::array(std::vector<float>{0.0f}));
+    std::string e = error_of([&] { load(w); });
+    EXPECT_NE(e.find("tokenizer.ggml.scores"), std::string::npos) << e;
+  }
+}
+
+// A SentencePiece GGUF with neither <0xXX> pieces nor unk cannot spell a character it lacks:
+// llama.cpp throws out of llama_tokenize there; we raise an error naming the file and the byte.
+TEST(Errors, SentencePieceGgufWithoutByteOrUnkPieceNamesTheByte) {
+  loader::GgufWriter w;
+  w.add_string("general.architecture", "llama");
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add("tokenizer.ggml.tokens", loader::GgufValue::string_array({"\xE2\x96\x81", "a", "\xE2\x96\x81" "a"}));
+  w.add("tokenizer.ggml.scores", loader::GgufValue::array(std::vector<float>{-1.0f, -1.0f, -1.0f}));
+  auto bytes = w.to_bytes();
+  auto f = loader::GgufFile::from_buffer(bytes, "nobytes.gguf");
+  auto tok = Tokenizer::from_gguf(f);
+  EXPECT_EQ(tok->encode("a a", false, false), (std::vector<int32_t>{2, 2}));
+  std::string e = error_of([&] { tok->encode("az", false, false); });
+  EXPECT_NE(e.find("nobytes.gguf"), std::string::npos) << e;
+  EXPECT_NE(e.find("0x7A"), std::string::npos) << e;
 }
 
 TEST(Encode, InvalidUtf8IsReplacedNotRejected) {
