@@ -14,6 +14,7 @@
 #include "backend/cpu/attention.h"
 #include "backend/cpu/dispatch.h"
 #include "core/half.h"
+#include "core/kv_quant.h"
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
@@ -37,7 +38,33 @@ struct ReqSplit {
 };
 }  // namespace
 
+namespace {
+void paged_attention_plain(const AttentionParams& p);
+}  // namespace
+
+// Quantized caches: rotate q into the codes' space, attend there, rotate the output back.
 void paged_attention(const AttentionParams& p) {
+  if (p.kv_quant_bits == 0) return paged_attention_plain(p);
+  const KvQuantizer& kq = kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  const int64_t rows = p.num_tokens() * p.num_heads(), hd = p.head_dim();
+  thread_local std::vector<float> q_rot;  // the workers use it through qr, not by name
+  q_rot.resize(size_t(rows * hd));
+  float* qr = q_rot.data();
+  const float* q = p.q.ptr<float>();
+  parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) kq.rotate(q + i * hd, qr + i * hd);
+  });
+  AttentionParams rp = p;
+  rp.q = Tensor(DType::F32, qr, {p.num_tokens(), p.num_heads(), hd});
+  paged_attention_plain(rp);
+  float* out = p.out.ptr<float>();
+  parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) kq.unrotate(out + i * hd, out + i * hd);
+  });
+}
+
+namespace {
+void paged_attention_plain(const AttentionParams& p) {
   const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
   const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
   const int64_t group = p.num_heads() / num_kv_heads;
@@ -142,11 +169,27 @@ void paged_attention(const AttentionParams& p) {
     }
   }
 }
+}  // namespace
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
   const int64_t row = key.dim(1) * key.dim(2);  // num_kv_heads · head_dim elements per token
   const int32_t* slots = slot_mapping.ptr<int32_t>();
+  if (kv_quant_bits > 0) {
+    const int64_t hd = key.dim(2), nkv = key.dim(1);
+    const KvQuantizer& kq = kv_quantizer(hd, kv_quant_bits);
+    const int64_t rb = kq.row_bytes();  // bytes per head vector; a token is nkv of them
+    parallel_for(key.dim(0) * nkv, row_grain(hd), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t t = i / nkv, g = i % nkv;
+        if (slots[t] < 0) continue;
+        const int64_t dst = (int64_t(slots[t]) * nkv + g) * rb;
+        kq.quantize(key.ptr<float>() + i * hd, static_cast<uint8_t*>(k_cache.data) + dst);
+        kq.quantize(value.ptr<float>() + i * hd, static_cast<uint8_t*>(v_cache.data) + dst);
+      }
+    });
+    return;
+  }
   const DType dtype = k_cache.dtype;
   auto copy = [dtype, row](const float* src, void* cache, int64_t slot) {
     if (dtype == DType::F32) {
