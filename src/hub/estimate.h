@@ -27,7 +27,9 @@
 //   for this machine; default the AMX prefill layout, the largest any CPU kernel prepares).
 //   Attention reads the paged cache with an online softmax, so no T × ctx score matrix exists.
 // Not counted: the engine's copy of the logits rows for the sampler (R × vocab × 4 B), the split-
-// K partials of long decodes (< 3 × threads × 32 × (head_dim + 2) × 4 B), scheduler tables.
+// K partials of long decodes (< 3 × threads × 32 × (head_dim + 2) × 4 B), scheduler tables; with
+// --kv-quant, the rotated copy of q (T × q_dim × 4 B) and the F32 blocks a prefill step decodes
+// once (≤ 64 MiB, backend/cpu/attention.cc).
 #pragma once
 
 #include <cstdint>
