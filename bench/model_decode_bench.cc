@@ -8,9 +8,13 @@
 //   batch R M ID0 ID1 ...   fresh cache, R sequences each prefilled (untimed) with ID0..ID31,
 //                           then M steps of R rows, one decode token per sequence (timed), logits
 //                           for every row: the engine's decode step at concurrency R
+//   tail C M ID0 ID1 ...    fresh cache, ID0..ID(C-1) prefilled in one step, then M one-token
+//                           steps feeding IDC..ID(C+M-1): decode at context C. Prints
+//                           'tail C M PREFILL_SECONDS DECODE_SECONDS'
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
-// Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]
+// Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS]
+// (q4/q3/q2: the quantized cache of --kv-quant lossless/balanced/aggressive, core/kv_quant.h)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -86,17 +90,19 @@ struct Runner {
 
 int main_impl(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]\n");
+    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS]\n");
     return 2;
   }
   const std::string path = argv[1];
   int threads = 0;
   int64_t ctx = 2048;
   DType kv = DType::F32;
+  int kv_bits = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") threads = std::atoi(v.c_str());
     else if (a == "--ctx") ctx = std::atoll(v.c_str());
+    else if (a == "--kv" && v.size() == 2 && v[0] == 'q') kv_bits = v[1] - '0';
     else if (a == "--kv") kv = v == "f16" ? DType::F16 : v == "bf16" ? DType::BF16 : DType::F32;
     else {
       std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());
@@ -108,7 +114,7 @@ int main_impl(int argc, char** argv) {
   std::unique_ptr<model::Transformer> m = model::Transformer::load(path);
   constexpr int64_t kBlock = 16;
   const int64_t num_blocks = (ctx + kBlock - 1) / kBlock;
-  Runner r{*m, m->make_kv_cache(num_blocks, kBlock, kv), std::vector<int32_t>(num_blocks), num_blocks};
+  Runner r{*m, m->make_kv_cache(num_blocks, kBlock, kv, kv_bits), std::vector<int32_t>(num_blocks), num_blocks};
   for (int64_t b = 0; b < num_blocks; ++b) r.table[b] = static_cast<int32_t>(b);
   std::printf("ready load_s %.3f threads %d vocab %lld\n", now_s() - t0, ThreadPool::global().num_threads(),
               static_cast<long long>(m->config().vocab_size));
@@ -136,6 +142,24 @@ int main_impl(int argc, char** argv) {
       const double t = now_s();
       for (int64_t s = 0; s < steps; ++s) r.batch_step(std::vector<int32_t>(rows, ids[warm + s]), warm + s, per, kBlock);
       std::printf("batch %lld %lld %.6f\n", static_cast<long long>(rows), static_cast<long long>(steps), now_s() - t);
+      std::fflush(stdout);
+      continue;
+    }
+    if (cmd == "tail") {
+      const int64_t c = n;
+      int64_t steps = 0;
+      if (!ids.empty()) steps = ids.front(), ids.erase(ids.begin());
+      if (c <= 0 || steps <= 0 || static_cast<int64_t>(ids.size()) < c + steps || c + steps > ctx) {
+        std::printf("error bad tail command (need C + M ids, C + M <= ctx %lld): %.40s\n", static_cast<long long>(ctx),
+                    line.c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      const double t0 = now_s();
+      r.step(std::vector<int32_t>(ids.begin(), ids.begin() + c), 0);
+      const double t = now_s();
+      for (int64_t i = 0; i < steps; ++i) r.step({ids[c + i]}, c + i);
+      std::printf("tail %lld %lld %.6f %.6f\n", static_cast<long long>(c), static_cast<long long>(steps), t - t0, now_s() - t);
       std::fflush(stdout);
       continue;
     }

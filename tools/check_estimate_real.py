@@ -8,7 +8,7 @@ Needs build/bin/oxydllm and build/tests/test_estimate. For each CTXxSEQS case it
 `oxydllm estimate MODEL --context-len CTX --num-sequences SEQS` (parsing its Weights / KV cache /
 Runtime / Total lines), then the probe RealModelProbe.MemoryInUseAfterFullContext
 (tests/estimate/real_model_probe_test.cc), which loads the model, allocates KV for CTX × SEQS in
-16-token F32 blocks and the 1024-token step workspace, prefills every sequence to the full context
+16-token blocks of the default KV dtype and the 1024-token step workspace, prefills every sequence to the full context
 and prints the model's own accounting and the process's RSS growth. Fails (exit 1) when the
 estimate is more than 5% from the accounted bytes (weights mapped + copies + workspace + KV) or
 from the RSS growth (anonymous + file-backed) over load and prefill.

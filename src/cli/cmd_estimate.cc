@@ -10,12 +10,32 @@
 #include "hub/report.h"
 #include "hub/store.h"
 #include "ops/matmul.h"
+#include "server/loaded_model.h"
 
 namespace oxyd::cli {
 
+DType kv_dtype_from_flag(const std::string& name) {
+  switch (hub::kv_dtype_from_name(name)) {  // its error names --kv-dtype
+    case hub::KvDtype::F16: return DType::F16;
+    case hub::KvDtype::BF16: return DType::BF16;
+    case hub::KvDtype::F32: break;
+  }
+  return DType::F32;
+}
+
+int kv_quant_bits_from_flag(const std::string& mode) { return hub::kv_quant_bits_from_name(mode); }
+
+std::string default_kv_dtype_flag() {
+  switch (server::kDefaultKvDType) {
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    default: return "f32";
+  }
+}
+
 void register_estimate(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = "f32";
+    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = default_kv_dtype_flag();
     int64_t context_len = 4096, num_sequences = 1, max_batch_tokens = 1024;
     bool remote = false;
   };
@@ -28,7 +48,8 @@ void register_estimate(CLI::App& app, int& exit_code) {
   cmd->add_option("--num-sequences", o->num_sequences, "sequences served at once")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f32 (what the engine allocates today), f16, bf16")->capture_default_str();
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f32, f16, bf16 (default: the server's)")
+      ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
   cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "tokens per engine step (sizes activation buffers)")->capture_default_str();
   cmd->add_option("--variant", o->variant, "hub repo: only this variant");
   cmd->add_option("--revision", o->revision, "hub repo: branch, tag or commit");
@@ -38,7 +59,7 @@ void register_estimate(CLI::App& app, int& exit_code) {
     p.context_len = o->context_len;
     p.num_sequences = o->num_sequences;
     p.kv_quant_bits = hub::kv_quant_bits_from_name(o->kv_quant);
-    p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);
+    p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);  // default: the server's (kDefaultKvDType)
     p.max_batch_tokens = o->max_batch_tokens;
     p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
       const auto dt = dtype_from_name(type);  // this machine's CPU kernels

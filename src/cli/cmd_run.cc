@@ -38,7 +38,8 @@ void require(bool cond, ErrorCode code, const std::string& msg) {
 }
 
 struct RunOpts {
-  std::string model, prompt, models_dir, chat_template_file, system;
+  std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = default_kv_dtype_flag(),
+                                                                 kv_quant = "off";
   bool raw = false, stats = false;
   int max_tokens = -1;
   double temperature = 0.0, top_p = 1.0, min_p = 0.0, repeat_penalty = 1.0;
@@ -80,6 +81,8 @@ int run(const RunOpts& o) {
   require(std::isfinite(o.temperature) && o.temperature >= 0, ErrorCode::INVALID_ARGUMENT,
           "--temperature must be a finite number >= 0");
   require(o.max_context_len >= 1, ErrorCode::INVALID_ARGUMENT, "--max-context-len must be >= 1");
+  kv_dtype_from_flag(o.kv_dtype);  // bad values fail before the model loads
+  kv_quant_bits_from_flag(o.kv_quant);
   if (o.threads > 0) ThreadPool::set_global_threads(o.threads);
   const std::string path = resolve_model_path(o);
 
@@ -115,13 +118,16 @@ int run(const RunOpts& o) {
   server::ModelOptions mo;
   mo.max_context_len = o.max_context_len;
   mo.max_num_seqs = 1;
+  mo.kv_dtype = kv_dtype_from_flag(o.kv_dtype);
+  mo.kv_quant_bits = kv_quant_bits_from_flag(o.kv_quant);
   if (!o.chat_template_file.empty()) mo.chat_template = read_text_file(o.chat_template_file);
   const auto t_load = std::chrono::steady_clock::now();
   std::unique_ptr<server::LoadedModel> model = server::LoadedModel::load(o.model, path, mo);
   if (o.stats)
-    std::fprintf(stderr, "[load %.2f s | context %d tokens | threads %d]\n",
+    std::fprintf(stderr, "[load %.2f s | context %d tokens | KV %s | threads %d]\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),
-                 model->max_context_len(), ThreadPool::global().num_threads());
+                 model->max_context_len(), model->kv_format().c_str(),
+                 ThreadPool::global().num_threads());
 
   ChatSession session(*model, so);
   if (interactive) return run_repl(session, o.model, history_path());
@@ -150,6 +156,11 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-tokens", o->max_tokens, "most tokens per answer; -1 = up to the context")->capture_default_str();
   cmd->add_option("--max-context-len", o->max_context_len, "context length (prompt + answer; clamped to the model's)")
       ->capture_default_str();
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: f32, f16 or bf16")
+      ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
+  cmd->add_option("--kv-quant", o->kv_quant,
+                  "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
+      ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();
   cmd->add_option("--top-p", o->top_p, "nucleus sampling mass in (0, 1]")->capture_default_str();

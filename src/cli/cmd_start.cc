@@ -29,7 +29,8 @@ constexpr const char* kDefaultRepo = "unsloth/gemma-3-270m-it-GGUF";
 constexpr const char* kDefaultVariant = "Q4_K_M";
 
 struct StartOpts {
-  std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file;
+  std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
+      kv_dtype = default_kv_dtype_flag(), kv_quant = "off";
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
@@ -74,6 +75,12 @@ void validate(const StartOpts& o) {
   require(o.request_timeout >= 0, "--request-timeout must be >= 0 seconds (0 = off)");
   require(o.shutdown_timeout >= 0, "--shutdown-timeout must be >= 0 seconds");
   require(o.threads >= 0 && o.threads <= 1024, "--threads must be in 0..1024 (0 = all cores)");
+  try {
+    kv_dtype_from_flag(o.kv_dtype);
+    kv_quant_bits_from_flag(o.kv_quant);
+  } catch (const Error& e) {
+    require(false, e.what());
+  }
   require(o.max_body_mb >= 1 && o.max_body_mb <= 4096, "--max-body-mb must be in 1..4096, got " + std::to_string(o.max_body_mb));
 }
 
@@ -126,6 +133,8 @@ int run_start(const StartOpts& o) {
   mo.model.max_queued_requests = o.max_queued_requests;
   mo.model.max_num_batched_tokens = o.max_num_batched_tokens;
   mo.model.kv_cache_bytes = o.kv_cache_mb << 20;
+  mo.model.kv_dtype = kv_dtype_from_flag(o.kv_dtype);
+  mo.model.kv_quant_bits = kv_quant_bits_from_flag(o.kv_quant);
   mo.model.enable_prefix_caching = !o.no_prefix_caching;
   if (!o.chat_template_file.empty()) mo.model.chat_template = read_template(o.chat_template_file);
 
@@ -227,6 +236,12 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_MAX_NUM_BATCHED_TOKENS")->capture_default_str();
   cmd->add_option("--kv-cache-mb", o->kv_cache_mb, "KV-cache pool per model in MB (0 = auto)")
       ->envname("OXYDLLM_KV_CACHE_MB")->capture_default_str();
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: f32, f16 or bf16")
+      ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
+  cmd->add_option("--kv-quant", o->kv_quant,
+                  "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit); "
+                  "overrides --kv-dtype")
+      ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--request-timeout", o->request_timeout, "seconds per request (0 = off)")
       ->envname("OXYDLLM_REQUEST_TIMEOUT")->capture_default_str();
   cmd->add_option("--shutdown-timeout", o->shutdown_timeout, "seconds in-flight requests get on shutdown")

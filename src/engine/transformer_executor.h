@@ -13,12 +13,14 @@
 
 namespace oxyd::engine {
 
-/// Bytes of K+V one token occupies in the cache over all layers, for `kv_dtype`.
-int64_t kv_bytes_per_token(const model::Transformer& m, DType kv_dtype);
+/// Bytes of K+V one token occupies in the cache over all layers, for `kv_dtype`, or for
+/// kv_quant_bits > 0 the quantized head vectors (kv_quant_row_bytes each).
+int64_t kv_bytes_per_token(const model::Transformer& m, DType kv_dtype, int kv_quant_bits = 0);
 
 class TransformerExecutor final : public ModelExecutor {
  public:
-  TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, DType kv_dtype = DType::F32);
+  TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, DType kv_dtype = DType::F32,
+                      int kv_quant_bits = 0);
   int32_t vocab_size() const override;
   void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) override;
   int64_t kv_cache_bytes() const { return kv_cache_bytes_; }

@@ -35,6 +35,10 @@ KvDtype kv_dtype_from_name(const std::string& name) {
   throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-dtype '" + name + "': expected f16, bf16 or f32");
 }
 
+DType kv_dtype_to_dtype(KvDtype dtype) {
+  return dtype == KvDtype::F16 ? DType::F16 : dtype == KvDtype::BF16 ? DType::BF16 : DType::F32;
+}
+
 int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int bits) {
   if (bits > 0) return (head_dim * bits + 7) / 8 + 4;
   return head_dim * (dtype == KvDtype::F32 ? 4 : 2);

@@ -13,9 +13,9 @@
 //     layer (one block table per sequence serves all layers), sliding-window layers included.
 //     kv_bytes_windowed is the figure with sliding layers at round_up(min(ctx, window + bs), bs)
 //     (a window straddles at most one extra block), what a windowed pool would need.
-//     head_vector_bytes(d) = d × 4 (f32, the engine's KV dtype today: EstimateParams::kv_dtype's
-//     default), d × 2 (f16/bf16), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
-//     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; DESIGN.md §4; not in the engine yet).
+//     head_vector_bytes(d) = d × 4 (f32: the server's default, server::kDefaultKvDType, and
+//     EstimateParams::kv_dtype's), d × 2 (f16/bf16), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
+//     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; DESIGN.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
 //     Hv × dk × dv (delta-rule state) + (2·Hk·dk + Hv·dv) × (kernel − 1) (conv state).
@@ -27,7 +27,9 @@
 //   for this machine; default the AMX prefill layout, the largest any CPU kernel prepares).
 //   Attention reads the paged cache with an online softmax, so no T × ctx score matrix exists.
 // Not counted: the engine's copy of the logits rows for the sampler (R × vocab × 4 B), the split-
-// K partials of long decodes (< 3 × threads × 32 × (head_dim + 2) × 4 B), scheduler tables.
+// K partials of long decodes (< 3 × threads × 32 × (head_dim + 2) × 4 B), scheduler tables; with
+// --kv-quant, the rotated copy of q (T × q_dim × 4 B) and the F32 blocks a prefill step decodes
+// once (≤ 64 MiB, backend/cpu/attention.cc).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,7 @@
 #include <map>
 #include <string>
 
+#include "core/dtype.h"
 #include "loader/model_config.h"
 
 namespace oxyd::hub {
@@ -48,7 +51,7 @@ using MatmulScratchFn = std::function<int64_t(const std::string& weight_dtype, i
 struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
-  KvDtype kv_dtype = KvDtype::F32;  // the engine's KV dtype (engine::TransformerExecutor default)
+  KvDtype kv_dtype = KvDtype::F32;  // the server's default (server::kDefaultKvDType; tests/serving)
   int kv_quant_bits = 0;            // 0 = off; 4 lossless, 3 balanced, 2 aggressive
   int64_t block_size = 16;          // paged-KV block (server::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
@@ -64,6 +67,8 @@ int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64
 int kv_quant_bits_from_name(const std::string& mode);
 /// "f16", "bf16", "f32" (case-insensitive); Error(INVALID_ARGUMENT) otherwise.
 KvDtype kv_dtype_from_name(const std::string& name);
+/// The engine's element type for `dtype`.
+DType kv_dtype_to_dtype(KvDtype dtype);
 /// Bytes of one K or V head vector of `head_dim` values in the cache.
 int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int kv_quant_bits);
 /// "F16", "Q4 lossless (4-bit + f32 norm)", ...

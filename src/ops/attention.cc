@@ -51,10 +51,9 @@ void check_metadata(const AttentionParams& p) {
 void paged_attention(const AttentionParams& p) {
   constexpr const char* op = "paged_attention";
   check::tensor(op, "q", p.q, DType::F32, 3);
-  check::kv_dtype(op, "k_cache", p.k_cache);
+  check::kv_cache(op, "k_cache", p.k_cache, p.head_dim(), p.kv_quant_bits);
   check::tensor(op, "v_cache", p.v_cache, p.k_cache.dtype, 4);
   check::same_shape(op, "k_cache", p.k_cache, "v_cache", p.v_cache);
-  check::dim(op, "k_cache", p.k_cache, 3, p.head_dim(), "head_dim of q");
   if (p.head_dim() == 0 || p.num_kv_heads() == 0 || p.block_size() == 0)
     check::fail(op, "head_dim, num_kv_heads and block_size must be > 0");
   if (p.num_heads() % p.num_kv_heads())
@@ -82,16 +81,15 @@ void paged_attention(const AttentionParams& p) {
 }
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
   constexpr const char* op = "reshape_and_cache";
   check::tensor(op, "key", key, DType::F32, 3);
   check::tensor(op, "value", value, DType::F32, 3);
   check::same_shape(op, "key", key, "value", value);
-  check::kv_dtype(op, "k_cache", k_cache);
+  check::kv_cache(op, "k_cache", k_cache, key.dim(2), kv_quant_bits);
   check::tensor(op, "v_cache", v_cache, k_cache.dtype, 4);
   check::same_shape(op, "k_cache", k_cache, "v_cache", v_cache);
   check::dim(op, "k_cache", k_cache, 2, key.dim(1), "num_kv_heads of key");
-  check::dim(op, "k_cache", k_cache, 3, key.dim(2), "head_dim of key");
   check::tensor(op, "slot_mapping", slot_mapping, DType::I32, 1);
   check::dim(op, "slot_mapping", slot_mapping, 0, key.dim(0), "num_tokens of key");
   check::cpu_only(op, {&key, &value, &k_cache, &v_cache, &slot_mapping});
@@ -101,7 +99,7 @@ void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_c
     if (slots[t] >= num_slots)
       check::fail(op, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
                           " is outside the cache (num_blocks · block_size = " + std::to_string(num_slots) + ")");
-  backend::cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping);
+  backend::cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_quant_bits);
 }
 
 }  // namespace oxyd::ops

@@ -16,8 +16,9 @@ void paged_attention(const AttentionParams& p);
 
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → k_cache, v_cache
 /// [num_blocks, block_size, num_kv_heads, head_dim] (F32 | F16 | BF16) at slot_mapping
-/// [num_tokens] I32 (slot = block · block_size + offset; negative = skip).
+/// [num_tokens] I32 (slot = block · block_size + offset; negative = skip). kv_quant_bits 2..4:
+/// the caches are U8 [..., kv_quant_row_bytes(head_dim, bits)] and each head vector is quantized.
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping);
+                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits = 0);
 
 }  // namespace oxyd::ops

@@ -1,6 +1,8 @@
 // Argument checks of the op front ends (see check.h).
 #include "ops/check.h"
 
+#include "core/kv_quant.h"
+
 namespace oxyd::ops::check {
 
 void fail(std::string_view op, const std::string& msg) {
@@ -23,6 +25,18 @@ void kv_dtype(std::string_view op, const char* name, const Tensor& t) {
   if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
     fail(op, std::string(name) + " must be F32, F16 or BF16, got " + std::string(dtype_name(t.dtype)));
   tensor(op, name, t, t.dtype, 4);
+}
+
+void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, int kv_quant_bits) {
+  if (kv_quant_bits == 0) {
+    kv_dtype(op, name, t);
+    dim(op, name, t, 3, head_dim, "head_dim");
+    return;
+  }
+  if (kv_quant_bits < 2 || kv_quant_bits > 4)
+    fail(op, "kv_quant_bits must be 0 (off), 2, 3 or 4, got " + std::to_string(kv_quant_bits));
+  tensor(op, name, t, DType::U8, 4);
+  dim(op, name, t, 3, kv_quant_row_bytes(head_dim, kv_quant_bits), "bytes of one quantized head vector");
 }
 
 void same_shape(std::string_view op, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b) {

@@ -1,4 +1,4 @@
-// LoadedModel::load (see loaded_model.h). KV sizing rule (F32 cache, block_size tokens a block):
+// LoadedModel::load (see loaded_model.h). KV sizing rule (opts.kv_dtype, block_size tokens a block):
 //   context    = min(opts.max_context_len, max_position_embeddings)
 //   one_ctx    = ceil(context / block_size) blocks
 //   budget     = opts.kv_cache_bytes, or auto: room for max(opts.max_num_seqs, 16) full contexts,
@@ -28,7 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr DType kKvDType = DType::F32;
 constexpr int32_t kAutoMinSeqs = 16;
 
 // Tokenizer and the model's own chat template ("" if none) from a GGUF file or an HF directory.
@@ -85,6 +84,10 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   if (opts.max_num_batched_tokens < 1) bad("max_num_batched_tokens must be >= 1");
   if (opts.max_num_seqs < 0) bad("max_num_seqs must be >= 0 (0 = auto)");
   if (opts.kv_cache_bytes < 0) bad("kv_cache_bytes must be >= 0 (0 = auto)");
+  if (opts.kv_dtype != DType::F32 && opts.kv_dtype != DType::F16 && opts.kv_dtype != DType::BF16)
+    bad("kv_dtype must be F32, F16 or BF16, got " + std::string(dtype_name(opts.kv_dtype)));
+  if (opts.kv_quant_bits != 0 && (opts.kv_quant_bits < 2 || opts.kv_quant_bits > 4))
+    bad("kv_quant_bits must be 0 (off), 2, 3 or 4, got " + std::to_string(opts.kv_quant_bits));
   if (!fs::exists(path)) throw_error(ErrorCode::NOT_FOUND, path + ": no such file or directory");
 
   std::unique_ptr<LoadedModel> lm(new LoadedModel());
@@ -121,7 +124,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   lm->max_context_len_ = int32_t(ctx);
   const int64_t bs = opts.block_size;
   const int64_t one_ctx_blocks = (ctx + bs - 1) / bs;
-  const int64_t block_bytes = bs * engine::kv_bytes_per_token(m, kKvDType);
+  const int64_t block_bytes = bs * engine::kv_bytes_per_token(m, opts.kv_dtype, opts.kv_quant_bits);
   const int64_t one_ctx_bytes = one_ctx_blocks * block_bytes;
   int64_t budget = opts.kv_cache_bytes;
   if (budget == 0) {
@@ -156,7 +159,11 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   }
 
   lm->weights_bytes_ = weights_bytes_of(m.weights());
-  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, kKvDType);
+  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, opts.kv_dtype,
+                                                                opts.kv_quant_bits);
+  lm->kv_dtype_ = opts.kv_dtype;
+  lm->kv_quant_bits_ = opts.kv_quant_bits;
+  lm->num_kv_blocks_ = num_blocks;
   // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
   // a full step (prompt-logprob requests may still grow the logits rows later).
   lm->model_->reserve_workspace(opts.max_num_batched_tokens, lm->max_num_seqs_);
@@ -179,6 +186,10 @@ LoadedModel::~LoadedModel() { engine_.reset(); }
 const loader::ModelConfig& LoadedModel::config() const { return model_->config(); }
 
 int64_t LoadedModel::kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
+
+std::string LoadedModel::kv_format() const {
+  return kv_quant_bits_ > 0 ? "Q" + std::to_string(kv_quant_bits_) : std::string(dtype_name(kv_dtype_));
+}
 
 std::string LoadedModel::render_chat(chat::ChatTemplateInputs in) const {
   if (!template_)

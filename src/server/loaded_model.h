@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "core/dtype.h"
 #include "engine/async_engine.h"
 #include "loader/model_config.h"
 #include "tokenizer/tokenizer.h"
@@ -19,12 +20,18 @@ namespace oxyd::engine { class TransformerExecutor; }
 
 namespace oxyd::server {
 
-/// KV sizing (F32 cache): one full context = ceil(context / block_size) blocks. kv_cache_bytes = 0
+/// KV sizing (kv_dtype's bytes per value): one full context = ceil(context / block_size) blocks. kv_cache_bytes = 0
 /// (auto) budgets room for max(max_num_seqs, 16) full contexts, capped at 25% of MemAvailable but
 /// never below one full context (more than all available memory → OUT_OF_MEMORY). A budget that
 /// cannot hold one full context → Error(OUT_OF_MEMORY) giving both numbers. max_num_seqs = 0
 /// (auto) = max(blocks / blocks per full context, 16) clamped to [1, min(256, blocks)]: short
 /// requests share the pool and the scheduler preempts (recomputes) when it runs out.
+/// The KV pool's element type unless --kv-dtype says otherwise; hub::EstimateParams' default equals
+/// it (tests/serving KvDtype.DefaultsAgree). F32, not F16, after measuring (docs/performance.md
+/// "KV-cache dtype"): F16 decodes within 3% but prefills ~18% slower at 2048 tokens, and an F16
+/// cache no longer reproduces every transformers float64 greedy golden (granite) exactly.
+inline constexpr DType kDefaultKvDType = DType::F32;
+
 struct ModelOptions {
   int32_t max_context_len = 4096;         // per sequence; clamped to the model's max_position_embeddings
   int32_t max_num_seqs = 0;               // 0 = auto (above)
@@ -32,6 +39,8 @@ struct ModelOptions {
   int32_t max_queued_requests = 200;      // full → requests rejected (HTTP 429)
   int64_t kv_cache_bytes = 0;             // 0 = auto (above); else the KV pool budget
   int32_t block_size = 16;
+  DType kv_dtype = kDefaultKvDType;       // F32 | F16 | BF16: the KV pool's element type
+  int kv_quant_bits = 0;                  // 0 = off; 4 lossless, 3 balanced, 2 aggressive (core/kv_quant.h)
   bool enable_prefix_caching = true;
   std::string chat_template;              // non-empty: Jinja source overriding the model's template;
                                           // else the model's, else a fallback from its vocabulary
@@ -66,6 +75,12 @@ class LoadedModel {
   engine::AsyncEngine& engine() { return *engine_; }
   int64_t weights_bytes() const { return weights_bytes_; }
   int64_t kv_cache_bytes() const;
+  DType kv_dtype() const { return kv_dtype_; }
+  int kv_quant_bits() const { return kv_quant_bits_; }
+  /// The KV cache's element format as /metrics and the startup log name it: "F32", "F16", "BF16",
+  /// or "Q4", "Q3", "Q2" (--kv-quant lossless, balanced, aggressive).
+  std::string kv_format() const;
+  int64_t num_kv_blocks() const { return num_kv_blocks_; }
   /// Unique per process, for engine request ids.
   int64_t next_request_id() { return next_id_.fetch_add(1); }
 
@@ -78,7 +93,9 @@ class LoadedModel {
   std::unique_ptr<engine::TransformerExecutor> executor_;
   std::unique_ptr<engine::AsyncEngine> engine_;
   int32_t max_context_len_ = 0, max_num_seqs_ = 0;
-  int64_t weights_bytes_ = 0;
+  int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
+  DType kv_dtype_ = kDefaultKvDType;
+  int kv_quant_bits_ = 0;
   std::atomic<int64_t> next_id_{1};
 };
 

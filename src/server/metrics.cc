@@ -151,6 +151,9 @@ std::string Metrics::render(const std::vector<ModelGauges>& models) const {
     header(out, gauge.name, gauge.type, gauge.help);
     for (const ModelGauges& g : models) sample(out, gauge.name, model_label(g.model), gauge.get(g));
   }
+  header(out, "oxydllm_kv_cache_info", "gauge", "The KV cache's element format (always 1).");
+  for (const ModelGauges& g : models)
+    sample(out, "oxydllm_kv_cache_info", model_label(g.model) + ",dtype=\"" + prometheus_label(g.kv_cache_dtype) + "\"", 1.0);
   return out;
 }
 

@@ -21,6 +21,7 @@ struct ModelGauges {
   engine::EngineStats stats;
   int64_t weights_bytes = 0;
   int64_t kv_cache_bytes = 0;
+  std::string kv_cache_dtype;  // "F32", "F16", "BF16": oxydllm_kv_cache_info's dtype label
 };
 
 class Metrics {

@@ -1,6 +1,7 @@
 // `oxydllm estimate` against the memory the engine really holds (issue 7): every tiny model of
 // tests/data/archs (its safetensors checkpoint and each GGUF) is loaded, a KV cache for a full
-// context × num_sequences is allocated as the server sizes it (whole 16-token blocks, F32), and one
+// context × num_sequences is allocated as the server sizes it (whole 16-token blocks, the default
+// dtype, and F32 / BF16 on one model each), and one
 // full-length prefill of every sequence runs so the lazily grown buffers reach their size. Actual =
 // weights read in place + load-time copies + workspace (Transformer::memory_usage) + KvCache bytes;
 // hub::estimate_memory's total must be within 5% of it. The workspace formula is also held equal
@@ -53,16 +54,17 @@ struct Measured {
   int64_t kv_bytes = 0, workspace_formula = 0, max_position = 0;
 };
 
-// Loads `path`, allocates ctx × seqs of F32 KV in whole blocks and prefills every sequence to ctx
+// Loads `path`, allocates ctx × seqs of `kv` KV in whole blocks and prefills every sequence to ctx
 // tokens in one step. Runs on a fresh thread: the matmul scratch is per thread and only grows.
-Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool reserve_first) {
+Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool reserve_first,
+                       hub::KvDtype kv = hub::EstimateParams{}.kv_dtype, int kv_quant_bits = 0) {
   Measured m;
   std::exception_ptr err;
   std::thread th([&] {
     try {
       auto t = model::Transformer::load(path);
       const int64_t blocks_per_seq = (ctx + kBlockSize - 1) / kBlockSize, T = ctx * seqs;
-      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, DType::F32);
+      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, hub::kv_dtype_to_dtype(kv), kv_quant_bits);
       if (reserve_first) t->reserve_workspace(T, seqs);
       std::vector<int32_t> ids(T), pos(T), slots(T), qsl(seqs + 1), lens(seqs, int32_t(ctx)), table, rows;
       for (int64_t s = 0; s < seqs; ++s) {
@@ -91,7 +93,8 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
   return m;
 }
 
-hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t seqs) {
+hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t seqs,
+                                 hub::KvDtype kv = hub::EstimateParams{}.kv_dtype, int kv_quant_bits = 0) {
   // A folder that holds GGUFs too is several models to the hub: name the checkpoint by its file.
   std::string hub_path = path;
   if (fs::is_directory(path))
@@ -100,6 +103,8 @@ hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t s
   hub::ModelMeta meta = hub::read_local_meta(hub::local_model_for_path(hub_path));
   hub::EstimateParams p;  // the server's defaults: F32 KV, 16-token blocks, 1024-token steps
   p.context_len = ctx;
+  p.kv_dtype = kv;
+  p.kv_quant_bits = kv_quant_bits;
   p.num_sequences = seqs;
   p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
     const auto dt = dtype_from_name(type);
@@ -136,6 +141,30 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
       EXPECT_LE(std::abs(diff), 0.05) << "estimate " << e.total() << " vs actual " << actual << " (weights "
                                       << e.weight_bytes << " vs " << m.usage.weights_mapped + m.usage.weights_owned
                                       << ", runtime " << e.runtime_bytes << " vs " << m.usage.workspace << ")";
+    }
+  }
+}
+
+// Each KV format the server offers (--kv-dtype, --kv-quant): the KV term equals the cache the
+// engine allocates and the total stays within 5%, on a safetensors checkpoint and a GGUF.
+TEST(EstimateVsEngine, EveryKvDtype) {
+  for (const char* rel_path : {"gemma3", "qwen3/model-Q4_K.gguf"}) {
+    const std::string path = std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/" + rel_path;
+    for (hub::KvDtype kv : {hub::KvDtype::F32, hub::KvDtype::F16, hub::KvDtype::BF16}) {
+      SCOPED_TRACE(std::string(rel_path) + " " + std::string(dtype_name(hub::kv_dtype_to_dtype(kv))));
+      Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, kv);
+      hub::MemoryEstimate e = estimate_for(path, 128, 2, kv);
+      EXPECT_EQ(e.kv_bytes, m.kv_bytes);
+      const int64_t actual = m.usage.total() + m.kv_bytes;
+      EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
+    }
+    for (int bits : {4, 3, 2}) {
+      SCOPED_TRACE(std::string(rel_path) + " kv-quant " + std::to_string(bits) + " bits");
+      Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, hub::KvDtype::F16, bits);
+      hub::MemoryEstimate e = estimate_for(path, 128, 2, hub::KvDtype::F16, bits);
+      EXPECT_EQ(e.kv_bytes, m.kv_bytes);
+      const int64_t actual = m.usage.total() + m.kv_bytes;
+      EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }
   }
 }

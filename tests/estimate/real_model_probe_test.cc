@@ -1,6 +1,6 @@
 // The measuring half of tools/check_estimate_real.py: loads $OXYD_ESTIMATE_MODEL (skipped when
 // unset), reserves the step workspace and a KV cache of $OXYD_ESTIMATE_CTX × $OXYD_ESTIMATE_SEQS
-// tokens in 16-token F32 blocks as the server would, prefills every sequence to the full context
+// tokens in 16-token blocks of the default KV dtype (hub::EstimateParams) as the server would, prefills every sequence to the full context
 // in 1024-token steps (so every KV block, workspace row and weight page is touched), and prints
 // one JSON line: the model's accounting and the process's RSS growth (anonymous and file-backed)
 // over the load and the prefill, for the script to hold against `oxydllm estimate`.
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "hub/estimate.h"
 #include "model/transformer.h"
 
 namespace oxyd {
@@ -45,7 +46,7 @@ TEST(RealModelProbe, MemoryInUseAfterFullContext) {
     const auto [anon0, file0] = rss();
     auto t = model::Transformer::load(path);
     const int64_t blocks_per_seq = (ctx + bs - 1) / bs;
-    model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, bs, DType::F32);
+    model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, bs, hub::kv_dtype_to_dtype(hub::EstimateParams{}.kv_dtype));
     t->reserve_workspace(std::min(budget, ctx * seqs), seqs);
     const auto [anon1, file1] = rss();
     std::vector<int32_t> table(blocks_per_seq);

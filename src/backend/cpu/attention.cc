@@ -14,6 +14,7 @@
 #include "backend/cpu/attention.h"
 #include "backend/cpu/dispatch.h"
 #include "core/half.h"
+#include "core/kv_quant.h"
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
@@ -37,7 +38,91 @@ struct ReqSplit {
 };
 }  // namespace
 
+namespace {
+void paged_attention_plain(const AttentionParams& p);
+
+// Prefill over a quantized cache: every query tile would decode its whole key range again, so
+// when a request has more than one query (and the blocks fit kMaxCompactBytes) the blocks the
+// batch reads are decoded once into a compact F32 cache in the rotated space, with the block
+// table remapped to it, and the plain kernel runs on that. Returns false when it did not apply.
+constexpr int64_t kMaxCompactBytes = int64_t(64) << 20;
+
+bool attention_over_compact_f32(const AttentionParams& rp, const KvQuantizer& kq) {
+  const int64_t num_reqs = rp.num_reqs(), bs = rp.block_size(), nkv = rp.num_kv_heads(), hd = rp.head_dim();
+  const int64_t max_blocks = rp.max_blocks_per_req();
+  const int32_t* qsl = rp.query_start_loc.ptr<int32_t>();
+  const int32_t* seq_lens = rp.seq_lens.ptr<int32_t>();
+  const int32_t* table = rp.block_table.ptr<int32_t>();
+  bool prefill = false;
+  for (int64_t r = 0; r < num_reqs; ++r) prefill |= qsl[r + 1] - qsl[r] > 1;
+  if (!prefill) return false;
+  thread_local std::vector<int32_t> remap, used, new_table;
+  remap.assign(size_t(rp.num_blocks()), -1);
+  used.clear();
+  new_table.assign(size_t(num_reqs * max_blocks), 0);
+  for (int64_t r = 0; r < num_reqs; ++r) {
+    const int64_t query_len = qsl[r + 1] - qsl[r], seq_len = seq_lens[r];
+    if (query_len == 0) continue;
+    const int64_t first = seq_len - query_len;  // the keys ops/ validated: the same range
+    const int64_t k_lo = rp.sliding_window > 0 ? std::max<int64_t>(0, first - rp.sliding_window + 1) : 0;
+    for (int64_t b = k_lo / bs; b * bs < seq_len; ++b) {
+      const int32_t id = table[r * max_blocks + b];
+      if (remap[size_t(id)] < 0) remap[size_t(id)] = int32_t(used.size()), used.push_back(id);
+      new_table[size_t(r * max_blocks + b)] = remap[size_t(id)];
+    }
+  }
+  const int64_t num_vecs = int64_t(used.size()) * bs * nkv;
+  if (num_vecs * hd * 2 * int64_t(sizeof(float)) > kMaxCompactBytes) return false;
+  thread_local std::vector<float> kf, vf;  // [used blocks, bs, nkv, hd] each
+  kf.resize(size_t(num_vecs * hd)), vf.resize(size_t(num_vecs * hd));
+  float* kd = kf.data();
+  float* vd = vf.data();
+  const int32_t* ids = used.data();
+  const uint8_t* kc = rp.k_cache.ptr<uint8_t>();
+  const uint8_t* vc = rp.v_cache.ptr<uint8_t>();
+  const int64_t rb = kq.row_bytes(), per_block = bs * nkv;
+  // Whole blocks, unwritten slots included: their values are never read (masked keys).
+  parallel_for(num_vecs, row_grain(hd), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t src = int64_t(ids[i / per_block]) * per_block + i % per_block;
+      kq.dequantize_rotated(kc + src * rb, kd + i * hd);
+      kq.dequantize_rotated(vc + src * rb, vd + i * hd);
+    }
+  });
+  AttentionParams fp = rp;
+  const int64_t nu = int64_t(used.size());
+  fp.k_cache = Tensor(DType::F32, kd, {nu, bs, nkv, hd});
+  fp.v_cache = Tensor(DType::F32, vd, {nu, bs, nkv, hd});
+  fp.block_table = Tensor(DType::I32, new_table.data(), {num_reqs, max_blocks});
+  fp.kv_quant_bits = 0;
+  paged_attention_plain(fp);
+  return true;
+}
+}  // namespace
+
+// Quantized caches: rotate q into the codes' space, attend there, rotate the output back.
 void paged_attention(const AttentionParams& p) {
+  if (p.kv_quant_bits == 0) return paged_attention_plain(p);
+  const KvQuantizer& kq = kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  const int64_t rows = p.num_tokens() * p.num_heads(), hd = p.head_dim();
+  thread_local std::vector<float> q_rot;  // the workers use it through qr, not by name
+  q_rot.resize(size_t(rows * hd));
+  float* qr = q_rot.data();
+  const float* q = p.q.ptr<float>();
+  parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) kq.rotate(q + i * hd, qr + i * hd);
+  });
+  AttentionParams rp = p;
+  rp.q = Tensor(DType::F32, qr, {p.num_tokens(), p.num_heads(), hd});
+  if (!attention_over_compact_f32(rp, kq)) paged_attention_plain(rp);
+  float* out = p.out.ptr<float>();
+  parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) kq.unrotate(out + i * hd, out + i * hd);
+  });
+}
+
+namespace {
+void paged_attention_plain(const AttentionParams& p) {
   const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
   const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
   const int64_t group = p.num_heads() / num_kv_heads;
@@ -142,11 +227,27 @@ void paged_attention(const AttentionParams& p) {
     }
   }
 }
+}  // namespace
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
   const int64_t row = key.dim(1) * key.dim(2);  // num_kv_heads · head_dim elements per token
   const int32_t* slots = slot_mapping.ptr<int32_t>();
+  if (kv_quant_bits > 0) {
+    const int64_t hd = key.dim(2), nkv = key.dim(1);
+    const KvQuantizer& kq = kv_quantizer(hd, kv_quant_bits);
+    const int64_t rb = kq.row_bytes();  // bytes per head vector; a token is nkv of them
+    parallel_for(key.dim(0) * nkv, row_grain(hd), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t t = i / nkv, g = i % nkv;
+        if (slots[t] < 0) continue;
+        const int64_t dst = (int64_t(slots[t]) * nkv + g) * rb;
+        kq.quantize(key.ptr<float>() + i * hd, static_cast<uint8_t*>(k_cache.data) + dst);
+        kq.quantize(value.ptr<float>() + i * hd, static_cast<uint8_t*>(v_cache.data) + dst);
+      }
+    });
+    return;
+  }
   const DType dtype = k_cache.dtype;
   auto copy = [dtype, row](const float* src, void* cache, int64_t slot) {
     if (dtype == DType::F32) {

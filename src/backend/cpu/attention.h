@@ -1,7 +1,9 @@
 // CPU paged attention and KV-cache write: same contract as backend/reference/attention.h.
 // Flash-style: per (request, kv head, query tile) an online softmax over the key blocks of the
 // block table, all query heads of a GQA group sharing each K/V block read; float32 math.
-// Work items are handed out dynamically over the global thread pool.
+// Work items are handed out dynamically over the global thread pool. A quantized cache is read
+// in the rotated space of core/kv_quant.h: q is rotated once per head, each key/value block is
+// decoded to ‖x‖·level rows (no inverse transform per key), and the output is un-rotated once.
 #pragma once
 
 #include "backend/op_params.h"
@@ -13,8 +15,9 @@ namespace oxyd::backend::cpu {
 void paged_attention(const AttentionParams& p);
 
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → caches at slot_mapping [num_tokens] I32
-/// (negative = skip); caches F32 | F16 | BF16 [num_blocks, block_size, num_kv_heads, head_dim].
+/// (negative = skip); caches F32 | F16 | BF16 [num_blocks, block_size, num_kv_heads, head_dim],
+/// or with kv_quant_bits > 0 U8 [..., kv_quant_row_bytes(head_dim, bits)] (core/kv_quant.h).
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping);
+                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits = 0);
 
 }  // namespace oxyd::backend::cpu

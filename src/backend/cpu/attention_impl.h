@@ -10,6 +10,7 @@
 
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
+#include "core/kv_quant.h"
 
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
@@ -153,6 +154,12 @@ void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int6
   }
 }
 
+// Rows [0, n) of a quantized cache block (row stride `stride` bytes) decoded to their rotated-space
+// values ‖x‖·level / √d (core/kv_quant.h), contiguous in dst.
+void quant_rows(const uint8_t* src, int64_t n, int64_t stride, const KvQuantizer& kq, float* dst) {
+  for (int64_t j = 0; j < n; ++j, src += stride, dst += kq.head_dim()) kq.dequantize_rotated(src, dst);
+}
+
 }  // namespace
 
 // keys [k_begin, k_end) limit the keys visited (split-K); partial == nullptr writes p.out,
@@ -171,6 +178,11 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   const int32_t* blocks = p.block_table.ptr<int32_t>() + r * p.max_blocks_per_req();
   const bool f32 = p.k_cache.dtype == DType::F32, bf16 = p.k_cache.dtype == DType::BF16;
   const int64_t kv_stride = num_kv_heads * hd;  // elements between consecutive tokens of a block
+  // Quantized cache: q arrives rotated (cpu::paged_attention), keys/values decode in that space.
+  thread_local const KvQuantizer* kq = nullptr;
+  if (p.kv_quant_bits > 0 && (!kq || kq->head_dim() != hd || kq->bits() != p.kv_quant_bits))
+    kq = &kv_quantizer(hd, p.kv_quant_bits);
+  const int64_t qrow_bytes = p.kv_quant_bits > 0 ? kq->row_bytes() : 0;
 
   thread_local std::vector<float> scratch;
   const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (f32 ? 0 : 2 * bs * hd));
@@ -200,6 +212,11 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
       int64_t kstride;
       if (f32) {
         kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
+      } else if (qrow_bytes) {
+        const int64_t byte0 = elem0 / hd * qrow_bytes;  // head vector (token, g) → its bytes
+        quant_rows(p.k_cache.ptr<uint8_t>() + byte0, j1 - j0, num_kv_heads * qrow_bytes, *kq, kbuf);
+        quant_rows(p.v_cache.ptr<uint8_t>() + byte0, j1 - j0, num_kv_heads * qrow_bytes, *kq, vbuf);
+        kp = kbuf, vp = vbuf, kstride = hd;
       } else {
         to_f32_rows(p.k_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, kbuf);
         to_f32_rows(p.v_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, vbuf);

@@ -1,0 +1,159 @@
+// KvQuantizer (see kv_quant.h). Quantization runs in double so that the codes are those of the
+// exact rotation (the oracle's, tools/kv_quant_oracle.py); reading runs in float.
+#include "core/kv_quant.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+
+namespace oxyd {
+namespace {
+
+// In-place unnormalized Walsh–Hadamard transform (Sylvester order) of n = 2^k values.
+template <typename T>
+void wht(T* v, int64_t n) {
+  for (int64_t h = 1; h < n; h *= 2)
+    for (int64_t i = 0; i < n; i += 2 * h)
+      for (int64_t j = i; j < i + h; ++j) {
+        const T a = v[j], b = v[j + h];
+        v[j] = a + b, v[j + h] = a - b;
+      }
+}
+
+double normal_pdf(double x) { return std::isinf(x) ? 0.0 : std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); }
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+std::vector<double> lloyd_max(int bits) {
+  const int n = 1 << bits;
+  std::vector<double> c(static_cast<size_t>(n)), t(static_cast<size_t>(n + 1));
+  for (int k = 0; k < n; ++k) c[size_t(k)] = -3.0 + 6.0 * (k + 0.5) / n;  // spread start
+  t[0] = -INFINITY, t[size_t(n)] = INFINITY;
+  for (int it = 0; it < 200000; ++it) {
+    for (int k = 1; k < n; ++k) t[size_t(k)] = 0.5 * (c[size_t(k - 1)] + c[size_t(k)]);
+    double change = 0;
+    for (int k = 0; k < n; ++k) {
+      // E[X | t_k < X < t_{k+1}] for X ~ N(0, 1)
+      const double a = t[size_t(k)], b = t[size_t(k + 1)];
+      const double m = (normal_pdf(a) - normal_pdf(b)) / (normal_cdf(b) - normal_cdf(a));
+      change = std::max(change, std::abs(m - c[size_t(k)]));
+      c[size_t(k)] = m;
+    }
+    if (change < 1e-15) break;
+  }
+  return c;
+}
+
+}  // namespace
+
+const std::vector<double>& lloyd_max_normal_centroids(int bits) {
+  if (bits < 1 || bits > 4) throw_error(ErrorCode::INVALID_ARGUMENT, "kv quant: bits must be 1..4, got " + std::to_string(bits));
+  static const std::vector<double> levels[4] = {lloyd_max(1), lloyd_max(2), lloyd_max(3), lloyd_max(4)};
+  return levels[bits - 1];
+}
+
+KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits) {
+  if (head_dim <= 0) throw_error(ErrorCode::INVALID_ARGUMENT, "kv quant: head_dim must be > 0");
+  if (bits < 2 || bits > 4) throw_error(ErrorCode::INVALID_ARGUMENT, "kv quant: bits must be 2, 3 or 4, got " + std::to_string(bits));
+  pow2_ = (head_dim & (head_dim - 1)) == 0;
+  uint64_t state = kKvQuantSignSeed;
+  signs_.resize(size_t(head_dim));
+  for (float& s : signs_) {  // splitmix64
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    s = (z >> 63) ? -1.0f : 1.0f;
+  }
+  const std::vector<double>& c = lloyd_max_normal_centroids(bits);
+  const double inv_sqrt_d = 1.0 / std::sqrt(double(head_dim));
+  for (double v : c) levels_.push_back(float(v * inv_sqrt_d));
+  for (size_t k = 1; k < c.size(); ++k) thresholds_.push_back(0.5 * (c[k - 1] + c[k]));
+}
+
+void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
+  const size_t d = size_t(d_);
+  thread_local std::vector<double> y;
+  y.resize(d);
+  double ss = 0;
+  for (size_t i = 0; i < d; ++i) ss += double(x[i]) * double(x[i]);
+  const double norm = std::sqrt(ss), inv = norm > 0 ? 1.0 / norm : 0.0;
+  for (size_t i = 0; i < d; ++i) y[i] = double(x[i]) * inv * double(signs_[i]);
+  if (pow2_) wht(y.data(), d_);  // R = H·D/√d; then √d·y = H·D·u
+  else for (double& v : y) v *= std::sqrt(double(d));  // R = D; √d·y
+  const float nf = float(norm);
+  std::memcpy(dst, &nf, 4);
+  uint8_t* codes = dst + 4;
+  std::memset(codes, 0, size_t(row_bytes() - 4));
+  for (size_t i = 0; i < d; ++i) {
+    uint32_t code = 0;
+    while (code < thresholds_.size() && y[i] > thresholds_[code]) ++code;
+    const size_t bit = i * size_t(bits_);
+    codes[bit >> 3] |= uint8_t(code << (bit & 7));
+    if ((bit & 7) + size_t(bits_) > 8) codes[(bit >> 3) + 1] |= uint8_t(code >> (8 - (bit & 7)));
+  }
+}
+
+void KvQuantizer::dequantize_rotated(const uint8_t* src, float* out) const {
+  float norm;
+  std::memcpy(&norm, src, 4);
+  const uint8_t* codes = src + 4;
+  float lv[16];  // the levels times this vector's norm
+  for (size_t k = 0; k < levels_.size(); ++k) lv[k] = norm * levels_[k];
+  int64_t i = 0;
+  if (bits_ == 4) {  // two codes a byte
+    for (; i + 2 <= d_; i += 2) out[i] = lv[codes[i >> 1] & 15], out[i + 1] = lv[codes[i >> 1] >> 4];
+  } else if (bits_ == 2) {  // four codes a byte
+    for (; i + 4 <= d_; i += 4) {
+      const uint8_t c = codes[i >> 2];
+      out[i] = lv[c & 3], out[i + 1] = lv[(c >> 2) & 3], out[i + 2] = lv[(c >> 4) & 3], out[i + 3] = lv[c >> 6];
+    }
+  }
+  const uint32_t mask = (1u << bits_) - 1;
+  for (; i < d_; ++i) {
+    const size_t bit = size_t(i) * size_t(bits_), byte = bit >> 3;
+    uint32_t v = codes[byte];
+    if ((bit & 7) + size_t(bits_) > 8) v |= uint32_t(codes[byte + 1]) << 8;
+    out[i] = lv[(v >> (bit & 7)) & mask];
+  }
+}
+
+void KvQuantizer::dequantize(const uint8_t* src, float* out) const {
+  dequantize_rotated(src, out);
+  unrotate(out, out);
+}
+
+void KvQuantizer::rotate(const float* x, float* y) const {
+  for (int64_t i = 0; i < d_; ++i) y[i] = x[i] * signs_[size_t(i)];
+  if (!pow2_) return;
+  wht(y, d_);
+  const float s = 1.0f / std::sqrt(float(d_));
+  for (int64_t i = 0; i < d_; ++i) y[i] *= s;
+}
+
+void KvQuantizer::unrotate(const float* y, float* x) const {
+  if (x != y) std::memcpy(x, y, size_t(d_) * sizeof(float));
+  if (pow2_) {
+    wht(x, d_);  // H is symmetric: Rᵀ = D·H/√d
+    const float s = 1.0f / std::sqrt(float(d_));
+    for (int64_t i = 0; i < d_; ++i) x[i] *= s;
+  }
+  for (int64_t i = 0; i < d_; ++i) x[i] *= signs_[size_t(i)];
+}
+
+const KvQuantizer& kv_quantizer(int64_t head_dim, int bits) {
+  static std::mutex mu;
+  static std::map<std::pair<int64_t, int>, std::unique_ptr<KvQuantizer>> cache;
+  std::lock_guard lock(mu);
+  auto& q = cache[{head_dim, bits}];
+  if (!q) q = std::make_unique<KvQuantizer>(head_dim, bits);
+  return *q;
+}
+
+}  // namespace oxyd

@@ -1,0 +1,62 @@
+// KV-cache head-vector quantization for `--kv-quant lossless|balanced|aggressive` (4/3/2 bits;
+// FEATURES-REFERENCE.md §1.11, TurboQuant-style MSE quantizer, no QJL). One head vector x of d
+// values (one token, one KV head, K or V alike) is stored as
+//   [f32 ‖x‖₂ (4 bytes, little-endian)] [d codes of b bits, packed LSB-first: code i occupies
+//   bits i·b .. i·b+b−1 of the byte string] = kv_quant_row_bytes(d, b) = 4 + ceil(d·b / 8) bytes.
+// Codes: u = x / ‖x‖, y = R·u with R = (1/√d)·H·D when d is a power of two (D = diag of the fixed
+// ±1 signs below, H the unnormalized Walsh–Hadamard matrix in Sylvester order), else R = D;
+// code_i = the nearest Lloyd-Max centroid of N(0, 1) (2^b levels) to √d·y_i, i.e. the number of
+// decision thresholds (midpoints of adjacent centroids) strictly below √d·y_i. Reconstruction:
+// x̂ = ‖x‖ · Rᵀ·ŷ, ŷ_i = c[code_i] / √d. R is orthonormal, so q·x̂ = ‖x‖·(R q)·ŷ: attention rotates
+// q once and reads keys and values in the rotated space (rotated()), un-rotating its output once.
+// Signs: s_i = −1 when bit 63 of the i-th splitmix64 output (state seeded kKvQuantSignSeed, the
+// state advanced before each output) is set, else +1 — the same vector for every layer and head.
+// tools/kv_quant_oracle.py implements this independently (tests/core/kv_quant_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace oxyd {
+
+inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
+
+/// Bytes of one quantized head vector of `head_dim` values at `bits` (2, 3 or 4).
+inline int64_t kv_quant_row_bytes(int64_t head_dim, int bits) { return 4 + (head_dim * bits + 7) / 8; }
+
+/// The 2^bits Lloyd-Max reconstruction levels of the standard normal, ascending (computed once by
+/// Lloyd's iteration with the exact conditional means; bits in 1..4).
+const std::vector<double>& lloyd_max_normal_centroids(int bits);
+
+/// The quantizer of one (head_dim, bits): immutable, shared, thread-safe (kv_quantizer()).
+class KvQuantizer {
+ public:
+  KvQuantizer(int64_t head_dim, int bits);
+  int64_t head_dim() const { return d_; }
+  int bits() const { return bits_; }
+  int64_t row_bytes() const { return kv_quant_row_bytes(d_, bits_); }
+  /// x [d] → dst [row_bytes()].
+  void quantize(const float* x, uint8_t* dst) const;
+  /// src [row_bytes()] → x̂ [d] in the original space.
+  void dequantize(const uint8_t* src, float* out) const;
+  /// src → ‖x‖·ŷ [d], the vector in the rotated space (R x̂).
+  void dequantize_rotated(const uint8_t* src, float* out) const;
+  /// y = R x, and x = Rᵀ y (in place allowed: x == y).
+  void rotate(const float* x, float* y) const;
+  void unrotate(const float* y, float* x) const;
+  /// The ±1 signs [d] and the levels c / √d [2^bits] used by dequantize_rotated.
+  const std::vector<float>& signs() const { return signs_; }
+  const std::vector<float>& scaled_levels() const { return levels_; }
+
+ private:
+  int64_t d_;
+  int bits_;
+  bool pow2_;
+  std::vector<float> signs_, levels_;
+  std::vector<double> thresholds_;  // 2^bits − 1 midpoints of the N(0, 1) levels
+};
+
+/// The shared quantizer for (head_dim, bits); created on first use.
+const KvQuantizer& kv_quantizer(int64_t head_dim, int bits);
+
+}  // namespace oxyd
