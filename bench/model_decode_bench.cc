@@ -10,7 +10,8 @@
 //                           for every row: the engine's decode step at concurrency R
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
-// Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS]
+// Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16] [--ctx TOKENS] [--amx on|off]
+// (--amx off: matmul keeps to the AVX-512 VNNI/FMA kernels, for before/after comparisons)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/matmul.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "model/transformer.h"
@@ -97,6 +99,7 @@ int main_impl(int argc, char** argv) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") threads = std::atoi(v.c_str());
     else if (a == "--ctx") ctx = std::atoll(v.c_str());
+    else if (a == "--amx") backend::cpu::set_matmul_amx(v != "off");
     else if (a == "--kv") kv = v == "f16" ? DType::F16 : v == "bf16" ? DType::BF16 : DType::F32;
     else {
       std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());
