@@ -176,16 +176,12 @@ void load_config() {
 }
 
 // Scales of the panel's rows (rows ≥ `rows` get 0) per block: dw[b·16 + r], dm likewise.
-// Meanwhile prefetches `next` (the following panel, next_bytes long) spread over the blocks.
 template <class F>
-void panel_scales(const uint8_t* w, int64_t ws, int rows, int64_t nb, float* dw, float* dm, const uint8_t* next,
-                  int64_t next_bytes) {
+void panel_scales(const uint8_t* w, int64_t ws, int rows, int64_t nb, float* dw, float* dm) {
   const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                          _mm512_set1_epi32(int(ws)));
   const __mmask16 live = rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << rows) - 1);
-  const int64_t step = (next_bytes / nb + 64) / 64 * 64;
   for (int64_t b = 0; b < nb; ++b) {
-    for (int64_t o = b * step; o < std::min(next_bytes, (b + 1) * step); o += 64) __builtin_prefetch(next + o, 0, 3);
     const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, idx, w + b * F::BB, 1);
     if constexpr (F::SC == Scale::E8M0) {
       const __m512 e = _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(0xFF)));
@@ -194,6 +190,50 @@ void panel_scales(const uint8_t* w, int64_t ws, int rows, int64_t nb, float* dw,
       _mm512_store_ps(dw + b * 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)));
       if constexpr (F::SC == Scale::F16_MIN)
         _mm512_store_ps(dm + b * 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))));
+    }
+  }
+}
+
+// One weight panel (A operand: 16 rows, block b at a + b·a_block, rows a_stride apart) against
+// one group of 16 activation rows: acc[r] lane i = Σ_b dw·da·(codes of weight row r · act row i).
+// The tile ops of block pair p+1 are issued (and stored to the other half of c) before the f32
+// work of pair p, so the AMX latency overlaps the vector work. Prefetches `pf_bytes` of `pf`
+// spread over the blocks.
+template <class F>
+void panel_group(const int8_t* a, int64_t a_stride, int64_t a_block, const BTile* bg, int64_t nb, const float* dw,
+                 const float* dm, const uint8_t* pf, int64_t pf_bytes, __m512* acc) {
+  alignas(64) int32_t c[2][2][256];
+  const int64_t pf_step = (pf_bytes / nb + 64) / 64 * 64;
+  auto issue = [&](int64_t b, int32_t (*out)[256]) {
+    _tile_loadd(1, a + b * a_block, a_stride);
+    _tile_loadd(2, bg[b].q, 64);
+    _tile_zero(0);
+    _tile_dpbssd(0, 1, 2);
+    if (b + 1 < nb) {
+      _tile_loadd(4, a + (b + 1) * a_block, a_stride);
+      _tile_loadd(5, bg[b + 1].q, 64);
+      _tile_zero(3);
+      _tile_dpbssd(3, 4, 5);
+    }
+    _tile_stored(0, out[0], 64);
+    if (b + 1 < nb) _tile_stored(3, out[1], 64);
+  };
+  issue(0, c[0]);
+  for (int64_t b0 = 0, p = 0; b0 < nb; b0 += 2, ++p) {
+    if (b0 + 2 < nb) issue(b0 + 2, c[(p + 1) & 1]);
+    for (int64_t o = b0 * pf_step; o < std::min(pf_bytes, (b0 + 2) * pf_step); o += 64) __builtin_prefetch(pf + o, 0, 3);
+    for (int64_t h = 0; h < 2 && b0 + h < nb; ++h) {
+      const int64_t b = b0 + h;
+      const int32_t* cb = c[p & 1][h];
+      const __m512 da = _mm512_load_ps(bg[b].d);
+      const float* dwb = dw + b * 16;
+      for (int r = 0; r < 16; ++r)
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cb + 16 * r)),
+                                 _mm512_mul_ps(da, _mm512_set1_ps(dwb[r])), acc[r]);
+      if constexpr (F::SC == Scale::F16_MIN) {
+        const __m512 sx = _mm512_load_ps(bg[b].sx);
+        for (int r = 0; r < 16; ++r) acc[r] = _mm512_fmadd_ps(sx, _mm512_set1_ps(dm[b * 16 + r]), acc[r]);
+      }
     }
   }
 }
@@ -207,14 +247,13 @@ void amx_q32_tile(const TileArgs& t) {
   int8_t* panel = reinterpret_cast<int8_t*>(s);
   float* dw = reinterpret_cast<float*>(s + 16 * t.k);
   float* dm = dw + nb * 16;
-  alignas(64) int32_t c[256];
   alignas(64) float out[256];
   load_config();
   for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
     const int rows = int(std::min<int64_t>(16, t.n - j0));
     const uint8_t* w = t.w + j0 * ws;
     const int64_t next_rows = std::clamp<int64_t>(t.n - j0 - 16, 0, 16);
-    panel_scales<F>(w, ws, rows, nb, dw, dm, w + 16 * ws, next_rows * ws);
+    panel_scales<F>(w, ws, rows, nb, dw, dm);
     const int8_t* a = panel;
     int64_t a_stride = t.k, a_block = 32;
     if (F::kQ8 && rows == 16) {
@@ -226,25 +265,10 @@ void amx_q32_tile(const TileArgs& t) {
       if (rows < 16) std::memset(panel + rows * t.k, 0, size_t((16 - rows) * t.k));
     }
     for (int64_t g = 0; g < ng; ++g) {
-      const BTile* bg = bt + g * nb;
       __m512 acc[16];
       for (auto& v : acc) v = _mm512_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        _tile_loadd(1, a + b * a_block, a_stride);
-        _tile_loadd(2, bg[b].q, 64);
-        _tile_zero(0);
-        _tile_dpbssd(0, 1, 2);
-        _tile_stored(0, c, 64);
-        const __m512 da = _mm512_load_ps(bg[b].d);
-        const float* dwb = dw + b * 16;
-        for (int r = 0; r < 16; ++r)
-          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * r)),
-                                   _mm512_mul_ps(da, _mm512_set1_ps(dwb[r])), acc[r]);
-        if constexpr (F::SC == Scale::F16_MIN) {
-          const __m512 sx = _mm512_load_ps(bg[b].sx);
-          for (int r = 0; r < 16; ++r) acc[r] = _mm512_fmadd_ps(sx, _mm512_set1_ps(dm[b * 16 + r]), acc[r]);
-        }
-      }
+      // The first group's pass prefetches the next panel.
+      panel_group<F>(a, a_stride, a_block, bt + g * nb, nb, dw, dm, w + 16 * ws, g == 0 ? next_rows * ws : 0, acc);
       for (int r = 0; r < 16; ++r) _mm512_store_ps(out + 16 * r, acc[r]);
       const int64_t mrows = std::min<int64_t>(16, t.m - g * 16);
       for (int64_t i = 0; i < mrows; ++i)
