@@ -207,7 +207,7 @@ TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
   if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {4, 96, 45},   {5, 640, 61},  {16, 2048, 100}, {17, 96, 16},  {33, 640, 45},
-      {64, 160, 61}, {100, 96, 33}, {127, 640, 100}, {130, 96, 17}, {8, 2048, 1}};
+      {64, 160, 61}, {100, 96, 33}, {127, 640, 100}, {130, 96, 17}, {8, 2048, 1}, {6, 96, 33}, {390, 96, 17}};
   AmxGuard amx_guard;
   uint32_t seed = 100;
   for (bool amx : {true, false}) {
