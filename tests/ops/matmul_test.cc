@@ -219,6 +219,34 @@ TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
   }
 }
 
+// The AMX-INT8 and VNNI kernels multiply the same 8-bit codes, so their block sums are equal
+// integers and the outputs may differ only by f32 summation order (≤ 1e-5·Σ|x||w| here), far
+// tighter than the quantization bound the reference comparison allows.
+TEST_P(MatmulFormat, AmxAgreesWithVnniToRounding) {
+  const DType t = GetParam();
+  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  const int64_t m = 20, k = 640, n = 45;
+  std::mt19937 rng(11);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  std::vector<float> x = random_x(m, k, rng), y0(size_t(m * n)), y1(size_t(m * n));
+  std::vector<float> wf(static_cast<size_t>(k));
+  Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
+  AmxGuard amx_guard;
+  backend::cpu::set_matmul_amx(true);
+  backend::cpu::matmul(tx, tw, Tensor(DType::F32, y1.data(), {m, n}));
+  backend::cpu::set_matmul_amx(false);
+  backend::cpu::matmul(tx, tw, Tensor(DType::F32, y0.data(), {m, n}));
+  for (int64_t j = 0; j < n; ++j) {
+    dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
+    for (int64_t i = 0; i < m; ++i) {
+      double abs_sum = 0;
+      for (int64_t e = 0; e < k; ++e) abs_sum += std::fabs(double(x[size_t(i * k + e)]) * wf[size_t(e)]);
+      EXPECT_LE(std::fabs(double(y1[size_t(i * n + j)]) - y0[size_t(i * n + j)]), 1e-5 * abs_sum + 1e-30)
+          << "y[" << i << "," << j << "] amx " << y1[size_t(i * n + j)] << " vnni " << y0[size_t(i * n + j)];
+    }
+  }
+}
+
 TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
   const DType t = GetParam();
   if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
