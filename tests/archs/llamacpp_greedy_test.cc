@@ -27,7 +27,11 @@ const LlamaCppCase kCases[] = {
     // to f16, which ours does not do. Emulating it in transformers cuts llama.cpp's distance from
     // the 8-bit-activation oracle on gemma3 Q4_0 prompt 0 from 0.32 to 0.12 logits; here 5 of 8
     // prompts agree (the other three differ at steps 0 and 15 with llama.cpp margins 0.07-0.11).
-    {"gemma3", "Q8_0"},  {"gemma3", "Q4_0", 0.625},  {"phi3", "Q8_0"},    {"phi3", "Q4_0"},    {"granite", "Q8_0"},
+    // gemma3 Q8_0 sat exactly at 6/8 with the VNNI kernels; on CPUs with AMX-INT8 the prompt rows
+    // take the AMX tile kernel (same integer block sums, f32 summation order differs: ops test
+    // AmxAgreesWithVnniToRounding), which flips prompt 6 at step 0 (llama.cpp margin 0.039, the
+    // size of the GELU-table gap above): 5 of 8 there.
+    {"gemma3", "Q8_0", 0.625},  {"gemma3", "Q4_0", 0.625},  {"phi3", "Q8_0"},    {"phi3", "Q4_0"},    {"granite", "Q8_0"},
     {"granite", "Q4_0"}, {"llama_tok", "Q8_0"},
 };
 

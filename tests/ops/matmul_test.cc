@@ -128,10 +128,13 @@ struct IsaGuard {
   ~IsaGuard() { backend::cpu::set_isa_override(std::nullopt); }
 };
 
-void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed) {
+// x_edit, when given, alters the random activations before the product (edge cases).
+void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed,
+                  void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   std::vector<float> x = random_x(m, k, rng);
+  if (x_edit) x_edit(x, m, k);
   std::vector<float> y(size_t(m * n), std::nanf("")), ref(size_t(m * n));
   Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
   Tensor ty(DType::F32, y.data(), {m, n}), tref(DType::F32, ref.data(), {m, n});
@@ -190,6 +193,79 @@ TEST_P(MatmulFormat, MatchesReferenceOnEveryIsa) {
       SCOPED_TRACE(testing::Message() << backend::cpu::isa_name(isa) << " m=" << m << " k=" << k << " n=" << n);
       check_matmul(t, isa, m, k, n, seed++);
     }
+}
+
+// Batched-decode sizes, where the AVX-512 path takes the AMX-INT8 tile kernel on CPUs with it
+// (m padded to 16-row groups, n to 16-row weight panels, one tile per 32-block) — run on AVX-512
+// with and without AMX so the VNNI kernels stay covered on such CPUs too.
+struct AmxGuard {
+  ~AmxGuard() { backend::cpu::set_matmul_amx(true); }
+};
+
+TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
+  const DType t = GetParam();
+  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  const std::tuple<int64_t, int64_t, int64_t> cases[] = {
+      {4, 96, 45},   {5, 640, 61},  {16, 2048, 100}, {17, 96, 16},  {33, 640, 45},
+      {64, 160, 61}, {100, 96, 33}, {127, 640, 100}, {130, 96, 17}, {8, 2048, 1}, {6, 96, 33}, {390, 96, 17}};
+  AmxGuard amx_guard;
+  uint32_t seed = 100;
+  for (bool amx : {true, false}) {
+    backend::cpu::set_matmul_amx(amx);
+    for (auto [m, k, n] : cases) {
+      SCOPED_TRACE(testing::Message() << "amx=" << amx << " m=" << m << " k=" << k << " n=" << n);
+      check_matmul(t, Isa::AVX512, m, k, n, seed++);
+    }
+  }
+}
+
+// The AMX-INT8 and VNNI kernels multiply the same 8-bit codes, so their block sums are equal
+// integers and the outputs may differ only by f32 summation order (≤ 1e-5·Σ|x||w| here), far
+// tighter than the quantization bound the reference comparison allows.
+TEST_P(MatmulFormat, AmxAgreesWithVnniToRounding) {
+  const DType t = GetParam();
+  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  const int64_t m = 20, k = 640, n = 45;
+  std::mt19937 rng(11);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  std::vector<float> x = random_x(m, k, rng), y0(size_t(m * n)), y1(size_t(m * n));
+  std::vector<float> wf(static_cast<size_t>(k));
+  Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
+  AmxGuard amx_guard;
+  backend::cpu::set_matmul_amx(true);
+  backend::cpu::matmul(tx, tw, Tensor(DType::F32, y1.data(), {m, n}));
+  backend::cpu::set_matmul_amx(false);
+  backend::cpu::matmul(tx, tw, Tensor(DType::F32, y0.data(), {m, n}));
+  for (int64_t j = 0; j < n; ++j) {
+    dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
+    for (int64_t i = 0; i < m; ++i) {
+      double abs_sum = 0;
+      for (int64_t e = 0; e < k; ++e) abs_sum += std::fabs(double(x[size_t(i * k + e)]) * wf[size_t(e)]);
+      EXPECT_LE(std::fabs(double(y1[size_t(i * n + j)]) - y0[size_t(i * n + j)]), 1e-5 * abs_sum + 1e-30)
+          << "y[" << i << "," << j << "] amx " << y1[size_t(i * n + j)] << " vnni " << y0[size_t(i * n + j)];
+    }
+  }
+}
+
+TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
+  const DType t = GetParam();
+  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  AmxGuard amx_guard;
+  for (bool amx : {true, false}) {
+    backend::cpu::set_matmul_amx(amx);
+    SCOPED_TRACE(testing::Message() << "amx=" << amx);
+    // An all-zero activation row (scale 0) between live ones, and a zero block in another row.
+    check_matmul(t, Isa::AVX512, 6, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
+      std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
+      std::fill(x.begin() + 4 * k + 64, x.begin() + 4 * k + 96, 0.0f);
+    });
+    // Rows of huge and small magnitude next to ordinary ones (per-block scales far apart; the small
+    // ones keep the f16 scale normal, as the tolerance assumes).
+    check_matmul(t, Isa::AVX512, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
+    });
+  }
 }
 
 TEST_P(MatmulFormat, GetRowsMatchesReference) {

@@ -32,9 +32,11 @@ Isa matmul_isa() {
   return isa;
 }
 
+std::atomic<bool> g_amx_allowed{true};
+
 MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
-    case Isa::AVX512: return avx512_kernel(t, m);
+    case Isa::AVX512: return avx512_kernel(t, m, g_amx_allowed.load(std::memory_order_relaxed));
     case Isa::AVX2: return avx2_kernel(t, m);
     default: return scalar_kernel(t, m);
   }
@@ -59,6 +61,8 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (m <= 0 || k <= 0) return 0;
   return scratch_bytes(kernel_for(matmul_isa(), wtype, m), m, k);
 }
+
+void set_matmul_amx(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
 
 int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
 int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
@@ -118,6 +122,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t min_rows = std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
   int64_t chunk = std::max<int64_t>(16, n / (int64_t(num_threads) * 8));
   chunk = std::max(chunk, std::min<int64_t>(min_rows, n));
+  chunk = (chunk + 15) / 16 * 16;  // whole 16-row panels for the AMX kernels
   const int64_t num_chunks = (n + chunk - 1) / chunk;
   auto run_chunk = [&](int64_t c) {
     const int64_t b = c * chunk, e = std::min(n, b + chunk);

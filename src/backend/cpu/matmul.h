@@ -30,6 +30,10 @@ int64_t matmul_scratch_used();
 /// never reallocate (a vector growing step by step may otherwise end up to 2× its largest use).
 void matmul_reserve_scratch(int64_t bytes);
 
+/// Tests and benches: false keeps matmul off the AMX tile kernels (the AVX-512 VNNI/FMA ones run
+/// instead) until set back to true. Not for use while matmul runs on other threads.
+void set_matmul_amx(bool allowed);
+
 /// out[i, :] = table[ids[i], :] as f32, for every dtype matmul accepts. ids must be in range.
 void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out);
 

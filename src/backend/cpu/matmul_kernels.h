@@ -38,6 +38,7 @@ struct MatmulKernel {
 // One table per ISA; each returns a usable kernel for every decodable dtype and m rows.
 MatmulKernel scalar_kernel(DType t, int64_t m);
 MatmulKernel avx2_kernel(DType t, int64_t m);
-MatmulKernel avx512_kernel(DType t, int64_t m);
+/// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available.
+MatmulKernel avx512_kernel(DType t, int64_t m, bool amx);
 
 }  // namespace oxyd::backend::cpu

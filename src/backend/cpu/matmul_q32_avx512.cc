@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/matmul_quant32_avx512.h"
 #include "backend/cpu/matmul_tile.h"
 #include "core/half.h"
 #include "backend/cpu/matmul_q_avx512.h"
@@ -35,19 +36,6 @@ struct alignas(64) A32Group {
 static_assert(sizeof(A32Group) == 448);
 
 int64_t a32_row_bytes(int64_t k) { return (k / 32 + 3) / 4 * int64_t(sizeof(A32Group)); }
-
-// Symmetric 8-bit quantization of 32 values: q = round(x / d), d = max|x| / 127 (round to
-// nearest even, the MXCSR default). Returns d rounded to f16, as ggml's Q8_0 block stores it, so
-// Q8_0-family products equal llama.cpp's up to summation order. q gets 32 bytes.
-inline float quant32(const float* x, int8_t* q) {
-  const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
-  const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
-  const __m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(a, id))));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16),
-                   _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(b, id))));
-  return f16_to_f32(f32_to_f16(amax / 127.0f));
-}
 
 // Σ of each int32 lane's 4 signed bytes.
 inline __m512i lane_sums(__m512i v) { return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), v); }

@@ -11,6 +11,9 @@ MatmulKernel avx512_qk_kernel(DType t);   // matmul_qk_avx512.cc: Q4_K Q5_K Q6_K
 MatmulKernel avx512_float_kernel(DType t);  // matmul_float_avx512.cc: F32 F16 BF16
 /// matmul_amx_avx512.cc: BF16 weights with m ≥ 16 on CPUs with AMX-BF16 (else empty).
 MatmulKernel avx512_amx_kernel(DType t, int64_t m);
+/// matmul_amx_q8_avx512.cc: the 32-block formats (not IQ4_XS) with 4 or 6 ≤ m < 384 on CPUs with
+/// AMX-INT8 (else empty).
+MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
 /// The vdpbf16ps tile over bf16 activation rows (a_stride bytes apart, zero-padded to 32).
 void avx512_bf16_rows(const TileArgs& t);
 
