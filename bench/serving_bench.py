@@ -5,8 +5,8 @@ llama_cpp.server) on the same GGUF and thread count, both up in the same run.
 
 Load generator (this file, asyncio + httpx): at concurrency C, C clients each send REQS_PER_CLIENT
 streamed POST /v1/completions one after another (temperature 0, max_tokens MAX_TOKENS, ignore_eos
-where the server honours it). Every request has its own prompt (a request number first, then a fixed
-English text), so no server can answer one request from another's prefix cache.
+where the server honours it). Every request of a run has its own prompt (a request number unique across the warm-up and all
+levels first, then a fixed English text), so no server can answer one request from another's prefix cache.
   TTFT: request sent -> first SSE chunk carrying a choice.
   output tokens: usage.completion_tokens when the server streams it; else MAX_TOKENS when
     finish_reason is "length", else the number of chunks with text (one per token in both servers).
@@ -123,7 +123,7 @@ async def one_request(client, base, model_name, idx, max_tokens):
     return ttft, tokens, time.perf_counter() - t0
 
 
-async def run_level(base, model_name, conc, reqs_per_client, max_tokens):
+async def run_level(base, model_name, conc, reqs_per_client, max_tokens, first_number=None):
     limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
     async with httpx.AsyncClient(timeout=httpx.Timeout(1800.0), limits=limits) as client:
         async def one(idx):
@@ -133,7 +133,10 @@ async def run_level(base, model_name, conc, reqs_per_client, max_tokens):
                 return f"{type(e).__name__}: {e}"
 
         async def client_loop(c):
-            return [await one(c * 1000 + i) for i in range(reqs_per_client)]
+            # Numbers unique across levels and the warm-up too (conc * 10**6 by default): a level must
+            # not reuse a prompt an earlier request left in a server's prefix cache.
+            first = conc * 10**6 if first_number is None else first_number
+            return [await one(first + c * 1000 + i) for i in range(reqs_per_client)]
         t0 = time.perf_counter()
         per_client = await asyncio.gather(*(client_loop(c) for c in range(conc)))
         wall = time.perf_counter() - t0
@@ -165,7 +168,7 @@ async def bench_model(model, args, log):
         ours_name = (await asyncio.to_thread(httpx.get, ours_base + "/v1/models")).json()["data"][0]["id"]
         servers["ours"] = (ours_base, ours_name)
         for name, (base, mname) in servers.items():  # warm-up
-            await run_level(base, mname, 1, 1, args.max_tokens)
+            await run_level(base, mname, 1, 1, args.max_tokens, first_number=999 * 10**6)
         idle = {"ours": idle_cpu_s(ours.pid), "llama.cpp": idle_cpu_s(peer.pid)}
         print(f"  idle CPU s/s: {idle}", file=sys.stderr, flush=True)
         out = {"model": os.path.basename(model), "load_s": {"ours": ours_load, "llama.cpp": peer_load},
