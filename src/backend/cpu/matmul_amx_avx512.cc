@@ -82,16 +82,8 @@ struct Scratch {
   }
 };
 
-struct alignas(64) TileConfig {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
 void load_config() {
-  TileConfig cfg{};
+  AmxTileConfig cfg{};
   cfg.palette_id = 1;
   for (int t = 0; t < 8; ++t) {
     cfg.colsb[t] = 64;
@@ -266,17 +258,16 @@ void amx_decode_tile(const TileArgs& t) {
   _tile_release();
 }
 
-bool amx_permitted() {
+}  // namespace
+
+bool amx_tiles_permitted() {
   static const bool ok = [] {
-    const CpuFeatures& f = cpu_features();
-    if (!f.amx_tile || !f.amx_bf16) return false;
+    if (!cpu_features().amx_tile) return false;
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   }();
   return ok;
 }
-
-}  // namespace
 
 MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
   MatmulKernel k;
@@ -286,7 +277,7 @@ MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
   // exact on the FMA kernels.
   const bool quantized = dtype_block_elems(t) > 1;
   if (!(t == DType::BF16 && m >= 16) && !(quantized && m >= kAmxDecodeMinRows)) return k;
-  if (!amx_permitted()) return k;
+  if (!cpu_features().amx_bf16 || !amx_tiles_permitted()) return k;
   k.act_bytes_all = amx_act_bytes;
   k.prepare_all = amx_prepare;
   k.tile = t == DType::BF16 ? amx_tile : amx_decode_tile;

@@ -8,8 +8,6 @@
 // the VNNI kernels', so the two paths differ only in f32 summation order.
 #pragma GCC target("amx-tile,amx-int8,avx512vbmi")
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -157,17 +155,9 @@ struct Scratch {
   }
 };
 
-struct alignas(64) TileConfig {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
 // Tiles 0, 3: C (16 × 16 int32); 1, 4: A (16 weight rows × 32 codes); 2, 5: B (8 × 64 bytes).
 void load_config() {
-  TileConfig cfg{};
+  AmxTileConfig cfg{};
   cfg.palette_id = 1;
   for (int s = 0; s < 2; ++s) {
     cfg.colsb[3 * s] = 64;
@@ -283,16 +273,6 @@ void amx_q32_tile(const TileArgs& t) {
   _tile_release();
 }
 
-bool amx_int8_permitted() {
-  static const bool ok = [] {
-    const CpuFeatures& f = cpu_features();
-    if (!f.amx_tile || !f.amx_int8) return false;
-    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-  }();
-  return ok;
-}
-
 template <class F>
 MatmulKernel make() {
   MatmulKernel k;
@@ -306,7 +286,7 @@ MatmulKernel make() {
 
 MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m) {
   if (m < (t == DType::Q8_0 ? kAmxInt8MinRowsQ8 : kAmxInt8MinRows) || m > kAmxInt8MaxRows) return {};
-  if (!amx_int8_permitted()) return {};
+  if (!cpu_features().amx_int8 || !amx_tiles_permitted()) return {};
   switch (t) {
     case DType::Q8_0: return make<Q8_0F>();
     case DType::Q4_0: return make<Fmt<18, 2, -1, 8, Scale::F16, Lut::NONE>>();

@@ -14,6 +14,17 @@ MatmulKernel avx512_amx_kernel(DType t, int64_t m);
 /// matmul_amx_q8_avx512.cc: the 32-block formats (not IQ4_XS) with 4 or 6 ≤ m < 384 on CPUs with
 /// AMX-INT8 (else empty).
 MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
+/// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.
+struct alignas(64) AmxTileConfig {
+  uint8_t palette_id;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+/// matmul_amx_avx512.cc: whether this process may use AMX tiles (the CPU has AMX-TILE and Linux
+/// granted the tile state, asked once per process).
+bool amx_tiles_permitted();
 /// The vdpbf16ps tile over bf16 activation rows (a_stride bytes apart, zero-padded to 32).
 void avx512_bf16_rows(const TileArgs& t);
 
