@@ -35,13 +35,6 @@ class HttpClientGone : public ::testing::Test {
     EXPECT_TRUE(r && r->status == 200);
     return r ? r->body : "";
   }
-  /// The value of one exact series (`name{labels}`), 0 when absent.
-  static double value(const std::string& text, const std::string& series) {
-    const std::string key = "\n" + series + " ";
-    const size_t at = ("\n" + text).find(key);
-    if (at == std::string::npos) return 0;
-    return std::stod(text.substr(at + key.size() - 1));
-  }
   static std::string kv_used() { return "oxydllm_kv_blocks_used{model=\"" + std::string(kModelId) + "\"}"; }
   static std::string requests(const std::string& endpoint, int status) {
     return "oxydllm_requests_total{model=\"" + std::string(kModelId) + "\",endpoint=\"" + endpoint + "\",status=\"" +
@@ -89,22 +82,22 @@ class HttpClientGone : public ::testing::Test {
   /// checks that the blocks return to 0 and the request is counted as 499, not 200, promptly.
   static void close_mid_generation(const std::string& path, const json& body) {
     const std::string m0 = metrics();
-    const double aborted_before = value(m0, requests(path, 499));
+    const double aborted_before = metric_value(m0, requests(path, 499));
     const int fd = connect_raw();
     send_all(fd, post_bytes(path, body));
-    ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return value(m, kv_used()) > 0; }))
+    ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return metric_value(m, kv_used()) > 0; }))
         << "the request never started";
     close(fd);
     const auto t0 = Clock::now();
     const bool freed = wait_metrics(30, [&](const std::string& m) {
-      return value(m, kv_used()) == 0 && value(m, requests(path, 499)) == aborted_before + 1;
+      return metric_value(m, kv_used()) == 0 && metric_value(m, requests(path, 499)) == aborted_before + 1;
     });
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     ASSERT_TRUE(freed) << metrics();
     std::printf("[ measured ] %s: close → blocks freed and counted as 499: %.1f ms\n", path.c_str(), ms);
     // ~25 ms poll interval + one engine step; the bound leaves room for a loaded 2-core machine.
     EXPECT_LT(ms, 1500);
-    EXPECT_EQ(value(metrics(), requests(path, 200)), value(m0, requests(path, 200)))
+    EXPECT_EQ(metric_value(metrics(), requests(path, 200)), metric_value(m0, requests(path, 200)))
         << "the aborted request was counted as a success";
     auto c = server_->client();
     auto r = c.Post("/v1/completions", json{{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 3}}.dump(),
@@ -134,7 +127,7 @@ TEST_F(HttpClientGone, PipelinedKeepAliveRequestIsNotAClose) {
                       {"ignore_eos", true}};
   const int fd = connect_raw();
   send_all(fd, post_bytes("/v1/completions", first));
-  ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return value(m, kv_used()) > 0; }))
+  ASSERT_TRUE(wait_metrics(30, [](const std::string& m) { return metric_value(m, kv_used()) > 0; }))
       << "the request never started";
   send_all(fd, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   std::string got;
@@ -175,7 +168,8 @@ TEST_F(HttpClientGone, StreamOutcomesAreCounted) {
   // A stream whose client leaves mid-way (once the aborted 128 of the first have left the
   // engine's queue, or this one could be refused with 429).
   ASSERT_TRUE(wait_metrics(30, [](const std::string& m) {
-    return value(m, kv_used()) == 0 && value(m, "oxydllm_queue_depth{model=\"" + std::string(kModelId) + "\"}") == 0;
+    return metric_value(m, kv_used()) == 0 &&
+           metric_value(m, "oxydllm_queue_depth{model=\"" + std::string(kModelId) + "\"}") == 0;
   }));
   const int fd = connect_raw();
   json s2 = long_request();
@@ -187,18 +181,21 @@ TEST_F(HttpClientGone, StreamOutcomesAreCounted) {
   ASSERT_EQ(std::string(buf, size_t(n)).rfind("HTTP/1.1 200", 0), 0u) << std::string(buf, size_t(n));
   close(fd);
   ASSERT_TRUE(wait_metrics(30, [&](const std::string& m) {
-    return value(m, requests("/v1/completions", 499)) == value(m0, requests("/v1/completions", 499)) + 1 &&
-           value(m, kv_used()) == 0;
+    return metric_value(m, requests("/v1/completions", 499)) ==
+               metric_value(m0, requests("/v1/completions", 499)) + 1 &&
+           metric_value(m, kv_used()) == 0;
   })) << metrics();
   const std::string m1 = metrics();
-  EXPECT_EQ(value(m1, requests("/v1/completions", 408)), value(m0, requests("/v1/completions", 408)) + 1) << m1;
-  EXPECT_EQ(value(m1, requests("/v1/completions", 200)), value(m0, requests("/v1/completions", 200))) << m1;
+  const auto count = [](const std::string& m, int status) { return metric_value(m, requests("/v1/completions", status)); };
+  EXPECT_EQ(count(m1, 408), count(m0, 408) + 1) << m1;
+  EXPECT_EQ(count(m1, 200), count(m0, 200)) << m1;
   // A stream that ends well is still a 200.
   json ok = {{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 3}, {"stream", true}};
   const auto ev2 = sse_events(post_stream(c, "/v1/completions", ok));
   ASSERT_FALSE(ev2.empty());
   EXPECT_EQ(ev2.back(), "[DONE]");
-  EXPECT_EQ(value(metrics(), requests("/v1/completions", 200)), value(m0, requests("/v1/completions", 200)) + 1);
+  EXPECT_EQ(metric_value(metrics(), requests("/v1/completions", 200)),
+            metric_value(m0, requests("/v1/completions", 200)) + 1);
 }
 
 }  // namespace

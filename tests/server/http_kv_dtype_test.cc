@@ -9,13 +9,6 @@
 namespace oxyd::server::test {
 namespace {
 
-std::string metric_line(const std::string& metrics, const std::string& prefix) {
-  std::istringstream in(metrics);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(prefix, 0) == 0) return line;
-  return "";
-}
-
 TEST(HttpKvDtype, Bf16ServesTheGoldenAndIsReported) {
   const fs::path dir = make_store();
   const json golden = json::parse(read_file(fs::path(OXYD_SOURCE_DIR) / "tests/data/archs/llama_tok/goldens.json"));

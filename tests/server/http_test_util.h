@@ -169,4 +169,20 @@ inline std::string post_stream(httplib::Client& c, const std::string& path, cons
   return got;
 }
 
+/// The first line of a Prometheus text that starts with `prefix`, "" when none does.
+inline std::string metric_line(const std::string& metrics, const std::string& prefix) {
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) return line;
+  return "";
+}
+
+/// The value of one exact series (`name{labels}`) in a Prometheus text, 0 when absent.
+inline double metric_value(const std::string& metrics, const std::string& series) {
+  const std::string key = "\n" + series + " ";
+  const size_t at = ("\n" + metrics).find(key);
+  if (at == std::string::npos) return 0;
+  return std::stod(metrics.substr(at + key.size() - 1));
+}
+
 }  // namespace oxyd::server::test
