@@ -3,7 +3,7 @@
 // so they come from DRAM) and the fraction of the read bandwidth measured in the same run.
 // Batch > 1 is compute-bound: GFLOP/s (2·m·n·k per matmul). Not a test; prints a table.
 // Usage: matmul_bench [--formats=Q4_0,Q8_0] [--shapes=4096x14336,151936x1024] [--batches=1,16,64,512]
-//                     [--reps=7] [--pool-gib=0] [--no-flush] [--isa=scalar|avx2|avx512] [--no-amx]
+//                     [--reps=7] [--pool-gib=0] [--no-flush] [--isa=scalar|avx2|avx512] [--no-amx] [--no-panel]
 // (shape = n x k; --pool-gib: rotate batch-1 calls through copies of the weights totalling this;
 //  --no-flush: keep caches warm, e.g. with a small shape to see the kernels' compute ceiling;
 //  --cpu-time: time with the thread's CPU clock, only with OXYD_NUM_THREADS=1: compute speed on a
@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     else if (!val("--pool-gib=").empty()) pool_gib = std::atof(val("--pool-gib=").c_str());
     else if (a == "--no-flush") flush = false;
     else if (a == "--no-amx") backend::cpu::set_matmul_amx(false);
+    else if (a == "--no-panel") backend::cpu::set_matmul_panel(false);
     else if (a == "--cpu-time") cpu_time = true;
     else if (!val("--isa=").empty()) {
       const std::string s = val("--isa=");

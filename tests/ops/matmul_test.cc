@@ -195,12 +195,25 @@ TEST_P(MatmulFormat, MatchesReferenceOnEveryIsa) {
     }
 }
 
-// Batched-decode sizes, where the AVX-512 path takes the AMX-INT8 tile kernel on CPUs with it
-// (m padded to 16-row groups, n to 16-row weight panels, one tile per 32-block) — run on AVX-512
-// with and without AMX so the VNNI kernels stay covered on such CPUs too.
+// Batched-decode sizes, where the AVX-512 path takes the AMX-INT8 tile kernel on CPUs with it or
+// the VNNI panel kernel (m ≥ 8, in 16/8/4/2/1-row groups, n in 16-row weight panels with a clamped
+// tail) — run with each kernel forced so all stay covered on every CPU.
 struct AmxGuard {
-  ~AmxGuard() { backend::cpu::set_matmul_amx(true); }
+  ~AmxGuard() {
+    backend::cpu::set_matmul_amx(true);
+    backend::cpu::set_matmul_panel(true);
+  }
 };
+
+// The batched-decode kernel choices on AVX-512: AMX-INT8 tiles (CPUs with AMX), the VNNI 16-row
+// panel kernel (m ≥ 4), or the VNNI row-dot kernels. Each run forces one of them where it applies.
+enum class Batched { AMX, PANEL, ROWDOT };
+const char* batched_name(Batched b) { return b == Batched::AMX ? "amx" : b == Batched::PANEL ? "panel" : "rowdot"; }
+void use_batched(Batched b) {
+  backend::cpu::set_matmul_amx(b == Batched::AMX);
+  backend::cpu::set_matmul_panel(b != Batched::ROWDOT);
+}
+constexpr Batched kBatched[] = {Batched::AMX, Batched::PANEL, Batched::ROWDOT};
 
 TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
   const DType t = GetParam();
@@ -210,19 +223,19 @@ TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
       {64, 160, 61}, {100, 96, 33}, {127, 640, 100}, {130, 96, 17}, {8, 2048, 1}, {6, 96, 33}, {390, 96, 17}};
   AmxGuard amx_guard;
   uint32_t seed = 100;
-  for (bool amx : {true, false}) {
-    backend::cpu::set_matmul_amx(amx);
+  for (Batched kern : kBatched) {
+    use_batched(kern);
     for (auto [m, k, n] : cases) {
-      SCOPED_TRACE(testing::Message() << "amx=" << amx << " m=" << m << " k=" << k << " n=" << n);
+      SCOPED_TRACE(testing::Message() << batched_name(kern) << " m=" << m << " k=" << k << " n=" << n);
       check_matmul(t, Isa::AVX512, m, k, n, seed++);
     }
   }
 }
 
-// The AMX-INT8 and VNNI kernels multiply the same 8-bit codes, so their block sums are equal
-// integers and the outputs may differ only by f32 summation order (≤ 1e-5·Σ|x||w| here), far
-// tighter than the quantization bound the reference comparison allows.
-TEST_P(MatmulFormat, AmxAgreesWithVnniToRounding) {
+// The AMX-INT8, VNNI panel and VNNI row-dot kernels multiply the same 8-bit codes, so their block
+// sums are equal integers and the outputs may differ only by f32 summation order (≤ 1e-5·Σ|x||w|
+// here), far tighter than the quantization bound the reference comparison allows.
+TEST_P(MatmulFormat, BatchedKernelsAgreeWithRowDotToRounding) {
   const DType t = GetParam();
   if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
   const int64_t m = 20, k = 640, n = 45;
@@ -232,17 +245,20 @@ TEST_P(MatmulFormat, AmxAgreesWithVnniToRounding) {
   std::vector<float> wf(static_cast<size_t>(k));
   Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
   AmxGuard amx_guard;
-  backend::cpu::set_matmul_amx(true);
-  backend::cpu::matmul(tx, tw, Tensor(DType::F32, y1.data(), {m, n}));
-  backend::cpu::set_matmul_amx(false);
+  use_batched(Batched::ROWDOT);
   backend::cpu::matmul(tx, tw, Tensor(DType::F32, y0.data(), {m, n}));
-  for (int64_t j = 0; j < n; ++j) {
-    dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
-    for (int64_t i = 0; i < m; ++i) {
-      double abs_sum = 0;
-      for (int64_t e = 0; e < k; ++e) abs_sum += std::fabs(double(x[size_t(i * k + e)]) * wf[size_t(e)]);
-      EXPECT_LE(std::fabs(double(y1[size_t(i * n + j)]) - y0[size_t(i * n + j)]), 1e-5 * abs_sum + 1e-30)
-          << "y[" << i << "," << j << "] amx " << y1[size_t(i * n + j)] << " vnni " << y0[size_t(i * n + j)];
+  for (Batched kern : {Batched::AMX, Batched::PANEL}) {
+    use_batched(kern);
+    backend::cpu::matmul(tx, tw, Tensor(DType::F32, y1.data(), {m, n}));
+    for (int64_t j = 0; j < n; ++j) {
+      dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
+      for (int64_t i = 0; i < m; ++i) {
+        double abs_sum = 0;
+        for (int64_t e = 0; e < k; ++e) abs_sum += std::fabs(double(x[size_t(i * k + e)]) * wf[size_t(e)]);
+        EXPECT_LE(std::fabs(double(y1[size_t(i * n + j)]) - y0[size_t(i * n + j)]), 1e-5 * abs_sum + 1e-30)
+            << batched_name(kern) << " y[" << i << "," << j << "] " << y1[size_t(i * n + j)] << " row-dot "
+            << y0[size_t(i * n + j)];
+      }
     }
   }
 }
@@ -251,9 +267,9 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
   const DType t = GetParam();
   if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
   AmxGuard amx_guard;
-  for (bool amx : {true, false}) {
-    backend::cpu::set_matmul_amx(amx);
-    SCOPED_TRACE(testing::Message() << "amx=" << amx);
+  for (Batched kern : kBatched) {
+    use_batched(kern);
+    SCOPED_TRACE(testing::Message() << batched_name(kern));
     // An all-zero activation row (scale 0) between live ones, and a zero block in another row.
     check_matmul(t, Isa::AVX512, 6, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
       std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);

@@ -33,10 +33,13 @@ Isa matmul_isa() {
 }
 
 std::atomic<bool> g_amx_allowed{true};
+std::atomic<bool> g_panel_allowed{true};
 
 MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
-    case Isa::AVX512: return avx512_kernel(t, m, g_amx_allowed.load(std::memory_order_relaxed));
+    case Isa::AVX512:
+      return avx512_kernel(t, m, g_amx_allowed.load(std::memory_order_relaxed),
+                           g_panel_allowed.load(std::memory_order_relaxed));
     case Isa::AVX2: return avx2_kernel(t, m);
     default: return scalar_kernel(t, m);
   }
@@ -63,6 +66,7 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
 }
 
 void set_matmul_amx(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
+void set_matmul_panel(bool allowed) { g_panel_allowed.store(allowed, std::memory_order_relaxed); }
 
 int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
 int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }

@@ -38,7 +38,8 @@ struct MatmulKernel {
 // One table per ISA; each returns a usable kernel for every decodable dtype and m rows.
 MatmulKernel scalar_kernel(DType t, int64_t m);
 MatmulKernel avx2_kernel(DType t, int64_t m);
-/// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available.
-MatmulKernel avx512_kernel(DType t, int64_t m, bool amx);
+/// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available; panel: false
+/// keeps batched 32-block matmuls on the row-dot VNNI kernels instead of the 16-row panel ones.
+MatmulKernel avx512_kernel(DType t, int64_t m, bool amx, bool panel);
 
 }  // namespace oxyd::backend::cpu

@@ -14,6 +14,9 @@ MatmulKernel avx512_amx_kernel(DType t, int64_t m);
 /// matmul_amx_q8_avx512.cc: the 32-block formats (not IQ4_XS) with 4 or 6 ≤ m < 384 on CPUs with
 /// AMX-INT8 (else empty).
 MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
+/// matmul_q32_panel_avx512.cc: the 32-block formats (not IQ4_XS) with m ≥ 8 on VNNI, 16 weight
+/// rows per register (else empty).
+MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.
 struct alignas(64) AmxTileConfig {
   uint8_t palette_id;
