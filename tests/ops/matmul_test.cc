@@ -206,7 +206,7 @@ struct AmxGuard {
 };
 
 // The batched-decode kernel choices on AVX-512: AMX-INT8 tiles (CPUs with AMX), the VNNI 16-row
-// panel kernel (m ≥ 4), or the VNNI row-dot kernels. Each run forces one of them where it applies.
+// panel kernel (m ≥ 8), or the VNNI row-dot kernels. Each run forces one of them where it applies.
 enum class Batched { AMX, PANEL, ROWDOT };
 const char* batched_name(Batched b) { return b == Batched::AMX ? "amx" : b == Batched::PANEL ? "panel" : "rowdot"; }
 void use_batched(Batched b) {
@@ -215,9 +215,16 @@ void use_batched(Batched b) {
 }
 constexpr Batched kBatched[] = {Batched::AMX, Batched::PANEL, Batched::ROWDOT};
 
+// Formats with a batched kernel of their own on AVX-512: the 32-block ones (AMX-INT8 and panel)
+// and Q4_K/Q5_K/Q6_K (panel). `k32` is scaled to a multiple of the block (K-quants: 256).
+bool has_batched_kernel(DType t) {
+  return dtype_block_elems(t) == 32 || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
+}
+int64_t block_k(DType t, int64_t k32) { return dtype_block_elems(t) == 32 ? k32 : (k32 + 255) / 256 * 256; }
+
 TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
   const DType t = GetParam();
-  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  if (!has_batched_kernel(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "batched kernels on AVX-512";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {4, 96, 45},   {5, 640, 61},  {16, 2048, 100}, {17, 96, 16},  {33, 640, 45},
       {64, 160, 61}, {100, 96, 33}, {127, 640, 100}, {130, 96, 17}, {8, 2048, 1}, {6, 96, 33}, {390, 96, 17}};
@@ -226,8 +233,8 @@ TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
   for (Batched kern : kBatched) {
     use_batched(kern);
     for (auto [m, k, n] : cases) {
-      SCOPED_TRACE(testing::Message() << batched_name(kern) << " m=" << m << " k=" << k << " n=" << n);
-      check_matmul(t, Isa::AVX512, m, k, n, seed++);
+      SCOPED_TRACE(testing::Message() << batched_name(kern) << " m=" << m << " k=" << block_k(t, k) << " n=" << n);
+      check_matmul(t, Isa::AVX512, m, block_k(t, k), n, seed++);
     }
   }
 }
@@ -237,8 +244,8 @@ TEST_P(MatmulFormat, BatchedDecodeShapesMatchReference) {
 // here), far tighter than the quantization bound the reference comparison allows.
 TEST_P(MatmulFormat, BatchedKernelsAgreeWithRowDotToRounding) {
   const DType t = GetParam();
-  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
-  const int64_t m = 20, k = 640, n = 45;
+  if (!has_batched_kernel(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "batched kernels on AVX-512";
+  const int64_t m = 20, k = block_k(t, 640), n = 45;
   std::mt19937 rng(11);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   std::vector<float> x = random_x(m, k, rng), y0(size_t(m * n)), y1(size_t(m * n));
@@ -265,19 +272,19 @@ TEST_P(MatmulFormat, BatchedKernelsAgreeWithRowDotToRounding) {
 
 TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
   const DType t = GetParam();
-  if (dtype_block_elems(t) != 32 || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "32-block formats on AVX-512";
+  if (!has_batched_kernel(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "batched kernels on AVX-512";
   AmxGuard amx_guard;
   for (Batched kern : kBatched) {
     use_batched(kern);
     SCOPED_TRACE(testing::Message() << batched_name(kern));
     // An all-zero activation row (scale 0) between live ones, and a zero block in another row.
-    check_matmul(t, Isa::AVX512, 6, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
+    check_matmul(t, Isa::AVX512, 9, block_k(t, 640), 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
       std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
       std::fill(x.begin() + 4 * k + 64, x.begin() + 4 * k + 96, 0.0f);
     });
     // Rows of huge and small magnitude next to ordinary ones (per-block scales far apart; the small
     // ones keep the f16 scale normal, as the tolerance assumes).
-    check_matmul(t, Isa::AVX512, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
+    check_matmul(t, Isa::AVX512, 20, block_k(t, 320), 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
     });

@@ -40,6 +40,7 @@ MatmulKernel avx512_kernel(DType t, int64_t m, bool amx, bool panel) {
   if (amx) k = avx512_amx_q8_kernel(t, m);
   if (amx && !k.tile) k = avx512_amx_kernel(t, m);
   if (panel && !k.tile) k = avx512_q32_panel_kernel(t, m);
+  if (panel && !k.tile) k = avx512_qk_panel_kernel(t, m);
   if (!k.tile) k = avx512_q32_kernel(t);
   if (!k.tile) k = avx512_qk_kernel(t);
   if (!k.tile) k = avx512_float_kernel(t);

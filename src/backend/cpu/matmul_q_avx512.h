@@ -17,6 +17,8 @@ MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
 /// matmul_q32_panel_avx512.cc: the 32-block formats (not IQ4_XS) with m ≥ 8 on VNNI, 16 weight
 /// rows per register (else empty).
 MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m);
+/// matmul_qk_panel_avx512.cc: Q4_K, Q5_K and Q6_K with m ≥ 8 on VNNI, likewise (else empty).
+MatmulKernel avx512_qk_panel_kernel(DType t, int64_t m);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.
 struct alignas(64) AmxTileConfig {
   uint8_t palette_id;
