@@ -46,8 +46,7 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
   so.scheduled.assign(part.begin(), part.end());
   const runner::ForwardBatch batch = runner::build_forward_batch(so, kv_);
   const int32_t vocab = model_.vocab_size();
-  logits_.resize(batch.logits_indices.size() * size_t(vocab));  // sized, not cleared: execute fills every row
-  model_.execute(batch, logits_);  // a throw here: nothing of this part was recorded
+  const std::span<const float> logits = model_.run(batch, logits_);  // a throw: nothing of this part was recorded
   num_tokens_computed_ += batch.num_tokens();
   num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
 
@@ -55,7 +54,7 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
     const int64_t id = batch.sampled_request_ids[i];
     try {
       auto& live = live_.at(id);
-      sample::SampleResult r = live.sampler->sample(std::span<const float>(logits_).subspan(i * size_t(vocab), size_t(vocab)));
+      sample::SampleResult r = live.sampler->sample(logits.subspan(i * size_t(vocab), size_t(vocab)));
       st.sampled[id] = r.token;
       st.results[id] = std::move(r);
     } catch (const std::exception& e) {
@@ -71,7 +70,7 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
       const size_t row = size_t(batch.num_sampled()) + i;
       sample::SampleResult& lp = live.prompt_logprobs[size_t(p)];  // a recompute overwrites, same values
       lp.token = live.req->token_ids[size_t(p + 1)];
-      sample::raw_logprobs(std::span<const float>(logits_).subspan(row * size_t(vocab), size_t(vocab)), lp.token,
+      sample::raw_logprobs(logits.subspan(row * size_t(vocab), size_t(vocab)), lp.token,
                            live.req->prompt_logprobs, lp);
     } catch (const std::exception& e) {
       st.failed.emplace(id, e.what());

@@ -27,6 +27,14 @@ class ModelExecutor {
   /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
   /// vocab_size] row-major with unspecified contents.
   virtual void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) = 0;
+  /// Runs one batch and returns its logits, [batch.logits_indices.size(), vocab_size] row-major,
+  /// valid until the next call. By default they are written into `scratch` through execute(); an
+  /// executor whose model keeps them in a buffer of its own returns that (no copy).
+  virtual std::span<const float> run(const runner::ForwardBatch& batch, std::vector<float>& scratch) {
+    scratch.resize(batch.logits_indices.size() * size_t(vocab_size()));  // sized, not cleared
+    execute(batch, scratch);
+    return scratch;
+  }
 };
 
 struct EngineRequest {

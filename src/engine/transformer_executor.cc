@@ -1,9 +1,9 @@
 // TransformerExecutor (see transformer_executor.h): a zero-copy span view of the runner's host
-// batch, one Transformer::forward, and a copy of the logits rows (the model's buffer is reused by
-// the next forward). Errors from the model propagate: AsyncEngine ends the batch's requests.
+// batch, one Transformer::forward, and the logits rows as a view of the model's output buffer
+// (run: the engine samples from it before the next forward; execute: a copy). Errors from the
+// model propagate: AsyncEngine ends the batch's requests.
 #include "engine/transformer_executor.h"
 
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -31,7 +31,7 @@ TransformerExecutor::TransformerExecutor(model::Transformer& m, int64_t num_bloc
 
 int32_t TransformerExecutor::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 
-void TransformerExecutor::execute(const runner::ForwardBatch& batch, std::vector<float>& logits) {
+std::span<const float> TransformerExecutor::run(const runner::ForwardBatch& batch, std::vector<float>&) {
   model::ForwardBatch b;
   b.token_ids = batch.token_ids;
   b.positions = batch.positions;
@@ -48,8 +48,12 @@ void TransformerExecutor::execute(const runner::ForwardBatch& batch, std::vector
   if (out.dtype != DType::F32 || static_cast<size_t>(out.numel()) != n)
     throw_error(ErrorCode::INTERNAL, "model returned logits " + out.shape_str() + ", expected [" +
                                          std::to_string(batch.logits_indices.size()) + ", " + std::to_string(vocab) + "] F32");
-  logits.resize(n);
-  if (n) std::memcpy(logits.data(), out.ptr<float>(), n * sizeof(float));
+  return {n ? out.ptr<float>() : nullptr, n};
+}
+
+void TransformerExecutor::execute(const runner::ForwardBatch& batch, std::vector<float>& logits) {
+  const std::span<const float> out = run(batch, logits);
+  logits.assign(out.begin(), out.end());
 }
 
 }  // namespace oxyd::engine

@@ -23,6 +23,8 @@ class TransformerExecutor final : public ModelExecutor {
                       int kv_quant_bits = 0);
   int32_t vocab_size() const override;
   void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) override;
+  /// The logits in the model's own output buffer (no copy; valid until the next forward).
+  std::span<const float> run(const runner::ForwardBatch& batch, std::vector<float>& scratch) override;
   int64_t kv_cache_bytes() const { return kv_cache_bytes_; }
 
  private:

@@ -4,7 +4,11 @@
 // prompt text exactly and both encoders give its prompt ids. Greedy generation through the engine
 // (the six prompts batched) equals a direct single-sequence Transformer loop (the path tests/archs
 // real_gemma3_test checks against llama.cpp, near-ties allowed) and starts with llama.cpp's first
-// token. Skipped unless the GGUF exists ($OXYD_GEMMA3_270M_GGUF).
+// token or a near-tie of it (our logit of llama.cpp's token within kMaxGap of our argmax's, the
+// rule of tests/archs/real_gemma3_test.cc: both engines round activations to 8 bits before their
+// quantized dot products, so a change of f32 summation order flips some activation codes and
+// moves logits by ~0.1-0.3; "Count from 1 to 10." has a llama.cpp top-2 margin of 0.085).
+// Skipped unless the GGUF exists ($OXYD_GEMMA3_270M_GGUF).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,8 +26,12 @@ std::string gemma3_path() {
   return env && *env ? env : "/work/models/gemma-3-270m-q4_k_m.gguf";
 }
 
+constexpr double kMaxGap = 1.0;
+
 // Greedy decode of one sequence straight through Transformer::forward (blocks 0..n-1 in order).
-std::vector<int32_t> direct_greedy(model::Transformer& m, std::vector<int32_t> toks, int n) {
+// gap0: our first step's logit of our argmax minus that of token want0 (0 when they agree).
+std::vector<int32_t> direct_greedy(model::Transformer& m, std::vector<int32_t> toks, int n, int32_t want0,
+                                   double& gap0) {
   constexpr int32_t kBlock = 16, kBlocks = 8;
   model::KvCache cache = m.make_kv_cache(kBlocks, kBlock);
   std::vector<int32_t> table(kBlocks), out;
@@ -48,6 +56,7 @@ std::vector<int32_t> direct_greedy(model::Transformer& m, std::vector<int32_t> t
     const Tensor lg = m.forward(b, cache);
     const float* row = lg.ptr<float>();
     out.push_back(int32_t(std::max_element(row, row + V) - row));
+    if (out.size() == 1) gap0 = double(row[out[0]]) - double(row[want0]);
     done = int32_t(toks.size());
     toks.push_back(out.back());
   }
@@ -87,12 +96,15 @@ TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   auto direct = model::Transformer::load(path);
   const auto batched = run_batch(*m, ps);
   for (size_t i = 0; i < ps.size(); ++i) {
-    const std::vector<int32_t> ref = direct_greedy(*direct, ps[i].prompt_ids, 8);
+    double gap0 = 0;
+    const std::vector<int32_t> ref = direct_greedy(*direct, ps[i].prompt_ids, 8, want[i][0], gap0);
     EXPECT_EQ(batched[i].tokens, ref) << "case " << i;
-    EXPECT_EQ(ref[0], want[i][0]) << "case " << i;
+    EXPECT_LE(gap0, kMaxGap) << "case " << i << ": llama.cpp starts with " << want[i][0] << ", we rank " << ref[0]
+                             << " higher by " << gap0;
     int agree = 0;
     while (agree < 8 && ref[size_t(agree)] == want[i][size_t(agree)]) ++agree;
-    std::printf("[ gemma3 ] case %zu: first %d of 8 greedy tokens equal llama.cpp's\n", i, agree);
+    std::printf("[ gemma3 ] case %zu: first %d of 8 greedy tokens equal llama.cpp's (first-token gap %.3f)\n", i,
+                agree, gap0);
   }
 }
 
