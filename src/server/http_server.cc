@@ -4,6 +4,8 @@
 // body and counts the request in the metrics.
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <httplib.h>
 
 #include <cstdio>
@@ -98,6 +100,10 @@ HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metric
   svr_->new_task_queue = [] { return new ThreadPerConnection(); };
   svr_->set_payload_max_length(size_t(opts_.max_body_bytes));
   svr_->set_keep_alive_timeout(2);
+  svr_->set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = int(sock);
+  });
   install_routes();
 }
 
@@ -237,6 +243,12 @@ int HttpServer::bind() {
   if (port_ <= 0)
     throw_error(ErrorCode::IO, "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) +
                                    " (address in use, or not an address of this machine?)");
+  // cpp-httplib listens with a backlog of 5. When 64 clients connect at once while the engine
+  // keeps both cores busy, the accept queue overflowed: Linux drops the handshake's last ACK, the
+  // client sends its request on a connection the server never accepts, and after the SYN-ACK
+  // retry (~1 s) the connection is reset (httpx ReadError, 20-29 of 64 requests on a fresh
+  // server). listen() again on the bound socket raises the backlog to the system's limit.
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   return port_;
 }
 

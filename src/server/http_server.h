@@ -55,6 +55,7 @@ class HttpServer {
   std::unique_ptr<ServingContext> ctx_;
   std::unique_ptr<httplib::Server> svr_;
   int port_ = -1;
+  int listen_fd_ = -1;  // the listening socket, to raise httplib's listen backlog of 5
   std::mutex mu_;
   std::condition_variable cv_;
   bool shutdown_started_ = false, serve_done_ = false;
