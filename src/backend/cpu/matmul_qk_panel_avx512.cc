@@ -7,7 +7,9 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-inline __m512i byte_of(__m512i v, int i) { return _mm512_and_si512(_mm512_srli_epi32(v, 8 * i), _mm512_set1_epi32(0xFF)); }
+inline __m512i byte_of(__m512i v, int i) {
+  return _mm512_and_si512(_mm512_srli_epi32(v, 8 * i), _mm512_set1_epi32(0xFF));
+}
 
 // 32 bytes at p + off of the panel's rows: T[q] lane L = dword q of row π(L), q = 0..7.
 inline void load_transposed32(const uint8_t* p, const PanelRows& pr, int64_t off, __m512i* T) {
@@ -29,7 +31,8 @@ struct Q45K {
       PBlock* o = out + 8 * sb;
       const __m512i head = _mm512_i32gather_epi32(pr.gidx, p, 1);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head));
-      const __m512 ndmin = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16))));
+      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)));
+      const __m512 ndmin = _mm512_sub_ps(_mm512_setzero_ps(), dmin);
       const __m512i S0 = _mm512_i32gather_epi32(pr.gidx, p + 4, 1), S1 = _mm512_i32gather_epi32(pr.gidx, p + 8, 1);
       const __m512i S2 = _mm512_i32gather_epi32(pr.gidx, p + 12, 1);
       for (int j = 0; j < 8; ++j) {
@@ -74,7 +77,8 @@ struct Q6K {
     const __m512i m0f = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     for (int64_t sb = 0; sb < nb / 8; ++sb) {
       const uint8_t* p = w + sb * 210;
-      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_i32gather_epi32(pr.gidx, p + 206, 1), 16)));
+      const __m512i dword = _mm512_i32gather_epi32(pr.gidx, p + 206, 1);  // scales[14..15], d
+      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dword, 16)));
       __m512 sc[16];
       for (int g = 0; g < 4; ++g) {
         const __m512i v = _mm512_i32gather_epi32(pr.gidx, p + 192 + 4 * g, 1);

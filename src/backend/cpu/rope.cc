@@ -34,9 +34,9 @@ struct RopeTables {
   uint64_t last_use = 0;
 
   bool matches(const float* f, int64_t half, const float* ffp, float af, bool nx, const int32_t* p, int64_t n) const {
-    return nx == neox && af == attention_factor && int64_t(freq.size()) == half &&
-           std::equal(freq.begin(), freq.end(), f) && (ffp ? int64_t(ff.size()) == half && std::equal(ff.begin(), ff.end(), ffp) : ff.empty()) &&
-           int64_t(pos.size()) == n && std::equal(pos.begin(), pos.end(), p);
+    const bool same_ff = ffp ? int64_t(ff.size()) == half && std::equal(ff.begin(), ff.end(), ffp) : ff.empty();
+    return nx == neox && af == attention_factor && same_ff && int64_t(freq.size()) == half &&
+           std::equal(freq.begin(), freq.end(), f) && int64_t(pos.size()) == n && std::equal(pos.begin(), pos.end(), p);
   }
 };
 
