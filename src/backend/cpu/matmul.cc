@@ -119,11 +119,14 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     base.a_stride = k * int64_t(sizeof(float));
   }
   // Output columns are handed out in chunks from a shared counter, so a thread that the OS
-  // delays (the machine is shared) does not hold up the others. A chunk is ≥ 16 weight rows and
-  // large enough to keep the hardware prefetchers streaming.
+  // delays (the machine is shared) does not hold up the others. A chunk is ≥ 16 weight rows; at
+  // 1-3 activation rows (bandwidth-bound) also ≥ 256 KiB of weights, to keep the hardware
+  // prefetchers streaming. From 4 rows compute dominates and that floor would leave the threads
+  // unbalanced: a 640-row Q5_0 weight made one 608-row chunk and one 32-row chunk, a 256-row one
+  // a single chunk.
   ThreadPool& pool = ThreadPool::global();
   const int num_threads = pool.num_threads();
-  const int64_t min_rows = std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
+  const int64_t min_rows = m >= 4 ? 16 : std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
   int64_t chunk = std::max<int64_t>(16, n / (int64_t(num_threads) * 8));
   chunk = std::max(chunk, std::min<int64_t>(min_rows, n));
   chunk = (chunk + 15) / 16 * 16;  // whole 16-row panels for the AMX kernels
