@@ -9,6 +9,8 @@ The "chat" prompts are rendered by jinja2 from ../shared/data/chat_templates/goo
   MAKEFLAGS=-j2 CMAKE_ARGS="-DGGML_NATIVE=ON" /work/venv/bin/pip install llama-cpp-python
   /work/venv/bin/python tools/gen_gemma3_greedy_golden.py /work/models/gemma-3-270m-q4_k_m.gguf \
       tests/data/gemma3_270m/greedy.json
+  ... tools/gen_gemma3_greedy_golden.py GGUF tests/data/gemma3_270m/greedy.json --margins
+      (adds llama.cpp's per-step margins along the committed ids; see margins() below)
 """
 import json
 import os
@@ -46,6 +48,22 @@ def greedy(llm, ids, n):
     return out
 
 
+def margins(llm, ids, tokens):
+    """Per step of `tokens` fed after `ids`: llama.cpp's logit of that token minus its best other one
+    (negative where llama.cpp here would pick another token). Small margins mark near-ties that
+    rounding differences (summation order, activation quantization) may flip."""
+    llm.reset()
+    llm.eval(ids)
+    out = []
+    for i, tok in enumerate(tokens):
+        row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+        best_other = float(np.max(np.delete(row, tok)))
+        out.append(round(float(row[tok]) - best_other, 4))
+        if i + 1 < len(tokens):
+            llm.eval([tok])
+    return out
+
+
 def no_repack_params():
     # llama.cpp's AMX weight repacking (extra buffer types) segfaults in decode on this machine
     # (llama-cpp-python 0.3.36, GGML_NATIVE): load weights as plain CPU tensors instead.
@@ -57,10 +75,23 @@ def no_repack_params():
 _default_params = llama_cpp.llama_cpp.llama_model_default_params
 
 
+def add_margins(llm, dst):
+    """--margins: keeps the golden's ids and adds each case's "margins" along its greedy ids."""
+    with open(dst) as f:
+        golden = json.load(f)
+    for c in golden["cases"]:
+        c["margins"] = margins(llm, c["prompt_ids"], c["greedy"])
+    golden["margins"] = f"llama-cpp-python {llama_cpp.__version__}, n_threads=2, along the greedy ids"
+    with open(dst, "w") as f:
+        json.dump(golden, f, indent=1)
+
+
 def main():
     gguf, dst = sys.argv[1], sys.argv[2]
     llama_cpp.llama_cpp.llama_model_default_params = no_repack_params
     llm = llama_cpp.Llama(model_path=gguf, n_ctx=512, n_threads=2, n_threads_batch=2, verbose=False)
+    if "--margins" in sys.argv[3:]:
+        return add_margins(llm, dst)
     cases = []
     for p in PROMPTS:
         for kind, text in (("raw", p), ("chat", render_chat(p))):

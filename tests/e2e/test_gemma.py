@@ -1,7 +1,7 @@
 """Real text on the real Gemma 3 270M Q4_K_M, only when OXYD_GEMMA_GGUF names the file (never
 committed; see tools/requirements.txt). Oracle: llama.cpp's greedy ids in
 tests/data/gemma3_270m/greedy.json (tools/gen_gemma3_greedy_golden.py), decoded by HF tokenizers.
-Only the first tokens are compared: Q4_K near-ties may flip later (tests/archs/real_gemma3_test)."""
+Only the first tokens are compared, up to the first near-tie in llama.cpp's own logits (NEAR_TIE)."""
 from __future__ import annotations
 
 import json
@@ -19,6 +19,20 @@ pytestmark = pytest.mark.skipif(not GGUF or not pathlib.Path(GGUF).is_file(),
 GOLDEN = json.loads((ROOT / "tests" / "data" / "gemma3_270m" / "greedy.json").read_text())
 TEMPLATE = SHARED / "data" / "chat_templates" / "google-gemma-3-it.jinja"
 N = 8
+# llama.cpp's own prefill-mode and decode-mode evaluations of the same ids move a top-2 margin by up
+# to ~0.35 on this model (the chat case's step 8); a step where llama.cpp's margin (the golden's
+# "margins", tools/gen_gemma3_greedy_golden.py --margins) is below this is a near-tie that rounding
+# may flip, and the comparison ends there.
+NEAR_TIE = 0.25
+
+
+def agreed_prefix(text, c, decode):
+    """The number k of golden tokens whose decoded text `text` starts with. Passing needs k == N, or
+    a divergence at a near-tie: golden margin at step k < NEAR_TIE."""
+    k = next(k for k in range(N, -1, -1) if text.startswith(decode(c["greedy"][:k])))
+    assert k == N or c["margins"][k] < NEAR_TIE, (
+        f"we diverge from llama.cpp at step {k} where its margin is {c['margins'][k]}: {text!r}")
+    return k
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +52,10 @@ def case(kind, text):
 def test_raw_greedy_real_text(srv, tok):
     c = case("raw", "What is the capital of France?")
     r = srv.client().completions.create(model=srv.model_id, prompt=c["text"], temperature=0, max_tokens=N)
-    want = tok.decode(c["prompt_ids"] + c["greedy"][:N], skip_special_tokens=True)[len(c["text"]):]
-    assert r.choices[0].text == want
+    def decode(ids):
+        return tok.decode(c["prompt_ids"] + ids, skip_special_tokens=True)[len(c["text"]):]
+    want = decode(c["greedy"][:N])
+    assert agreed_prefix(r.choices[0].text, c, decode) == N  # no near-tie in these 8 steps
     assert "Paris" in want
     assert r.usage.prompt_tokens == len(c["prompt_ids"])
     r = srv.client().completions.create(model=srv.model_id, prompt=c["text"], temperature=0, max_tokens=N,
@@ -54,7 +70,7 @@ def test_chat_streaming_real_text(srv, tok):
         model=srv.model_id, messages=[{"role": "user", "content": "What is the capital of France?"}],
         temperature=0, max_tokens=N, stream=True, stream_options={"include_usage": True}))
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
-    assert text == tok.decode(c["greedy"][:N], skip_special_tokens=True)
+    assert agreed_prefix(text, c, lambda ids: tok.decode(ids, skip_special_tokens=True)) >= 5
     assert chunks[-1].usage.prompt_tokens == len(c["prompt_ids"])
     r = srv.post("/tokenize", {"content": c["text"], "add_special": False, "parse_special": True})
     assert r.json()["tokens"] == c["prompt_ids"][1:] or r.json()["tokens"] == c["prompt_ids"]
