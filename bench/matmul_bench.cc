@@ -4,6 +4,7 @@
 // Batch > 1 is compute-bound: GFLOP/s (2·m·n·k per matmul). Not a test; prints a table.
 // Usage: matmul_bench [--formats=Q4_0,Q8_0] [--shapes=4096x14336,151936x1024] [--batches=1,16,64,512]
 //                     [--reps=7] [--pool-gib=0] [--no-flush] [--isa=scalar|avx2|avx512] [--no-amx] [--no-panel]
+//                     [--pack]
 // (shape = n x k; --pool-gib: rotate batch-1 calls through copies of the weights totalling this;
 //  --no-flush: keep caches warm, e.g. with a small shape to see the kernels' compute ceiling;
 //  --cpu-time: time with the thread's CPU clock, only with OXYD_NUM_THREADS=1: compute speed on a
@@ -17,6 +18,7 @@
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_pack.h"
 #include "bench_util.h"
 #include "core/dtype.h"
 #include "core/half.h"
@@ -97,7 +99,7 @@ int main(int argc, char** argv) {
   std::string shapes = "4096x14336,151936x1024", batches = "1,16,64,512";
   int reps = 7;
   double pool_gib = 0.0;
-  bool flush = true, cpu_time = false;
+  bool flush = true, cpu_time = false, pack = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&](const char* key) { return a.rfind(key, 0) == 0 ? a.substr(std::strlen(key)) : std::string(); };
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-amx") backend::cpu::set_matmul_amx(false);
     else if (a == "--no-panel") backend::cpu::set_matmul_panel(false);
     else if (a == "--cpu-time") cpu_time = true;
+    else if (a == "--pack") pack = true;
     else if (!val("--isa=").empty()) {
       const std::string s = val("--isa=");
       backend::cpu::set_isa_override(s == "scalar" ? backend::cpu::Isa::SCALAR
@@ -156,6 +159,14 @@ int main(int argc, char** argv) {
       Buffer pool(size_t(wbytes * copies));
       fill_weights(*dt, pool.data(), n, k, rng);
       for (int64_t c = 1; c < copies; ++c) std::memcpy(pool.data() + c * wbytes, pool.data(), size_t(wbytes));
+      // --pack: matmul reads the packed copies instead, where this CPU packs the format.
+      const bool packed = pack && backend::cpu::matmul_packs(*dt);
+      const int64_t pbytes = packed ? backend::cpu::matmul_packed_bytes(*dt, n, k) : 0;
+      Buffer ppool(size_t(pbytes * copies));
+      if (packed) {
+        backend::cpu::matmul_pack(Tensor(*dt, pool.data(), {n, k}), ppool.data());
+        for (int64_t c = 1; c < copies; ++c) std::memcpy(ppool.data() + c * pbytes, ppool.data(), size_t(pbytes));
+      }
       std::printf("%-7s %-12s %8.1f", fname.c_str(), sh.c_str(), double(wbytes) / 1e6);
       std::fflush(stdout);
       for (const auto& bs : blist) {
@@ -167,8 +178,10 @@ int main(int argc, char** argv) {
         const double t_start = bench::now_s();
         const int64_t calls = m == 1 ? reps * copies : reps;
         for (int64_t c = 0; c < calls; ++c) {
-          Tensor tw(*dt, pool.data() + (m == 1 ? c % copies : 0) * wbytes, {n, k});
-          if (m == 1 && flush) bench::flush_cache(tw.data, wbytes);
+          const int64_t copy = m == 1 ? c % copies : 0;
+          Tensor tw(*dt, pool.data() + copy * wbytes, {n, k});
+          if (packed) tw.packed = ppool.data() + copy * pbytes;
+          if (m == 1 && flush) bench::flush_cache(packed ? tw.packed : tw.data, packed ? pbytes : wbytes);
           const double t0 = clock();
           backend::cpu::matmul(tx, tw, ty);
           const double dt_s = clock() - t0;

@@ -14,9 +14,11 @@
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
 // Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off]
+//        [--pack on|off]
 // (q4/q3/q2: the quantized cache of --kv-quant lossless/balanced/aggressive, core/kv_quant.h;
 // --amx off: matmul keeps to the AVX-512 VNNI/FMA kernels, --panel off: batched 32-block matmuls
-// keep to the row-dot VNNI kernels; both for before/after comparisons)
+// keep to the row-dot VNNI kernels, --pack off: Q8_0/Q4_0/Q5_0 weights stay in their file rows instead
+// of matmul_pack.h's 16-row groups; all for before/after comparisons)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_pack.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "model/transformer.h"
@@ -93,7 +96,7 @@ struct Runner {
 
 int main_impl(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off]\n");
+    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off] [--pack on|off]\n");
     return 2;
   }
   const std::string path = argv[1];
@@ -108,6 +111,7 @@ int main_impl(int argc, char** argv) {
     else if (a == "--kv" && v.size() == 2 && v[0] == 'q') kv_bits = v[1] - '0';
     else if (a == "--amx") backend::cpu::set_matmul_amx(v != "off");
     else if (a == "--panel") backend::cpu::set_matmul_panel(v != "off");
+    else if (a == "--pack") backend::cpu::set_matmul_pack(v != "off");
     else if (a == "--kv") kv = v == "f16" ? DType::F16 : v == "bf16" ? DType::BF16 : DType::F32;
     else {
       std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());

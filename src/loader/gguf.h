@@ -102,6 +102,10 @@ class GgufFile : public GgufMetadata {
   const std::vector<std::string>& paths() const { return paths_; }
   size_t num_files() const { return headers_.size(); }
   const GgufHeader& header(size_t file_idx = 0) const { return headers_.at(file_idx); }
+  /// Releases the whole pages of tensor bytes [p, p + n) that are no longer read (MmapFile::release).
+  void release(const void* p, size_t n) const {
+    for (const MmapFile& m : maps_) m.release(p, n);
+  }
 
  private:
   void add_shard(GgufHeader h, std::span<const uint8_t> bytes, const std::string& path);

@@ -44,6 +44,14 @@ MmapFile MmapFile::open(const std::string& path) {
   return f;
 }
 
+void MmapFile::release(const void* p, size_t n) const {
+  const auto b = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(data_);
+  if (!data_ || b < base || b + n > base + size_) return;
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (b + page - 1) / page * page, to = (b + n) / page * page;
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);  // advice only
+}
+
 MmapFile::~MmapFile() { reset(); }
 
 MmapFile::MmapFile(MmapFile&& other) noexcept

@@ -25,6 +25,10 @@ class MmapFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  /// Drops the whole pages inside [p, p + n) from this process's memory (madvise DONTNEED);
+  /// reading them again faults them back in from the file. For ranges no longer read, e.g.
+  /// weights a backend has copied into its own layout. p must lie in this mapping.
+  void release(const void* p, size_t n) const;
 
  private:
   void reset();

@@ -11,13 +11,15 @@
 #include "core/quant.h"
 #include "loader/gguf.h"
 #include "loader/safetensors.h"
+#include "ops/matmul.h"
 
 namespace oxyd::model {
 
 struct Weights::Impl {
   std::optional<loader::GgufFile> gguf;
   std::optional<loader::SafetensorsFile> st;
-  std::vector<Buffer> owned;  // converted 1-D tensors (F32 norms / biases)
+  std::vector<Buffer> owned;   // converted 1-D tensors (F32 norms / biases)
+  std::vector<Buffer> packed;  // matmul's packed copies of 2-D weights (Tensor::packed)
   std::string path;
 
   // The tensor named `name` ("{}" = layer), or an absent Tensor.
@@ -95,7 +97,7 @@ int64_t Weights::mapped_bytes() const {
   auto add = [&](const Tensor& t) {
     if (!t.data) return;
     const auto b = reinterpret_cast<uintptr_t>(t.data);
-    ranges.emplace_back(b, b + uintptr_t(t.nbytes()));
+    if (!t.packed) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));  // packed: pages released
   };
   add(embed);
   add(lm_head);
@@ -112,9 +114,26 @@ int64_t Weights::mapped_bytes() const {
   return total;
 }
 
+void Weights::pack_for_matmul() {
+  // A tied head is the embedding: packed once, and the lookups read the copy too.
+  auto pack = [&](Tensor& t) {
+    if (!ops::matmul_wants_packed(t)) return;
+    Buffer& b = impl_->packed.emplace_back(size_t(ops::matmul_packed_bytes(t)));
+    ops::matmul_pack(t, b.data());
+    t.packed = b.data();
+    if (impl_->gguf) impl_->gguf->release(t.data, size_t(t.nbytes()));
+  };
+  pack(lm_head);
+  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype)
+    embed.packed = lm_head.packed;
+  for (LayerWeights& L : layers)
+    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) pack(*t);
+}
+
 int64_t Weights::owned_bytes() const {
   int64_t total = 0;
   for (const Buffer& b : impl_->owned) total += int64_t(b.size());
+  for (const Buffer& b : impl_->packed) total += int64_t(b.size());
   return total;
 }
 
@@ -192,6 +211,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     }
     L.down = mat(n.down, H, I);
   }
+  w->pack_for_matmul();
   // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
   // keeping the mapping and the tensor table.
   if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);

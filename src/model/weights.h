@@ -1,7 +1,8 @@
 // Weights: the tensors of one model, viewed in place in the mmapped GGUF or safetensors file
 // (any weight format; quantization is a property of each weight). Load-time fix-ups live here
 // and only here: fused q/k/v and gate/up are split into row views (no copy), Gemma's HF x̂·(1+w)
-// norms become plain weights, and every 1-D tensor (norms, biases) is converted to F32.
+// norms become plain weights, every 1-D tensor (norms, biases) is converted to F32, and the 2-D
+// weights the CPU matmul reads faster in its own layout get a packed copy (Tensor::packed).
 // Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
 #pragma once
 
@@ -50,6 +51,9 @@ class Weights {
 
  private:
   Weights() = default;
+  /// Gives every 2-D weight that the CPU matmul reads faster packed (ops::matmul_wants_packed) its
+  /// packed copy, owned here, and releases the file pages of the original rows.
+  void pack_for_matmul();
   struct Impl;
   std::unique_ptr<Impl> impl_;
   WeightSource source_ = WeightSource::GGUF;

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_decode.h"
+#include "backend/cpu/matmul_pack.h"
 #include "core/error.h"
 
 namespace oxyd::ops {
@@ -35,6 +36,15 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     default: throw_error(ErrorCode::UNSUPPORTED, "matmul: no backend for this device yet");
   }
 }
+
+bool matmul_wants_packed(const Tensor& w) {
+  return w.device == Device::CPU && w.ndim == 2 && w.data && w.cols() % 32 == 0 && w.rows() > 0 &&
+         backend::cpu::matmul_packs(w.dtype);
+}
+int64_t matmul_packed_bytes(const Tensor& w) {
+  return backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols());
+}
+void matmul_pack(const Tensor& w, uint8_t* out) { backend::cpu::matmul_pack(w, out); }
 
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (!backend::cpu::decodable(wtype)) return 0;

@@ -16,6 +16,7 @@
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_pack.h"
 #include "backend/reference/get_rows.h"
 #include "backend/reference/matmul.h"
 #include "core/error.h"
@@ -128,9 +129,25 @@ struct IsaGuard {
   ~IsaGuard() { backend::cpu::set_isa_override(std::nullopt); }
 };
 
-// x_edit, when given, alters the random activations before the product (edge cases).
+// A packed copy (matmul_pack.h) of w, with w.data pointed at rows whose every scale is NaN, so
+// that any read of the original rows shows in the results.
+struct PackedWeight {
+  Buffer packed;
+  std::vector<uint8_t> poison;
+  Tensor tensor;
+  explicit PackedWeight(const Tensor& w)
+      : packed(size_t(backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols()))),
+        poison(size_t(w.nbytes()), 0xFF), tensor(w) {
+    backend::cpu::matmul_pack(w, packed.data());
+    tensor.data = poison.data();
+    tensor.packed = packed.data();
+  }
+};
+
+// x_edit, when given, alters the random activations before the product (edge cases); packed:
+// matmul reads a packed copy of the weights (Q8_0, Q4_0, Q5_0).
 void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed,
-                  void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr) {
+                  void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr, bool packed = false) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   std::vector<float> x = random_x(m, k, rng);
@@ -141,7 +158,12 @@ void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t se
   backend::reference::matmul(tx, tw, tref);
   IsaGuard guard;
   backend::cpu::set_isa_override(isa);
-  backend::cpu::matmul(tx, tw, ty);
+  if (packed) {
+    const PackedWeight pw(tw);
+    backend::cpu::matmul(tx, pw.tensor, ty);
+  } else {
+    backend::cpu::matmul(tx, tw, ty);
+  }
 
   // Bound per output (i, j), from the dequantized weights.
   std::vector<float> wf(static_cast<size_t>(k));
@@ -289,6 +311,73 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
         for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
     });
   }
+}
+
+// Weights packed at load (matmul_pack.h: Q8_0, Q4_0, Q5_0 on AVX-512) go through the panel
+// kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
+TEST_P(MatmulFormat, PackedWeightsMatchReference) {
+  const DType t = GetParam();
+  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  const std::tuple<int64_t, int64_t, int64_t> cases[] = {
+      {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
+      {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
+  uint32_t seed = 300;
+  for (auto [m, k, n] : cases) {
+    SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << k << " n=" << n);
+    check_matmul(t, Isa::AVX512, m, k, n, seed++, nullptr, /*packed=*/true);
+  }
+  // Zero and far-apart activation rows, as in BatchedDecodeEdgeActivations.
+  check_matmul(t, Isa::AVX512, 9, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
+    std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
+  }, true);
+  check_matmul(t, Isa::AVX512, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
+  }, true);
+}
+
+// On packed weights every row is computed by the same code whatever else is in the batch, so a
+// row alone and the same row among 20 give bit-identical outputs (batch invariance), and those
+// equal the unpacked panel kernel's (same integer sums, same summation order).
+TEST_P(MatmulFormat, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
+  const DType t = GetParam();
+  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  const int64_t m = 20, k = 640, n = 45;
+  std::mt19937 rng(12);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  const std::vector<float> x = random_x(m, k, rng);
+  std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n)), panel(static_cast<size_t>(m * n));
+  const Tensor tw(t, wb.data(), {n, k});
+  const PackedWeight pw(tw);
+  IsaGuard guard;
+  backend::cpu::set_isa_override(Isa::AVX512);
+  float* xs = const_cast<float*>(x.data());
+  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), pw.tensor, Tensor(DType::F32, all.data(), {m, n}));
+  for (int64_t i = 0; i < m; ++i) {
+    backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), pw.tensor, Tensor(DType::F32, one.data(), {1, n}));
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
+  }
+  AmxGuard amx_guard;
+  use_batched(Batched::PANEL);
+  backend::cpu::set_matmul_amx(false);
+  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), tw, Tensor(DType::F32, panel.data(), {m, n}));
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], panel[i]) << "element " << i;
+}
+
+TEST_P(MatmulFormat, GetRowsOfPackedTableMatchReference) {
+  const DType t = GetParam();
+  if (!backend::cpu::packable(t)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0";
+  std::mt19937 rng(9);
+  const int64_t vocab = 37, dim = 96;  // a partial last group of 16 rows
+  std::vector<uint8_t> wb = random_weights(t, vocab, dim, rng);
+  const std::vector<int32_t> ids = {0, 36, 15, 16, 31, 32, 7, 7, 1};
+  const int64_t num = int64_t(ids.size());
+  std::vector<float> out(size_t(num * dim)), ref(size_t(num * dim));
+  const Tensor table(t, wb.data(), {vocab, dim});
+  backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
+  const PackedWeight pw(table);
+  ops::embedding(pw.tensor, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
 }
 
 TEST_P(MatmulFormat, GetRowsMatchesReference) {

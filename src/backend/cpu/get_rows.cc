@@ -1,7 +1,10 @@
 // get_rows: gather rows of an embedding table of any weight format into f32 rows, split over
 // the thread pool when there are many ids. Row decoding uses the portable decoders.
+#include <vector>
+
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_decode.h"
+#include "backend/cpu/matmul_pack.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -17,8 +20,19 @@ void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Te
   const int64_t row_bytes = table.row_bytes();
   const uint8_t* base = static_cast<const uint8_t*>(table.data);
   float* dst = out.ptr<float>();
+  // A packed table (matmul_pack.h) is read from its packed copy: the original rows may have been
+  // released at load. Each row is put back into its block layout, then decoded as usual.
+  const bool packed = table.packed && packable(table.dtype);
   parallel_for(num_ids, std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) decode_row(table.dtype, base + ids[i] * row_bytes, dst + i * dim, dim);
+    std::vector<uint8_t> row(packed ? size_t(row_bytes) : 0);
+    for (int64_t i = b; i < e; ++i) {
+      const uint8_t* src = base + ids[i] * row_bytes;
+      if (packed) {
+        matmul_unpack_row(table.dtype, table.packed, dim, ids[i], row.data());
+        src = row.data();
+      }
+      decode_row(table.dtype, src, dst + i * dim, dim);
+    }
   });
 }
 

@@ -15,6 +15,8 @@
 
 #include "backend/cpu/matmul_decode.h"
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul_q_avx512.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -34,6 +36,11 @@ Isa matmul_isa() {
 
 std::atomic<bool> g_amx_allowed{true};
 std::atomic<bool> g_panel_allowed{true};
+// OXYD_MATMUL_PACK=0 keeps every weight in its file rows (matmul_pack.h), e.g. to compare.
+std::atomic<bool> g_pack_allowed{[] {
+  const char* env = std::getenv("OXYD_MATMUL_PACK");
+  return !(env && std::string(env) == "0");
+}()};
 
 MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
   switch (isa) {
@@ -58,15 +65,30 @@ int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
   return 0;
 }
 
+// The kernel for a weight: its packed copy's where it has one and this CPU runs the AVX-512
+// kernels (a test forcing a lower ISA gets the original rows).
+MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
+  packed = w.packed && matmul_isa() == Isa::AVX512;
+  return packed ? avx512_q32_packed_kernel(w.dtype) : kernel_for(matmul_isa(), w.dtype, m);
+}
+
 }  // namespace
+
+bool matmul_packs(DType t) {
+  if (!packable(t) || !g_pack_allowed.load(std::memory_order_relaxed) || matmul_isa() != Isa::AVX512) return false;
+  // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
+  return !(g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile);
+}
 
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (m <= 0 || k <= 0) return 0;
+  if (matmul_packs(wtype)) return scratch_bytes(avx512_q32_packed_kernel(wtype), m, k);
   return scratch_bytes(kernel_for(matmul_isa(), wtype, m), m, k);
 }
 
 void set_matmul_amx(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
 void set_matmul_panel(bool allowed) { g_panel_allowed.store(allowed, std::memory_order_relaxed); }
+void set_matmul_pack(bool allowed) { g_pack_allowed.store(allowed, std::memory_order_relaxed); }
 
 int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
 int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
@@ -81,12 +103,13 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(w.cols() == k && y.cols() == n && y.rows() == m, "matmul: shape mismatch");
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
-  const MatmulKernel kern = kernel_for(matmul_isa(), w.dtype, m);
+  bool packed = false;
+  const MatmulKernel kern = kernel_for_weight(w, m, packed);
 
   TileArgs base{};
   base.wtype = w.dtype;
   base.k = k;
-  base.w = static_cast<const uint8_t*>(w.data);
+  base.w = static_cast<const uint8_t*>(packed ? w.packed : w.data);
   base.w_stride = w.row_bytes();
   base.n = n;
   base.m = m;

@@ -126,17 +126,18 @@ inline void load_transposed(const uint8_t* p, const PanelRows& pr, int64_t off, 
   T[3] = _mm512_unpackhi_epi64(B, D);
 }
 
-// R activation rows (a, a_stride apart) against a decoded panel; y row r gets the `rows` sums.
-// Prefetches pf_bytes at pf spread over the blocks (the next panel's weights).
-template <int R, Epi EPI>
-void panel_rows(const PBlock* P, int64_t nb, const uint8_t* a, int64_t a_stride, float* y, int64_t ys, int rows,
+// R activation rows (a, a_stride apart) against the nb blocks of a panel, block b = blocks(b) (a
+// PBlock by value: read from a decoded panel, or decoded right there from packed weights); y row r
+// gets the `rows` sums. Prefetches pf_bytes at pf spread over the blocks (the next panel's weights).
+template <int R, Epi EPI, class Blocks>
+void panel_rows(const Blocks& blocks, int64_t nb, const uint8_t* a, int64_t a_stride, float* y, int64_t ys, int rows,
                 const uint8_t* pf, int64_t pf_bytes) {
   __m512 acc[R];
   for (auto& v : acc) v = _mm512_setzero_ps();
   const int64_t pf_step = (pf_bytes / nb + 64) / 64 * 64;
   for (int64_t b = 0; b < nb; ++b) {
     for (int64_t o = b * pf_step; o < std::min(pf_bytes, (b + 1) * pf_step); o += 64) __builtin_prefetch(pf + o, 0, 3);
-    const PBlock& pb = P[b];
+    const PBlock pb = blocks(b);
     // Unrolled so that the R sums stay in registers across the blocks.
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
@@ -187,6 +188,31 @@ struct PanelScratch {
   }
 };
 
+// Activation rows [i0, i1) against the 16-row panel at column j0 (blocks(b): its blocks), in
+// groups of 16, 8, 4, 2, 1 rows; the first group's pass prefetches the next panel's weights.
+template <Epi EPI, class Blocks>
+void panel_groups(const TileArgs& t, int64_t i0, int64_t i1, int64_t j0, const Blocks& blocks) {
+  const int64_t nb = t.k / 32, ws = t.w_stride;
+  const int rows = int(std::min<int64_t>(16, t.n - j0));
+  const uint8_t* pf = t.w + (j0 + 16) * ws;
+  int64_t pf_bytes = std::clamp<int64_t>(t.n - j0 - 16, 0, 16) * ws;
+  for (int64_t i = i0; i < i1;) {
+    const int64_t left = i1 - i;
+    const uint8_t* a = t.a + i * t.a_stride;
+    float* y = t.y + i * t.y_stride + j0;
+    const int r = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    switch (r) {
+      case 16: panel_rows<16, EPI>(blocks, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
+      case 8: panel_rows<8, EPI>(blocks, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
+      case 4: panel_rows<4, EPI>(blocks, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
+      case 2: panel_rows<2, EPI>(blocks, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
+      default: panel_rows<1, EPI>(blocks, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
+    }
+    pf_bytes = 0;
+    i += r;
+  }
+}
+
 // The tile: D::decode(w, ws, rows, nb, out) fills a panel's nb PBlocks.
 template <class D, Epi EPI>
 void panel_tile(const TileArgs& t) {
@@ -200,25 +226,33 @@ void panel_tile(const TileArgs& t) {
     for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
       const int rows = int(std::min<int64_t>(16, t.n - j0));
       D::decode(t.w + j0 * ws, ws, rows, nb, panel);
-      const uint8_t* pf = t.w + (j0 + 16) * ws;
-      int64_t pf_bytes = std::clamp<int64_t>(t.n - j0 - 16, 0, 16) * ws;
-      for (int64_t i = i0; i < i1;) {
-        const int64_t left = i1 - i;
-        const uint8_t* a = t.a + i * t.a_stride;
-        float* y = t.y + i * t.y_stride + j0;
-        const int r = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        switch (r) {
-          case 16: panel_rows<16, EPI>(panel, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
-          case 8: panel_rows<8, EPI>(panel, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
-          case 4: panel_rows<4, EPI>(panel, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
-          case 2: panel_rows<2, EPI>(panel, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
-          default: panel_rows<1, EPI>(panel, nb, a, t.a_stride, y, t.y_stride, rows, pf, pf_bytes); break;
-        }
-        pf_bytes = 0;  // the first group's pass prefetches the next panel
-        i += r;
-      }
+      panel_groups<EPI>(t, i0, i1, j0, [panel](int64_t b) { return panel[b]; });
     }
   }
+}
+
+// Weights packed at load (matmul_pack.h): D::block(p) decodes the block at p of a 16-row group
+// in registers, so no panel is written; D::GB bytes per block.
+template <class D>
+void packed_tile(const TileArgs& t) {
+  const int64_t ws = t.w_stride;
+  const int64_t mc = std::max<int64_t>(16, (512 << 10) / t.a_stride / 16 * 16);
+  for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
+    const int64_t i1 = std::min(t.m, i0 + mc);
+    for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
+      const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
+      panel_groups<Epi::PLAIN>(t, i0, i1, j0, [g](int64_t b) { return D::block(g + b * D::GB); });
+    }
+  }
+}
+
+template <class D, int OFF>
+MatmulKernel make_packed_kernel() {
+  MatmulKernel k;
+  k.act_row_bytes = panel_row_bytes;
+  k.prepare = panel_prepare<OFF, Epi::PLAIN, false>;
+  k.tile = packed_tile<D>;
+  return k;
 }
 
 template <class D, int OFF, Epi EPI, bool kPer256>

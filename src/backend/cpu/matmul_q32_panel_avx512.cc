@@ -2,6 +2,7 @@
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4: their panel decoders. The activations are quant32's,
 // as on the row-dot path (matmul_q32_avx512.cc).
 #include <array>
+#include <cstring>
 
 #include "backend/cpu/matmul_panel_avx512.h"
 #include "backend/cpu/matmul_q_avx512.h"
@@ -88,6 +89,38 @@ struct Fmt {
   }
 };
 
+// Weights packed at load (matmul_pack.h): a group's block is already 16 rows in lane order, so
+// decoding is loads (Q8_0), or a nibble split and Q5_0's fifth bits from ready masks. ND code
+// dwords per row, QH: the 64 bytes of fifth-bit masks follow the codes.
+template <int ND, bool QH>
+struct Packed {
+  static constexpr int64_t GB = 64 * ND + (QH ? 64 : 0) + 32;
+
+  static PBlock block(const uint8_t* w) {
+    PBlock o;
+    if constexpr (ND == 8) {
+      for (int q = 0; q < 8; ++q) o.w[q] = _mm512_loadu_si512(w + 64 * q);
+    } else {
+      const __m512i m0f = _mm512_set1_epi8(0x0F);
+      for (int d = 0; d < 4; ++d) {
+        const __m512i T = _mm512_loadu_si512(w + 64 * d);
+        o.w[d] = _mm512_and_si512(T, m0f);
+        o.w[4 + d] = _mm512_and_si512(_mm512_srli_epi16(T, 4), m0f);
+      }
+      if constexpr (QH) {
+        for (int q = 0; q < 8; ++q) {
+          __mmask64 hi;
+          std::memcpy(&hi, w + 256 + 8 * q, 8);
+          o.w[q] = _mm512_mask_add_epi8(o.w[q], hi, o.w[q], _mm512_set1_epi8(0x10));
+        }
+      }
+    }
+    o.dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + GB - 32)));
+    o.dm = _mm512_setzero_ps();
+    return o;
+  }
+};
+
 template <class F>
 MatmulKernel make() {
   return make_panel_kernel<F, F::OFF, F::EPI, false>();
@@ -105,6 +138,15 @@ MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m) {
     case DType::Q5_1: return make<Fmt<24, 8, 4, 0, Scale::F16_MIN, Lut::NONE>>();
     case DType::IQ4_NL: return make<Fmt<18, 2, -1, 128, Scale::F16, Lut::IQ4NL>>();
     case DType::MXFP4: return make<Fmt<17, 1, -1, 16, Scale::E8M0, Lut::MXFP4>>();
+    default: return {};
+  }
+}
+
+MatmulKernel avx512_q32_packed_kernel(DType t) {
+  switch (t) {
+    case DType::Q8_0: return make_packed_kernel<Packed<8, false>, 128>();
+    case DType::Q4_0: return make_packed_kernel<Packed<4, false>, 8>();
+    case DType::Q5_0: return make_packed_kernel<Packed<4, true>, 16>();
     default: return {};
   }
 }

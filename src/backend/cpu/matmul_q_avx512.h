@@ -17,6 +17,9 @@ MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
 /// matmul_q32_panel_avx512.cc: the 32-block formats (not IQ4_XS) with m ≥ 8 on VNNI, 16 weight
 /// rows per register (else empty).
 MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m);
+/// matmul_q32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (Q8_0, Q4_0,
+/// Q5_0; w points at the packed groups, w_stride = the original row bytes), for any m.
+MatmulKernel avx512_q32_packed_kernel(DType t);
 /// matmul_qk_panel_avx512.cc: Q4_K, Q5_K and Q6_K with m ≥ 8 on VNNI, likewise (else empty).
 MatmulKernel avx512_qk_panel_kernel(DType t, int64_t m);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.

@@ -1,0 +1,99 @@
+// Packing of Q8_0 / Q4_0 / Q5_0 weights into 16-row groups; layout in matmul_pack.h.
+#include "backend/cpu/matmul_pack.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+// bb block bytes, qoff offset of the code bytes, nd code dwords per row (8: 32 one-byte codes, 4:
+// 32 nibbles), qh offset of Q5_0's 32 fifth bits (-1: none), flip XORed into every code byte.
+struct PackFmt {
+  int bb, qoff, nd, qh;
+  uint8_t flip;
+  int64_t gb() const { return 16 * int64_t(bb); }
+  int mask_off() const { return 64 * nd; }
+  int64_t scale_off() const { return gb() - 32; }
+};
+
+const PackFmt* pack_fmt(DType t) {
+  static constexpr PackFmt kQ8_0{34, 2, 8, -1, 0x80}, kQ4_0{18, 2, 4, -1, 0}, kQ5_0{22, 6, 4, 2, 0};
+  switch (t) {
+    case DType::Q8_0: return &kQ8_0;
+    case DType::Q4_0: return &kQ4_0;
+    case DType::Q5_0: return &kQ5_0;
+    default: return nullptr;
+  }
+}
+
+// Lane L of a group holds row π(L); π is its own inverse (a 4×4 transpose).
+inline int lane_row(int L) { return 4 * (L % 4) + L / 4; }
+
+void pack_group(const PackFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nb,
+                uint8_t* out) {
+  const uint8_t* src[16];
+  for (int L = 0; L < 16; ++L) src[L] = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes;
+  for (int64_t b = 0; b < nb; ++b, out += f.gb()) {
+    if (f.qh >= 0) std::memset(out + f.mask_off(), 0, 64);
+    for (int L = 0; L < 16; ++L) {
+      const uint8_t* blk = src[L] + b * f.bb;
+      for (int d = 0; d < f.nd; ++d)
+        for (int j = 0; j < 4; ++j) out[64 * d + 4 * L + j] = uint8_t(blk[f.qoff + 4 * d + j] ^ f.flip);
+      if (f.qh >= 0) {
+        uint32_t qh;
+        std::memcpy(&qh, blk + f.qh, 4);
+        for (int q = 0; q < 8; ++q)
+          for (int j = 0; j < 4; ++j)
+            if ((qh >> (4 * q + j)) & 1u) out[f.mask_off() + 8 * q + L / 2] |= uint8_t(1u << ((4 * L + j) % 8));
+      }
+      std::memcpy(out + f.scale_off() + 2 * L, blk, 2);
+    }
+  }
+}
+
+}  // namespace
+
+bool packable(DType t) { return pack_fmt(t) != nullptr; }
+
+int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
+  const PackFmt* f = pack_fmt(t);
+  OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
+  return (n + 15) / 16 * (k / 32) * f->gb();
+}
+
+void matmul_pack(const Tensor& w, uint8_t* out) {
+  const PackFmt* f = pack_fmt(w.dtype);
+  OXYD_CHECK(f && w.ndim == 2 && w.cols() % 32 == 0 && w.rows() > 0, "matmul_pack: not a packable weight");
+  const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
+  const uint8_t* src = static_cast<const uint8_t*>(w.data);
+  const int64_t row_bytes = w.row_bytes();
+  parallel_for(groups, 16, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) pack_group(*f, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+  });
+}
+
+void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  const PackFmt* f = pack_fmt(t);
+  OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");
+  const int64_t nb = k / 32;
+  const int L = lane_row(int(r % 16));
+  const uint8_t* p = packed + r / 16 * nb * f->gb();
+  for (int64_t b = 0; b < nb; ++b, p += f->gb(), out += f->bb) {
+    std::memcpy(out, p + f->scale_off() + 2 * L, 2);
+    for (int d = 0; d < f->nd; ++d)
+      for (int j = 0; j < 4; ++j) out[f->qoff + 4 * d + j] = uint8_t(p[64 * d + 4 * L + j] ^ f->flip);
+    if (f->qh >= 0) {
+      uint32_t qh = 0;
+      for (int q = 0; q < 8; ++q)
+        for (int j = 0; j < 4; ++j)
+          if ((p[f->mask_off() + 8 * q + L / 2] >> ((4 * L + j) % 8)) & 1u) qh |= 1u << (4 * q + j);
+      std::memcpy(out + f->qh, &qh, 4);
+    }
+  }
+}
+
+}  // namespace oxyd::backend::cpu
