@@ -41,14 +41,17 @@ void pack_group(const PackFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n
     if (f.qh >= 0) std::memset(out + f.mask_off(), 0, 64);
     for (int L = 0; L < 16; ++L) {
       const uint8_t* blk = src[L] + b * f.bb;
-      for (int d = 0; d < f.nd; ++d)
-        for (int j = 0; j < 4; ++j) out[64 * d + 4 * L + j] = uint8_t(blk[f.qoff + 4 * d + j] ^ f.flip);
-      if (f.qh >= 0) {
+      const uint32_t flip = f.flip * 0x01010101u;
+      for (int d = 0; d < f.nd; ++d) {  // 4 code bytes at a time
+        uint32_t v;
+        std::memcpy(&v, blk + f.qoff + 4 * d, 4);
+        v ^= flip;
+        std::memcpy(out + 64 * d + 4 * L, &v, 4);
+      }
+      if (f.qh >= 0) {  // the 4 bits of elements 4q..4q+3 go to bits 4L..4L+3 of word q
         uint32_t qh;
         std::memcpy(&qh, blk + f.qh, 4);
-        for (int q = 0; q < 8; ++q)
-          for (int j = 0; j < 4; ++j)
-            if ((qh >> (4 * q + j)) & 1u) out[f.mask_off() + 8 * q + L / 2] |= uint8_t(1u << ((4 * L + j) % 8));
+        for (int q = 0; q < 8; ++q) out[f.mask_off() + 8 * q + L / 2] |= uint8_t(((qh >> (4 * q)) & 0xFu) << (4 * (L % 2)));
       }
       std::memcpy(out + f.scale_off() + 2 * L, blk, 2);
     }
