@@ -76,6 +76,8 @@ void ThreadPool::worker(int idx) {
   }
 }
 
+void ThreadPool::spin_pause(int spins) { oxyd::spin_pause(spins); }
+
 ThreadPool& ThreadPool::global() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (!g_pool) {

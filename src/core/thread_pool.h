@@ -27,6 +27,10 @@ class ThreadPool {
   /// Runs fn(thread_idx, num_threads) on every thread, the caller as thread 0.
   void run(const std::function<void(int, int)>& fn);
 
+  /// One wait of a spin loop inside a job (e.g. a barrier between two phases of fn): a CPU pause,
+  /// and every 64th spin a yield of the core, as the pool's own waits do.
+  static void spin_pause(int spins);
+
   /// Process-wide pool: OXYD_NUM_THREADS if set, else the number of hardware threads.
   static ThreadPool& global();
   /// Replace the global pool's size (call before the first use of global() or between jobs).

@@ -120,27 +120,6 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     buf.reserve(size_t(need));  // exactly: resize alone may double the capacity
     buf.resize(size_t(need));
   }
-  if (kern.prepare_all) {
-    uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
-    const float* xs = x.ptr<float>();
-    ThreadPool::global().run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
-    base.a = a;
-    base.a_stride = 0;
-  } else if (kern.prepare) {
-    const int64_t row_bytes = kern.act_row_bytes(k);
-    // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
-    uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
-    const float* xs = x.ptr<float>();
-    // Preparing a row costs ~k ops; only split over threads when there is enough of it.
-    parallel_for(m, std::max<int64_t>(1, 65536 / std::max<int64_t>(k, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) kern.prepare(xs + i * k, k, a + i * row_bytes);
-    });
-    base.a = a;
-    base.a_stride = row_bytes;
-  } else {
-    base.a = static_cast<const uint8_t*>(x.data);
-    base.a_stride = k * int64_t(sizeof(float));
-  }
   // Output columns are handed out in chunks from a shared counter, so a thread that the OS
   // delays (the machine is shared) does not hold up the others. A chunk is ≥ 16 weight rows; at
   // 1-3 activation rows (bandwidth-bound) also ≥ 256 KiB of weights, to keep the hardware
@@ -152,8 +131,34 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t min_rows = m >= 4 ? 16 : std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
   int64_t chunk = std::max<int64_t>(16, n / (int64_t(num_threads) * 8));
   chunk = std::max(chunk, std::min<int64_t>(min_rows, n));
-  chunk = (chunk + 15) / 16 * 16;  // whole 16-row panels for the AMX kernels
+  chunk = (chunk + 15) / 16 * 16;  // whole 16-row panels for the AMX and packed kernels
   const int64_t num_chunks = (n + chunk - 1) / chunk;
+  const bool parallel = num_threads > 1 && num_chunks > 1;
+
+  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  const float* xs = x.ptr<float>();
+  const int64_t row_bytes = kern.prepare ? kern.act_row_bytes(k) : 0;
+  auto prepare_rows = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) kern.prepare(xs + i * k, k, a + i * row_bytes);
+  };
+  // Row-wise preparation of a parallel matmul happens inside its one pool job (each thread a share
+  // of the rows, then a barrier): a decode step's 16 rows are too few for a job of their own and
+  // were quantized by the calling thread alone while the others waited.
+  const bool fused_prepare = kern.prepare && !kern.prepare_all && parallel;
+  if (kern.prepare_all) {
+    ThreadPool::global().run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
+    base.a = a;
+    base.a_stride = 0;
+  } else if (kern.prepare) {
+    // Kernels use aligned loads on their activation layouts (row_bytes is a multiple of 64).
+    // Preparing a row costs ~k ops; a separate split only when there is enough of it.
+    if (!fused_prepare) parallel_for(m, std::max<int64_t>(1, 65536 / std::max<int64_t>(k, 1)), prepare_rows);
+    base.a = a;
+    base.a_stride = row_bytes;
+  } else {
+    base.a = static_cast<const uint8_t*>(x.data);
+    base.a_stride = k * int64_t(sizeof(float));
+  }
   auto run_chunk = [&](int64_t c) {
     const int64_t b = c * chunk, e = std::min(n, b + chunk);
     TileArgs t = base;
@@ -162,12 +167,18 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     t.y = base.y + b;
     kern.tile(t);
   };
-  if (num_threads == 1 || num_chunks == 1) {
+  if (!parallel) {
     for (int64_t c = 0; c < num_chunks; ++c) run_chunk(c);
     return;
   }
   std::atomic<int64_t> next{0};
-  pool.run([&](int, int) {
+  std::atomic<int> prepared{0};
+  pool.run([&](int idx, int num) {
+    if (fused_prepare) {
+      prepare_rows(m * idx / num, m * (idx + 1) / num);
+      prepared.fetch_add(1, std::memory_order_acq_rel);
+      for (int spins = 0; prepared.load(std::memory_order_acquire) < num; ++spins) ThreadPool::spin_pause(spins);
+    }
     for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < num_chunks;
          c = next.fetch_add(1, std::memory_order_relaxed))
       run_chunk(c);
