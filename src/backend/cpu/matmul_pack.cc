@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "core/error.h"
-#include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -74,9 +75,16 @@ void matmul_pack(const Tensor& w, uint8_t* out) {
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = w.row_bytes();
-  parallel_for(groups, 16, [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) pack_group(*f, src, row_bytes, n, g, nb, out + g * nb * f->gb());
-  });
+  // Own threads, not the global pool: a model may load while another model's engine runs on it.
+  const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
+  auto work = [&](int64_t part) {
+    for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
+      pack_group(*f, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+  };
+  std::vector<std::thread> threads;
+  for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);
+  work(0);
+  for (auto& t : threads) t.join();
 }
 
 void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {

@@ -29,7 +29,7 @@ bool packable(DType t);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16); t packable.
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k);
 /// Writes the packed copy of w (2-D, packable dtype) to out, matmul_packed_bytes(...) bytes.
-/// Splits the work over the global pool.
+/// Splits the work over threads of its own (not the global pool, which may be busy).
 void matmul_pack(const Tensor& w, uint8_t* out);
 /// Row r of a packed [n, k] weight back in its original block layout (row_bytes bytes at out).
 void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out);
