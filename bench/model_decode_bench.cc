@@ -96,7 +96,9 @@ struct Runner {
 
 int main_impl(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off] [--pack on|off]\n");
+    std::fprintf(stderr,
+                 "usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS]"
+                 " [--amx on|off] [--panel on|off] [--pack on|off]\n");
     return 2;
   }
   const std::string path = argv[1];

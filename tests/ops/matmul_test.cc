@@ -317,7 +317,8 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
 TEST_P(MatmulFormat, PackedWeightsMatchReference) {
   const DType t = GetParam();
-  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512))
+    GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
       {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
@@ -341,7 +342,8 @@ TEST_P(MatmulFormat, PackedWeightsMatchReference) {
 // equal the unpacked panel kernel's (same integer sums, same summation order).
 TEST_P(MatmulFormat, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
   const DType t = GetParam();
-  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512))
+    GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
   const int64_t m = 20, k = 640, n = 45;
   std::mt19937 rng(12);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);

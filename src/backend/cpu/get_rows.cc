@@ -1,8 +1,9 @@
 // get_rows: gather rows of an embedding table of any weight format into f32 rows, split over
 // the thread pool when there are many ids. Row decoding uses the portable decoders.
+#include "backend/cpu/matmul.h"
+
 #include <vector>
 
-#include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_decode.h"
 #include "backend/cpu/matmul_pack.h"
 #include "core/error.h"

@@ -52,7 +52,8 @@ void pack_group(const PackFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n
       if (f.qh >= 0) {  // the 4 bits of elements 4q..4q+3 go to bits 4L..4L+3 of word q
         uint32_t qh;
         std::memcpy(&qh, blk + f.qh, 4);
-        for (int q = 0; q < 8; ++q) out[f.mask_off() + 8 * q + L / 2] |= uint8_t(((qh >> (4 * q)) & 0xFu) << (4 * (L % 2)));
+        for (int q = 0; q < 8; ++q)
+          out[f.mask_off() + 8 * q + L / 2] |= uint8_t(((qh >> (4 * q)) & 0xFu) << (4 * (L % 2)));
       }
       std::memcpy(out + f.scale_off() + 2 * L, blk, 2);
     }
