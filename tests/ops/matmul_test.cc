@@ -313,12 +313,14 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
   }
 }
 
+// The formats with a packed layout (matmul_pack.h).
+class MatmulPacked : public ::testing::TestWithParam<DType> {};
+
 // Weights packed at load (matmul_pack.h: Q8_0, Q4_0, Q5_0 on AVX-512) go through the panel
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
-TEST_P(MatmulFormat, PackedWeightsMatchReference) {
+TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   const DType t = GetParam();
-  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512))
-    GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  if (!backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "the packed kernel needs AVX-512";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
       {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
@@ -340,10 +342,9 @@ TEST_P(MatmulFormat, PackedWeightsMatchReference) {
 // On packed weights every row is computed by the same code whatever else is in the batch, so a
 // row alone and the same row among 20 give bit-identical outputs (batch invariance), and those
 // equal the unpacked panel kernel's (same integer sums, same summation order).
-TEST_P(MatmulFormat, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
+TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
   const DType t = GetParam();
-  if (!backend::cpu::packable(t) || !backend::cpu::isa_supported(Isa::AVX512))
-    GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0 on AVX-512";
+  if (!backend::cpu::isa_supported(Isa::AVX512)) GTEST_SKIP() << "the packed kernel needs AVX-512";
   const int64_t m = 20, k = 640, n = 45;
   std::mt19937 rng(12);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
@@ -366,9 +367,8 @@ TEST_P(MatmulFormat, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
   for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], panel[i]) << "element " << i;
 }
 
-TEST_P(MatmulFormat, GetRowsOfPackedTableMatchReference) {
+TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   const DType t = GetParam();
-  if (!backend::cpu::packable(t)) GTEST_SKIP() << "packed Q8_0/Q4_0/Q5_0";
   std::mt19937 rng(9);
   const int64_t vocab = 37, dim = 96;  // a partial last group of 16 rows
   std::vector<uint8_t> wb = random_weights(t, vocab, dim, rng);
@@ -397,6 +397,8 @@ TEST_P(MatmulFormat, GetRowsMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats),
+                         [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
+INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(MatmulOps, LeadingDimsFlatten) {
