@@ -17,7 +17,7 @@
 //        [--pack on|off]
 // (q4/q3/q2: the quantized cache of --kv-quant lossless/balanced/aggressive, core/kv_quant.h;
 // --amx off: matmul keeps to the AVX-512 VNNI/FMA kernels, --panel off: batched 32-block matmuls
-// keep to the row-dot VNNI kernels, --pack off: Q8_0/Q4_0/Q5_0 weights stay in their file rows instead
+// keep to the row-dot VNNI kernels, --pack off: 32-block weights stay in their file rows instead
 // of matmul_pack.h's 16-row groups; all for before/after comparisons)
 #include <algorithm>
 #include <chrono>

@@ -13,7 +13,8 @@ namespace oxyd::ops {
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
 /// Whether the CPU matmul would rather read `w` from a packed copy on this machine
-/// (backend/cpu/matmul_pack.h): a 2-D Q8_0 / Q4_0 / Q5_0 weight on AVX-512 VNNI without AMX.
+/// (backend/cpu/matmul_pack.h): a 2-D Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL weight on AVX-512
+/// VNNI without AMX.
 bool matmul_wants_packed(const Tensor& w);
 /// Bytes of that copy, and writing it; the caller owns it and sets w.packed.
 int64_t matmul_packed_bytes(const Tensor& w);

@@ -146,7 +146,7 @@ struct PackedWeight {
 };
 
 // x_edit, when given, alters the random activations before the product (edge cases); packed:
-// matmul reads a packed copy of the weights (Q8_0, Q4_0, Q5_0).
+// matmul reads a packed copy of the weights (the formats of MatmulPacked).
 void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed,
                   void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr, bool packed = false) {
   std::mt19937 rng(seed);
@@ -323,7 +323,7 @@ bool packed_kernel_runs() {
   return backend::cpu::isa_supported(Isa::AVX512) && f.avx512vnni && f.avx512bf16 && f.avx512vbmi && f.bmi2;
 }
 
-// Weights packed at load (matmul_pack.h: Q8_0, Q4_0, Q5_0 on AVX-512) go through the panel
+// Weights packed at load (matmul_pack.h, AVX-512 without AMX) go through the panel
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
 TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   const DType t = GetParam();
@@ -405,7 +405,9 @@ TEST_P(MatmulFormat, GetRowsMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
-INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked,
+                         ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                           DType::IQ4_NL),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(MatmulOps, LeadingDimsFlatten) {

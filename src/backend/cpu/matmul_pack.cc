@@ -12,21 +12,27 @@ namespace oxyd::backend::cpu {
 namespace {
 
 // bb block bytes, qoff offset of the code bytes, nd code dwords per row (8: 32 one-byte codes, 4:
-// 32 nibbles), qh offset of Q5_0's 32 fifth bits (-1: none), flip XORed into every code byte.
+// 32 nibbles), qh offset of Q5's 32 fifth bits (-1: none), flip XORed into every code byte, ns
+// f16 fields at the block's start (1: the scale; 2: scale and min).
 struct PackFmt {
   int bb, qoff, nd, qh;
   uint8_t flip;
+  int ns;
   int64_t gb() const { return 16 * int64_t(bb); }
   int mask_off() const { return 64 * nd; }
-  int64_t scale_off() const { return gb() - 32; }
+  int64_t scale_off() const { return gb() - 32 * ns; }
 };
 
 const PackFmt* pack_fmt(DType t) {
-  static constexpr PackFmt kQ8_0{34, 2, 8, -1, 0x80}, kQ4_0{18, 2, 4, -1, 0}, kQ5_0{22, 6, 4, 2, 0};
+  static constexpr PackFmt kQ8_0{34, 2, 8, -1, 0x80, 1}, kQ4_0{18, 2, 4, -1, 0, 1}, kQ4_1{20, 4, 4, -1, 0, 2},
+      kQ5_0{22, 6, 4, 2, 0, 1}, kQ5_1{24, 8, 4, 4, 0, 2}, kIQ4_NL{18, 2, 4, -1, 0, 1};
   switch (t) {
     case DType::Q8_0: return &kQ8_0;
     case DType::Q4_0: return &kQ4_0;
+    case DType::Q4_1: return &kQ4_1;
     case DType::Q5_0: return &kQ5_0;
+    case DType::Q5_1: return &kQ5_1;
+    case DType::IQ4_NL: return &kIQ4_NL;
     default: return nullptr;
   }
 }
@@ -55,7 +61,7 @@ void pack_group(const PackFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n
         for (int q = 0; q < 8; ++q)
           out[f.mask_off() + 8 * q + L / 2] |= uint8_t(((qh >> (4 * q)) & 0xFu) << (4 * (L % 2)));
       }
-      std::memcpy(out + f.scale_off() + 2 * L, blk, 2);
+      for (int i = 0; i < f.ns; ++i) std::memcpy(out + f.scale_off() + 32 * i + 2 * L, blk + 2 * i, 2);
     }
   }
 }
@@ -95,7 +101,7 @@ void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uin
   const int L = lane_row(int(r % 16));
   const uint8_t* p = packed + r / 16 * nb * f->gb();
   for (int64_t b = 0; b < nb; ++b, p += f->gb(), out += f->bb) {
-    std::memcpy(out, p + f->scale_off() + 2 * L, 2);
+    for (int i = 0; i < f->ns; ++i) std::memcpy(out + 2 * i, p + f->scale_off() + 32 * i + 2 * L, 2);
     for (int d = 0; d < f->nd; ++d)
       for (int j = 0; j < 4; ++j) out[f->qoff + 4 * d + j] = uint8_t(p[64 * d + 4 * L + j] ^ f->flip);
     if (f->qh >= 0) {

@@ -235,7 +235,7 @@ void panel_tile(const TileArgs& t) {
 // (D::GB bytes per block). Up to 16 activation rows take the blocks straight into registers; more
 // rows share one decoded panel, as the nibble split would otherwise repeat per group of 16 (10%
 // slower at 64 rows).
-template <class D>
+template <class D, Epi EPI>
 void packed_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ws = t.w_stride;
   const int64_t mc = std::max<int64_t>(16, (512 << 10) / t.a_stride / 16 * 16);
@@ -246,21 +246,21 @@ void packed_tile(const TileArgs& t) {
     for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
       const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
       if (!panel) {
-        panel_groups<Epi::PLAIN>(t, i0, i1, j0, [g](int64_t b) { return D::block(g + b * D::GB); });
+        panel_groups<EPI>(t, i0, i1, j0, [g](int64_t b) { return D::block(g + b * D::GB); });
         continue;
       }
       for (int64_t b = 0; b < nb; ++b) panel[b] = D::block(g + b * D::GB);
-      panel_groups<Epi::PLAIN>(t, i0, i1, j0, [panel](int64_t b) { return panel[b]; });
+      panel_groups<EPI>(t, i0, i1, j0, [panel](int64_t b) { return panel[b]; });
     }
   }
 }
 
-template <class D, int OFF>
+template <class D, int OFF, Epi EPI>
 MatmulKernel make_packed_kernel() {
   MatmulKernel k;
   k.act_row_bytes = panel_row_bytes;
-  k.prepare = panel_prepare<OFF, Epi::PLAIN, false>;
-  k.tile = packed_tile<D>;
+  k.prepare = panel_prepare<OFF, EPI, false>;
+  k.tile = packed_tile<D, EPI>;
   return k;
 }
 

@@ -90,11 +90,12 @@ struct Fmt {
 };
 
 // Weights packed at load (matmul_pack.h): a group's block is already 16 rows in lane order, so
-// decoding is loads (Q8_0), or a nibble split and Q5_0's fifth bits from ready masks. ND code
-// dwords per row, QH: the 64 bytes of fifth-bit masks follow the codes.
-template <int ND, bool QH>
+// decoding is loads (Q8_0), or a nibble split, Q5's fifth bits from ready masks and IQ4_NL's table
+// lookup. ND code dwords per row; QH: the 64 bytes of fifth-bit masks follow the codes; MIN: a
+// second 16 f16 (the rows' mins) follows the scales.
+template <int ND, bool QH, bool MIN, Lut LUT = Lut::NONE>
 struct Packed {
-  static constexpr int64_t GB = 64 * ND + (QH ? 64 : 0) + 32;
+  static constexpr int64_t GB = 64 * ND + (QH ? 64 : 0) + (MIN ? 64 : 32);
 
   static PBlock block(const uint8_t* w) {
     PBlock o;
@@ -114,9 +115,15 @@ struct Packed {
           o.w[q] = _mm512_mask_add_epi8(o.w[q], hi, o.w[q], _mm512_set1_epi8(0x10));
         }
       }
+      if constexpr (LUT != Lut::NONE) {
+        const __m512i lut =
+            _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kTables<LUT>.lut.data())));
+        for (auto& v : o.w) v = _mm512_shuffle_epi8(lut, v);
+      }
     }
-    o.dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + GB - 32)));
-    o.dm = _mm512_setzero_ps();
+    const uint8_t* sc = w + 64 * ND + (QH ? 64 : 0);
+    o.dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
+    o.dm = MIN ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + 32))) : _mm512_setzero_ps();
     return o;
   }
 };
@@ -144,9 +151,12 @@ MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m) {
 
 MatmulKernel avx512_q32_packed_kernel(DType t) {
   switch (t) {
-    case DType::Q8_0: return make_packed_kernel<Packed<8, false>, 128>();
-    case DType::Q4_0: return make_packed_kernel<Packed<4, false>, 8>();
-    case DType::Q5_0: return make_packed_kernel<Packed<4, true>, 16>();
+    case DType::Q8_0: return make_packed_kernel<Packed<8, false, false>, 128, Epi::PLAIN>();
+    case DType::Q4_0: return make_packed_kernel<Packed<4, false, false>, 8, Epi::PLAIN>();
+    case DType::Q4_1: return make_packed_kernel<Packed<4, false, true>, 0, Epi::MIN>();
+    case DType::Q5_0: return make_packed_kernel<Packed<4, true, false>, 16, Epi::PLAIN>();
+    case DType::Q5_1: return make_packed_kernel<Packed<4, true, true>, 0, Epi::MIN>();
+    case DType::IQ4_NL: return make_packed_kernel<Packed<4, false, false, Lut::IQ4NL>, 128, Epi::PLAIN>();
     default: return {};
   }
 }
