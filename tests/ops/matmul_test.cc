@@ -19,7 +19,6 @@
 #include "backend/cpu/matmul_pack.h"
 #include "backend/reference/get_rows.h"
 #include "backend/reference/matmul.h"
-#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "core/quant.h"
@@ -317,17 +316,11 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
 // The formats with a packed layout (matmul_pack.h).
 class MatmulPacked : public ::testing::TestWithParam<DType> {};
 
-// The packed kernel is the AVX-512 matmul path's, which also needs VNNI, BF16, VBMI and BMI2.
-bool packed_kernel_runs() {
-  const CpuFeatures& f = cpu_features();
-  return backend::cpu::isa_supported(Isa::AVX512) && f.avx512vnni && f.avx512bf16 && f.avx512vbmi && f.bmi2;
-}
-
 // Weights packed at load (matmul_pack.h, AVX-512 without AMX) go through the panel
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
 TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   const DType t = GetParam();
-  if (!packed_kernel_runs()) GTEST_SKIP() << "the packed kernel needs AVX-512 with VNNI, BF16 and VBMI";
+  if (!backend::cpu::packed_kernel_runs()) GTEST_SKIP() << "no AVX-512 matmul path (VNNI, BF16, VBMI) on this CPU";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
       {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
@@ -351,7 +344,7 @@ TEST_P(MatmulPacked, PackedWeightsMatchReference) {
 // equal the unpacked panel kernel's (same integer sums, same summation order).
 TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
   const DType t = GetParam();
-  if (!packed_kernel_runs()) GTEST_SKIP() << "the packed kernel needs AVX-512 with VNNI, BF16 and VBMI";
+  if (!backend::cpu::packed_kernel_runs()) GTEST_SKIP() << "no AVX-512 matmul path (VNNI, BF16, VBMI) on this CPU";
   const int64_t m = 20, k = 640, n = 45;
   std::mt19937 rng(12);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);

@@ -65,17 +65,20 @@ int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
   return 0;
 }
 
-// The kernel for a weight: its packed copy's where it has one and this CPU runs the AVX-512
-// kernels (a test forcing a lower ISA gets the original rows).
+}  // namespace
+
+bool packed_kernel_runs() { return matmul_isa() == Isa::AVX512; }
+
+namespace {
+// The kernel for a weight: its packed copy's where it has one and the packed kernel runs here.
 MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
-  packed = w.packed && matmul_isa() == Isa::AVX512;
+  packed = w.packed && packed_kernel_runs();
   return packed ? avx512_q32_packed_kernel(w.dtype) : kernel_for(matmul_isa(), w.dtype, m);
 }
-
 }  // namespace
 
 bool matmul_packs(DType t) {
-  if (!packable(t) || !g_pack_allowed.load(std::memory_order_relaxed) || matmul_isa() != Isa::AVX512) return false;
+  if (!packable(t) || !g_pack_allowed.load(std::memory_order_relaxed) || !packed_kernel_runs()) return false;
   // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
   return !(g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile);
 }

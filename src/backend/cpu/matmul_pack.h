@@ -26,6 +26,10 @@ namespace oxyd::backend::cpu {
 /// (there the AMX kernels read the original rows), t packable, and packing not
 /// switched off by set_matmul_pack(false).
 bool matmul_packs(DType t);
+/// Whether matmul runs the packed kernel for a weight with a packed copy: this CPU takes the
+/// AVX-512 matmul path (AVX-512 with VNNI, BF16, VBMI; no lower ISA forced). Elsewhere matmul
+/// reads the weight's original rows.
+bool packed_kernel_runs();
 /// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), whatever the CPU.
 bool packable(DType t);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16); t packable.

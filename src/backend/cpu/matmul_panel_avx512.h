@@ -255,22 +255,24 @@ void packed_tile(const TileArgs& t) {
   }
 }
 
-template <class D, int OFF, Epi EPI>
-MatmulKernel make_packed_kernel() {
+// A panel kernel: quant32 (or per-256) activation rows in panel_prepare's layout, and `tile`.
+template <int OFF, Epi EPI, bool kPer256>
+MatmulKernel panel_kernel(void (*tile)(const TileArgs&)) {
   MatmulKernel k;
   k.act_row_bytes = panel_row_bytes;
-  k.prepare = panel_prepare<OFF, EPI, false>;
-  k.tile = packed_tile<D, EPI>;
+  k.prepare = panel_prepare<OFF, EPI, kPer256>;
+  k.tile = tile;
   return k;
 }
 
 template <class D, int OFF, Epi EPI, bool kPer256>
 MatmulKernel make_panel_kernel() {
-  MatmulKernel k;
-  k.act_row_bytes = panel_row_bytes;
-  k.prepare = panel_prepare<OFF, EPI, kPer256>;
-  k.tile = panel_tile<D, EPI>;
-  return k;
+  return panel_kernel<OFF, EPI, kPer256>(panel_tile<D, EPI>);
+}
+
+template <class D, int OFF, Epi EPI>
+MatmulKernel make_packed_kernel() {
+  return panel_kernel<OFF, EPI, false>(packed_tile<D, EPI>);
 }
 
 }  // namespace
