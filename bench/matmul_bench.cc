@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
       const int64_t pbytes = packed ? backend::cpu::matmul_packed_bytes(*dt, n, k) : 0;
       Buffer ppool(size_t(pbytes * copies));
       if (packed) {
-        backend::cpu::matmul_pack(Tensor(*dt, pool.data(), {n, k}), ppool.data());
+        backend::cpu::matmul_pack(Tensor(*dt, pool.data(), {n, k}), backend::cpu::matmul_pack_layout(*dt), ppool.data());
         for (int64_t c = 1; c < copies; ++c) std::memcpy(ppool.data() + c * pbytes, ppool.data(), size_t(pbytes));
       }
       std::printf("%-7s %-12s %8.1f", fname.c_str(), sh.c_str(), double(wbytes) / 1e6);
@@ -180,7 +180,10 @@ int main(int argc, char** argv) {
         for (int64_t c = 0; c < calls; ++c) {
           const int64_t copy = m == 1 ? c % copies : 0;
           Tensor tw(*dt, pool.data() + copy * wbytes, {n, k});
-          if (packed) tw.packed = ppool.data() + copy * pbytes;
+          if (packed) {
+            tw.packed = ppool.data() + copy * pbytes;
+            tw.packed_layout = uint8_t(backend::cpu::matmul_pack_layout(*dt));
+          }
           if (m == 1 && flush) bench::flush_cache(packed ? tw.packed : tw.data, packed ? pbytes : wbytes);
           const double t0 = clock();
           backend::cpu::matmul(tx, tw, ty);

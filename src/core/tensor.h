@@ -32,6 +32,8 @@ struct Tensor {
   /// read it instead of `data` where they can; everything else reads `data`. Set only on 2-D
   /// weights that are never sliced afterwards.
   const uint8_t* packed = nullptr;
+  /// The backend's tag for the layout of `packed` (CPU: backend::cpu::PackLayout).
+  uint8_t packed_layout = 0;
 
   Tensor() = default;
   Tensor(DType t, void* p, std::initializer_list<int64_t> dims, Device dev = Device::CPU)

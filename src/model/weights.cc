@@ -120,12 +120,13 @@ void Weights::pack_for_matmul() {
     if (!ops::matmul_wants_packed(t)) return;
     Buffer& b = impl_->packed.emplace_back(size_t(ops::matmul_packed_bytes(t)));
     ops::matmul_pack(t, b.data());
-    t.packed = b.data();
     if (impl_->gguf) impl_->gguf->release(t.data, size_t(t.nbytes()));
   };
   pack(lm_head);
-  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype)
+  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype) {
     embed.packed = lm_head.packed;
+    embed.packed_layout = lm_head.packed_layout;
+  }
   for (LayerWeights& L : layers)
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) pack(*t);
 }

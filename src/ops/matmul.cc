@@ -44,7 +44,12 @@ bool matmul_wants_packed(const Tensor& w) {
 int64_t matmul_packed_bytes(const Tensor& w) {
   return backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols());
 }
-void matmul_pack(const Tensor& w, uint8_t* out) { backend::cpu::matmul_pack(w, out); }
+void matmul_pack(Tensor& w, uint8_t* out) {
+  const backend::cpu::PackLayout l = backend::cpu::matmul_pack_layout(w.dtype);
+  backend::cpu::matmul_pack(w, l, out);
+  w.packed = out;
+  w.packed_layout = uint8_t(l);
+}
 
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (!backend::cpu::decodable(wtype)) return 0;

@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/isa.h"
@@ -129,25 +130,41 @@ struct IsaGuard {
   ~IsaGuard() { backend::cpu::set_isa_override(std::nullopt); }
 };
 
-// A packed copy (matmul_pack.h) of w, with w.data pointed at rows whose every scale is NaN, so
-// that any read of the original rows shows in the results.
+using backend::cpu::PackLayout;
+
+// A packed copy (matmul_pack.h) of w in `layout`, with w.data pointed at rows whose every scale is
+// NaN, so that any read of the original rows shows in the results.
 struct PackedWeight {
   Buffer packed;
   std::vector<uint8_t> poison;
   Tensor tensor;
-  explicit PackedWeight(const Tensor& w)
+  PackedWeight(const Tensor& w, PackLayout layout)
       : packed(size_t(backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols()))),
         poison(size_t(w.nbytes()), 0xFF), tensor(w) {
-    backend::cpu::matmul_pack(w, packed.data());
+    backend::cpu::matmul_pack(w, layout, packed.data());
     tensor.data = poison.data();
     tensor.packed = packed.data();
+    tensor.packed_layout = uint8_t(layout);
   }
 };
 
-// x_edit, when given, alters the random activations before the product (edge cases); packed:
-// matmul reads a packed copy of the weights (the formats of MatmulPacked).
+// The packed kernels this CPU can run, each with the ISA that runs it: (AVX2, AVX2 layout) on an
+// AVX2 CPU with BMI2, (AVX512, AVX512 layout) on the AVX-512 matmul path (VNNI, BF16, VBMI).
+std::vector<std::pair<Isa, PackLayout>> packed_paths() {
+  std::vector<std::pair<Isa, PackLayout>> out;
+  for (auto [isa, layout] : {std::pair{Isa::AVX2, PackLayout::AVX2}, std::pair{Isa::AVX512, PackLayout::AVX512}}) {
+    if (!backend::cpu::isa_supported(isa)) continue;
+    backend::cpu::ScopedIsa force(isa);
+    if (backend::cpu::packed_kernel_layout() == layout) out.emplace_back(isa, layout);
+  }
+  return out;
+}
+
+// x_edit, when given, alters the random activations before the product (edge cases); packed (not
+// NONE): matmul reads a copy of the weights packed in that layout (the formats of MatmulPacked).
 void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t seed,
-                  void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr, bool packed = false) {
+                  void (*x_edit)(std::vector<float>&, int64_t m, int64_t k) = nullptr,
+                  PackLayout packed = PackLayout::NONE) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   std::vector<float> x = random_x(m, k, rng);
@@ -158,8 +175,8 @@ void check_matmul(DType t, Isa isa, int64_t m, int64_t k, int64_t n, uint32_t se
   backend::reference::matmul(tx, tw, tref);
   IsaGuard guard;
   backend::cpu::set_isa_override(isa);
-  if (packed) {
-    const PackedWeight pw(tw);
+  if (packed != PackLayout::NONE) {
+    const PackedWeight pw(tw, packed);
     backend::cpu::matmul(tx, pw.tensor, ty);
   } else {
     backend::cpu::matmul(tx, tw, ty);
@@ -316,57 +333,75 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
 // The formats with a packed layout (matmul_pack.h).
 class MatmulPacked : public ::testing::TestWithParam<DType> {};
 
-// Weights packed at load (matmul_pack.h, AVX-512 without AMX) go through the panel
+// Weights packed at load (matmul_pack.h: AVX-512 without AMX, or AVX2) go through the packed
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
 TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   const DType t = GetParam();
-  if (!backend::cpu::packed_kernel_runs()) GTEST_SKIP() << "no AVX-512 matmul path (VNNI, BF16, VBMI) on this CPU";
+  const auto paths = packed_paths();
+  if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel (AVX2 with BMI2, or AVX-512 VNNI) on this CPU";
   const std::tuple<int64_t, int64_t, int64_t> cases[] = {
       {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
       {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
-  uint32_t seed = 300;
-  for (auto [m, k, n] : cases) {
-    SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << k << " n=" << n);
-    check_matmul(t, Isa::AVX512, m, k, n, seed++, nullptr, /*packed=*/true);
+  for (auto [isa, layout] : paths) {
+    SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
+    uint32_t seed = 300;
+    for (auto [m, k, n] : cases) {
+      SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << k << " n=" << n);
+      check_matmul(t, isa, m, k, n, seed++, nullptr, layout);
+    }
+    // Zero and far-apart activation rows, as in BatchedDecodeEdgeActivations.
+    check_matmul(t, isa, 9, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
+      std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
+    }, layout);
+    check_matmul(t, isa, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
+    }, layout);
   }
-  // Zero and far-apart activation rows, as in BatchedDecodeEdgeActivations.
-  check_matmul(t, Isa::AVX512, 9, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
-    std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
-  }, true);
-  check_matmul(t, Isa::AVX512, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
-  }, true);
 }
 
 // On packed weights every row is computed by the same code whatever else is in the batch, so a
-// row alone and the same row among 20 give bit-identical outputs (batch invariance), and those
-// equal the unpacked panel kernel's (same integer sums, same summation order).
-TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualThePanelKernel) {
+// row alone and the same row among 20 give bit-identical outputs (batch invariance). The AVX-512
+// packed kernel's equal the unpacked panel kernel's, and the AVX2 kernel's equal the AVX-512 one's
+// where both run (same integer sums, same summation order).
+TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
   const DType t = GetParam();
-  if (!backend::cpu::packed_kernel_runs()) GTEST_SKIP() << "no AVX-512 matmul path (VNNI, BF16, VBMI) on this CPU";
+  const auto paths = packed_paths();
+  if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel (AVX2 with BMI2, or AVX-512 VNNI) on this CPU";
   const int64_t m = 20, k = 640, n = 45;
   std::mt19937 rng(12);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   const std::vector<float> x = random_x(m, k, rng);
-  std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n)), panel(static_cast<size_t>(m * n));
   const Tensor tw(t, wb.data(), {n, k});
-  const PackedWeight pw(tw);
-  IsaGuard guard;
-  backend::cpu::set_isa_override(Isa::AVX512);
   float* xs = const_cast<float*>(x.data());
-  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), pw.tensor, Tensor(DType::F32, all.data(), {m, n}));
-  for (int64_t i = 0; i < m; ++i) {
-    backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), pw.tensor, Tensor(DType::F32, one.data(), {1, n}));
-    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
+  std::vector<std::vector<float>> results;
+  for (auto [isa, layout] : paths) {
+    SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
+    std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n));
+    const PackedWeight pw(tw, layout);
+    IsaGuard guard;
+    backend::cpu::set_isa_override(isa);
+    backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), pw.tensor, Tensor(DType::F32, all.data(), {m, n}));
+    for (int64_t i = 0; i < m; ++i) {
+      backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), pw.tensor, Tensor(DType::F32, one.data(), {1, n}));
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
+    }
+    if (layout == PackLayout::AVX512) {
+      std::vector<float> panel(static_cast<size_t>(m * n));
+      AmxGuard amx_guard;
+      use_batched(Batched::PANEL);
+      backend::cpu::set_matmul_amx(false);
+      backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), tw, Tensor(DType::F32, panel.data(), {m, n}));
+      for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], panel[i]) << "element " << i;
+    }
+    results.push_back(std::move(all));
   }
-  AmxGuard amx_guard;
-  use_batched(Batched::PANEL);
-  backend::cpu::set_matmul_amx(false);
-  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), tw, Tensor(DType::F32, panel.data(), {m, n}));
-  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], panel[i]) << "element " << i;
+  for (size_t p = 1; p < results.size(); ++p)
+    for (size_t i = 0; i < results[0].size(); ++i)
+      ASSERT_EQ(results[p][i], results[0][i]) << "AVX2 vs AVX-512 packed kernel, element " << i;
 }
 
+// Either layout's rows come back exactly (the unpacking is portable, whatever the CPU).
 TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   const DType t = GetParam();
   std::mt19937 rng(9);
@@ -374,12 +409,16 @@ TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   std::vector<uint8_t> wb = random_weights(t, vocab, dim, rng);
   const std::vector<int32_t> ids = {0, 36, 15, 16, 31, 32, 7, 7, 1};
   const int64_t num = int64_t(ids.size());
-  std::vector<float> out(size_t(num * dim)), ref(size_t(num * dim));
+  std::vector<float> ref(size_t(num * dim));
   const Tensor table(t, wb.data(), {vocab, dim});
   backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
-  const PackedWeight pw(table);
-  ops::embedding(pw.tensor, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
-  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
+  for (PackLayout layout : {PackLayout::AVX512, PackLayout::AVX2}) {
+    SCOPED_TRACE(testing::Message() << "layout " << int(layout));
+    std::vector<float> out(size_t(num * dim));
+    const PackedWeight pw(table, layout);
+    ops::embedding(pw.tensor, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
+  }
 }
 
 TEST_P(MatmulFormat, GetRowsMatchesReference) {

@@ -67,25 +67,42 @@ int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
 
 }  // namespace
 
-bool packed_kernel_runs() { return matmul_isa() == Isa::AVX512; }
+PackLayout packed_kernel_layout() {
+  switch (matmul_isa()) {
+    case Isa::AVX512: return PackLayout::AVX512;
+    case Isa::AVX2: return PackLayout::AVX2;
+    default: return PackLayout::NONE;
+  }
+}
+bool packed_kernel_runs() { return packed_kernel_layout() != PackLayout::NONE; }
 
 namespace {
-// The kernel for a weight: its packed copy's where it has one and the packed kernel runs here.
+MatmulKernel packed_kernel(PackLayout l, DType t) {
+  return l == PackLayout::AVX512 ? avx512_q32_packed_kernel(t) : avx2_packed_kernel(t);
+}
+
+// The kernel for a weight: its packed copy's where it has one and that layout's kernel runs here.
 MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
-  packed = w.packed && packed_kernel_runs();
-  return packed ? avx512_q32_packed_kernel(w.dtype) : kernel_for(matmul_isa(), w.dtype, m);
+  const PackLayout l = packed_kernel_layout();
+  packed = w.packed && l != PackLayout::NONE && w.packed_layout == uint8_t(l);
+  return packed ? packed_kernel(l, w.dtype) : kernel_for(matmul_isa(), w.dtype, m);
 }
 }  // namespace
 
-bool matmul_packs(DType t) {
-  if (!packable(t) || !g_pack_allowed.load(std::memory_order_relaxed) || !packed_kernel_runs()) return false;
+PackLayout matmul_pack_layout(DType t) {
+  const PackLayout l = packed_kernel_layout();
+  if (l == PackLayout::NONE || !packable(t) || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
   // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
-  return !(g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile);
+  if (l == PackLayout::AVX512 && g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile)
+    return PackLayout::NONE;
+  return l;
 }
+bool matmul_packs(DType t) { return matmul_pack_layout(t) != PackLayout::NONE; }
 
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (m <= 0 || k <= 0) return 0;
-  if (matmul_packs(wtype)) return scratch_bytes(avx512_q32_packed_kernel(wtype), m, k);
+  if (const PackLayout l = matmul_pack_layout(wtype); l != PackLayout::NONE)
+    return scratch_bytes(packed_kernel(l, wtype), m, k);
   return scratch_bytes(kernel_for(matmul_isa(), wtype, m), m, k);
 }
 

@@ -1,9 +1,10 @@
-// Packing of Q8_0 / Q4_0 / Q5_0 weights into 16-row groups; layout in matmul_pack.h.
+// Packing of the 32-block formats into 16-row groups; the two layouts are in matmul_pack.h.
 #include "backend/cpu/matmul_pack.h"
 
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -12,12 +13,13 @@ namespace oxyd::backend::cpu {
 namespace {
 
 // bb block bytes, qoff offset of the code bytes, nd code dwords per row (8: 32 one-byte codes, 4:
-// 32 nibbles), qh offset of Q5's 32 fifth bits (-1: none), flip XORed into every code byte, ns
-// f16 fields at the block's start (1: the scale; 2: scale and min).
+// 32 nibbles), qh offset of Q5's 32 fifth bits (-1: none), flip XORed into every code byte in the
+// AVX512 layout, ns f16 fields at the block's start (1: the scale; 2: scale and min).
 struct PackFmt {
   int bb, qoff, nd, qh;
   uint8_t flip;
   int ns;
+  uint32_t flip4(PackLayout l) const { return l == PackLayout::AVX512 ? flip * 0x01010101u : 0u; }
   int64_t gb() const { return 16 * int64_t(bb); }
   int mask_off() const { return 64 * nd; }
   int64_t scale_off() const { return gb() - 32 * ns; }
@@ -40,26 +42,36 @@ const PackFmt* pack_fmt(DType t) {
 // Lane L of a group holds row π(L); π is its own inverse (a 4×4 transpose).
 inline int lane_row(int L) { return 4 * (L % 4) + L / 4; }
 
-void pack_group(const PackFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nb,
-                uint8_t* out) {
+// Where the fifth bit of element e (of row π(L)) goes in a block's 64 mask bytes: byte, bit.
+inline std::pair<int, int> qh_bit(PackLayout l, int L, int e) {
+  if (l == PackLayout::AVX512) return {8 * (e / 4) + L / 2, 4 * (L % 2) + e % 4};
+  const int j = e % 4, d = e % 16 / 4;
+  return {4 * L + j, e < 16 ? d : 4 + d};
+}
+
+void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g,
+                int64_t nb, uint8_t* out) {
   const uint8_t* src[16];
   for (int L = 0; L < 16; ++L) src[L] = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes;
   for (int64_t b = 0; b < nb; ++b, out += f.gb()) {
     if (f.qh >= 0) std::memset(out + f.mask_off(), 0, 64);
     for (int L = 0; L < 16; ++L) {
       const uint8_t* blk = src[L] + b * f.bb;
-      const uint32_t flip = f.flip * 0x01010101u;
+      const uint32_t flip = f.flip4(l);
       for (int d = 0; d < f.nd; ++d) {  // 4 code bytes at a time
         uint32_t v;
         std::memcpy(&v, blk + f.qoff + 4 * d, 4);
         v ^= flip;
         std::memcpy(out + 64 * d + 4 * L, &v, 4);
       }
-      if (f.qh >= 0) {  // the 4 bits of elements 4q..4q+3 go to bits 4L..4L+3 of word q
+      if (f.qh >= 0) {
         uint32_t qh;
         std::memcpy(&qh, blk + f.qh, 4);
-        for (int q = 0; q < 8; ++q)
-          out[f.mask_off() + 8 * q + L / 2] |= uint8_t(((qh >> (4 * q)) & 0xFu) << (4 * (L % 2)));
+        for (int e = 0; e < 32; ++e)
+          if ((qh >> e) & 1u) {
+            const auto [byte, bit] = qh_bit(l, L, e);
+            out[f.mask_off() + byte] |= uint8_t(1u << bit);
+          }
       }
       for (int i = 0; i < f.ns; ++i) std::memcpy(out + f.scale_off() + 32 * i + 2 * L, blk + 2 * i, 2);
     }
@@ -76,9 +88,10 @@ int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
   return (n + 15) / 16 * (k / 32) * f->gb();
 }
 
-void matmul_pack(const Tensor& w, uint8_t* out) {
+void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const PackFmt* f = pack_fmt(w.dtype);
   OXYD_CHECK(f && w.ndim == 2 && w.cols() % 32 == 0 && w.rows() > 0, "matmul_pack: not a packable weight");
+  OXYD_CHECK(layout != PackLayout::NONE, "matmul_pack: no layout");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = w.row_bytes();
@@ -86,7 +99,7 @@ void matmul_pack(const Tensor& w, uint8_t* out) {
   const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
   auto work = [&](int64_t part) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
-      pack_group(*f, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+      pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
   };
   std::vector<std::thread> threads;
   for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);
@@ -94,7 +107,7 @@ void matmul_pack(const Tensor& w, uint8_t* out) {
   for (auto& t : threads) t.join();
 }
 
-void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   const PackFmt* f = pack_fmt(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");
   const int64_t nb = k / 32;
@@ -103,12 +116,13 @@ void matmul_unpack_row(DType t, const uint8_t* packed, int64_t k, int64_t r, uin
   for (int64_t b = 0; b < nb; ++b, p += f->gb(), out += f->bb) {
     for (int i = 0; i < f->ns; ++i) std::memcpy(out + 2 * i, p + f->scale_off() + 32 * i + 2 * L, 2);
     for (int d = 0; d < f->nd; ++d)
-      for (int j = 0; j < 4; ++j) out[f->qoff + 4 * d + j] = uint8_t(p[64 * d + 4 * L + j] ^ f->flip);
+      for (int j = 0; j < 4; ++j) out[f->qoff + 4 * d + j] = uint8_t(p[64 * d + 4 * L + j] ^ f->flip4(layout));
     if (f->qh >= 0) {
       uint32_t qh = 0;
-      for (int q = 0; q < 8; ++q)
-        for (int j = 0; j < 4; ++j)
-          if ((p[f->mask_off() + 8 * q + L / 2] >> ((4 * L + j) % 8)) & 1u) qh |= 1u << (4 * q + j);
+      for (int e = 0; e < 32; ++e) {
+        const auto [byte, bit] = qh_bit(layout, L, e);
+        if ((p[f->mask_off() + byte] >> bit) & 1u) qh |= 1u << e;
+      }
       std::memcpy(out + f->qh, &qh, 4);
     }
   }

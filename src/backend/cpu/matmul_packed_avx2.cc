@@ -1,0 +1,270 @@
+// AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0 and IQ4_NL, at every number of activation rows (decode and prefill alike), for CPUs without
+// AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake and the E-cores).
+//
+// A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
+// bytes in which int32 lane L' holds 4 code bytes of one weight row, so one vpmaddubsw against an
+// activation row's 4 codes broadcast to every lane multiplies 8 weight rows at once and the sums
+// need no horizontal reduction. Without VNNI the products go through int16: unsigned 4-bit codes
+// (≤ 15) against int8 codes (|x| ≤ 127) stay below 2·15·127 per pair, so the 8 steps of a block
+// add up in int16 (≤ 30480) and widen once; 5-bit codes widen every 4 steps (≤ 31496). Signed
+// codes (Q8_0, IQ4_NL's table values) take the sign trick, |w| · (x · sign w), and widen per step.
+//
+// The activation rows are panel_prepare's layout (matmul_panel_avx512.h): quant32 codes, the f32
+// scale, −OFF·Σcodes and dx·Σcodes per block, with the same rounding. Every integer block sum is
+// exact, and f32 accumulation is the same fma chain per output as the AVX-512 packed kernel's, so
+// the two give identical results, and a row's result never depends on the other rows of the batch.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/matmul_kernels.h"
+#include "core/half.h"
+
+namespace oxyd::backend::cpu {
+
+MatmulKernel avx2_packed_kernel(DType t);
+
+namespace {
+
+int64_t act_row_bytes(int64_t k) {
+  const int64_t nb = k / 32;
+  return (nb * 32 + nb * 12 + 63) / 64 * 64;
+}
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// quant32 of matmul_quant32_avx512.h: q = round(x · 127 / amax) (nearest even), scale amax / 127
+// rounded to f16. Returns the scale; q gets 32 codes, *sum their sum.
+inline float quant32(const float* x, int8_t* q, int32_t* sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 v[4];
+  __m256 mx = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, v[i]));
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float amax = _mm_cvtss_f32(m4);
+  const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+  __m256i c[4];
+  for (int i = 0; i < 4; ++i) c[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+  *sum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(c[0], c[1]), _mm256_add_epi32(c[2], c[3])));
+  const __m256i r = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                      _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  return f16_to_f32(f32_to_f16(amax / 127.0f));
+}
+
+// One activation row: codes[nb][32], then per block dx (f32), −OFF·Σcodes (int32), dx·Σcodes (f32).
+template <int OFF>
+void prepare(const float* x, int64_t k, uint8_t* out) {
+  const int64_t nb = k / 32;
+  float* dx = reinterpret_cast<float*>(out + nb * 32);
+  int32_t* init = reinterpret_cast<int32_t*>(out + nb * 36);
+  float* sx = reinterpret_cast<float*>(out + nb * 40);
+  for (int64_t b = 0; b < nb; ++b) {
+    int32_t sum = 0;
+    dx[b] = quant32(x + b * 32, reinterpret_cast<int8_t*>(out + b * 32), &sum);
+    init[b] = -OFF * sum;
+    sx[b] = dx[b] * float(sum);
+  }
+}
+
+// A packed format: ND code registers per block (8: a byte per code, 4: nibbles, the high nibble
+// holding element 16 + e), QH Q5's fifth bits after the codes, MIN a second row of f16 (the mins)
+// after the scales, LUT IQ4_NL's table on the nibbles. Signed codes (Q8_0, the table) take the sign
+// trick; unsigned ones add up in int16 for WIDEN steps.
+template <int ND_, bool QH_, bool MIN_, bool LUT_>
+struct Fmt {
+  static constexpr int ND = ND_;
+  static constexpr bool QH = QH_, MIN = MIN_, LUT = LUT_;
+  static constexpr int64_t SCALES = 64 * ND + (QH ? 64 : 0);
+  static constexpr int64_t GB = SCALES + (MIN ? 64 : 32);
+  static constexpr bool SIGNED = ND == 8 || LUT;
+};
+
+// An empty asm on a running sum: GCC would otherwise re-associate a block's chain of integer adds
+// into a tree, keep all 32 products of a 4-row block live at once and spill them (measured 2× slower).
+inline __m256i keep(__m256i v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+inline __m256i bcast(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Signed codes w against broadcast activation codes x: 8 int32 sums of 4 products.
+inline __m256i dot_signed(__m256i aw, __m256i w, __m256i x, __m256i ones) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), ones);
+}
+
+// R activation rows against half h of the 16-row group at g (nb blocks); out[r][L'] gets lane L'.
+// pf: the next group's first byte, prefetched block by block (0: none).
+template <class F, int R>
+void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8], const uint8_t* pf) {
+  const __m256i m0f = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  __m256 acc[R];
+#pragma GCC unroll 8
+  for (auto& v : acc) v = _mm256_setzero_ps();
+  const float* dx[R];
+  const int32_t* init[R];
+  const float* sx[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    dx[r] = reinterpret_cast<const float*>(a + r * as + nb * 32);
+    init[r] = reinterpret_cast<const int32_t*>(a + r * as + nb * 36);
+    sx[r] = reinterpret_cast<const float*>(a + r * as + nb * 40);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* p = g + b * F::GB;
+    if (pf)
+      for (int64_t o = 0; o < F::GB; o += 64) __builtin_prefetch(pf + b * F::GB + o, 0, 3);
+    const uint8_t* x = a + b * 32;
+    __m256i s[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) s[r] = _mm256_set1_epi32(init[r][b]);
+    if constexpr (F::ND == 8) {  // Q8_0: a code byte per element
+#pragma GCC unroll 8
+      for (int d = 0; d < 8; ++d) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
+        const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) s[r] = keep(_mm256_add_epi32(s[r], dot_signed(aw, w, bcast(x + r * as + 4 * d), ones)));
+      }
+    } else {
+      constexpr bool kQh = F::QH;
+      __m256i s16[R];
+#pragma GCC unroll 8
+      for (auto& v : s16) v = _mm256_setzero_si256();
+      const __m256i H = kQh ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * h)) : __m256i{};
+#pragma GCC unroll 4
+      for (int d = 0; d < 4; ++d) {
+        const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
+        __m256i lo = _mm256_and_si256(T, m0f), hi = _mm256_and_si256(_mm256_srli_epi16(T, 4), m0f);
+        if constexpr (kQh) {  // bit d of a mask byte: element 4d + j's fifth bit; bit 4 + d: 16 + 4d + j's
+          const __m256i b4 = _mm256_set1_epi8(0x10);
+          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(H, 4 - d), b4));
+          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(H, d), b4));
+        }
+        if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
+          const __m256i lut = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                                               -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+          lo = _mm256_shuffle_epi8(lut, lo);
+          hi = _mm256_shuffle_epi8(lut, hi);
+          const __m256i alo = _mm256_abs_epi8(lo), ahi = _mm256_abs_epi8(hi);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const uint8_t* xr = x + r * as;
+            s[r] = keep(_mm256_add_epi32(s[r], dot_signed(alo, lo, bcast(xr + 4 * d), ones)));
+            s[r] = keep(_mm256_add_epi32(s[r], dot_signed(ahi, hi, bcast(xr + 16 + 4 * d), ones)));
+          }
+        } else {
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const uint8_t* xr = x + r * as;
+            s16[r] = keep(_mm256_add_epi16(s16[r], _mm256_maddubs_epi16(lo, bcast(xr + 4 * d))));
+            s16[r] = keep(_mm256_add_epi16(s16[r], _mm256_maddubs_epi16(hi, bcast(xr + 16 + 4 * d))));
+          }
+          if (kQh && d % 2 == 1) {  // 5-bit codes: widen every 4 steps
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
+              s16[r] = _mm256_setzero_si256();
+            }
+          }
+        }
+      }
+      if constexpr (!kQh && !F::LUT)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
+    }
+    const uint8_t* sc = p + F::SCALES + 16 * h;
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])), acc[r]);
+    if constexpr (F::MIN) {
+      const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 32)));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[r]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) _mm256_storeu_ps(out[r], acc[r]);
+}
+
+// Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (matmul_pack.h).
+inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
+
+template <class F>
+void packed_tile(const TileArgs& t) {
+  const int64_t nb = t.k / 32, ws = t.w_stride;
+  // Activation rows per pass over the groups: ~256 KiB of them stay in L2 while n is swept.
+  const int64_t mc = std::max<int64_t>(4, (256 << 10) / t.a_stride / 4 * 4);
+  for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
+    const int64_t i1 = std::min(t.m, i0 + mc);
+    for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
+      const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
+      const int rows = int(std::min<int64_t>(16, t.n - j0));
+      const uint8_t* pf = j0 + 16 < t.n ? g + 16 * ws : nullptr;
+      for (int h = 0; h < (rows > 2 ? 2 : 1); ++h) {  // half 0 holds rows 0, 1, 4, 5, ...
+        for (int64_t i = i0; i < i1;) {
+          const int64_t left = i1 - i;
+          const int r = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+          const uint8_t* a = t.a + i * t.a_stride;
+          alignas(32) float out[4][8];
+          const uint8_t* pfh = h == 0 && i == i0 ? pf : nullptr;
+          switch (r) {
+            case 4: half_rows<F, 4>(g, nb, h, a, t.a_stride, out, pfh); break;
+            case 2: half_rows<F, 2>(g, nb, h, a, t.a_stride, out, pfh); break;
+            default: half_rows<F, 1>(g, nb, h, a, t.a_stride, out, pfh); break;
+          }
+          for (int rr = 0; rr < r; ++rr) {
+            float* y = t.y + (i + rr) * t.y_stride + j0;
+            for (int l = 0; l < 8; ++l)
+              if (const int row = lane_row(h, l); row < rows) y[row] = out[rr][l];
+          }
+          i += r;
+        }
+      }
+    }
+  }
+}
+
+template <class F, int OFF>
+MatmulKernel make() {
+  MatmulKernel k;
+  k.act_row_bytes = act_row_bytes;
+  k.prepare = prepare<OFF>;
+  k.tile = packed_tile<F>;
+  return k;
+}
+
+}  // namespace
+
+MatmulKernel avx2_packed_kernel(DType t) {
+  switch (t) {
+    case DType::Q8_0: return make<Fmt<8, false, false, false>, 0>();
+    case DType::Q4_0: return make<Fmt<4, false, false, false>, 8>();
+    case DType::Q4_1: return make<Fmt<4, false, true, false>, 0>();
+    case DType::Q5_0: return make<Fmt<4, true, false, false>, 16>();
+    case DType::Q5_1: return make<Fmt<4, true, true, false>, 0>();
+    case DType::IQ4_NL: return make<Fmt<4, false, false, true>, 0>();
+    default: return {};
+  }
+}
+
+}  // namespace oxyd::backend::cpu
