@@ -122,9 +122,8 @@ void Weights::pack_for_matmul() {
     ops::matmul_pack(t, b.data());
     if (impl_->gguf) impl_->gguf->release(t.data, size_t(t.nbytes()));
   };
-  const bool tied = embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype;
-  if (!tied || ops::matmul_packed_rows_readable(lm_head)) pack(lm_head);
-  if (tied) {
+  pack(lm_head);
+  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype) {
     embed.packed = lm_head.packed;
     embed.packed_layout = lm_head.packed_layout;
   }

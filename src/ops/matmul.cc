@@ -44,7 +44,6 @@ bool matmul_wants_packed(const Tensor& w) {
 int64_t matmul_packed_bytes(const Tensor& w) {
   return backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols());
 }
-bool matmul_packed_rows_readable(const Tensor& w) { return backend::cpu::packed_rows_readable(w.dtype); }
 void matmul_pack(Tensor& w, uint8_t* out) {
   const backend::cpu::PackLayout l = backend::cpu::matmul_pack_layout(w.dtype);
   backend::cpu::matmul_pack(w, l, out);

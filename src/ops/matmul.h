@@ -18,8 +18,6 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 bool matmul_wants_packed(const Tensor& w);
 /// Bytes of that copy, and writing it (w.packed then points at out, which the caller owns).
 int64_t matmul_packed_bytes(const Tensor& w);
-/// Whether embedding lookups can read rows from such a packed copy (a tied table may be packed).
-bool matmul_packed_rows_readable(const Tensor& w);
 void matmul_pack(Tensor& w, uint8_t* out);
 
 /// Host activation scratch of matmul (CPU backend; see backend/cpu/matmul.h): bytes one call of

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/half.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -79,53 +78,20 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
   }
 }
 
-// Q4_K (AVX2 layout only): every 32-element sub-block j of a super-block becomes a block of its
-// own, Q4_1-like: the codes as Q4_0 orders them (byte i: element i, high nibble element 16 + i),
-// then 16 f32 scales d·sc_j and 16 f32 mins −dmin·m_j in lane order. Both products are exact in
-// f32 (an f16 times a 6-bit integer), so every weight keeps its value.
-constexpr int64_t kQ4KGB = 4 * 64 + 2 * 64;
-
-void pack_group_q4k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nb, uint8_t* out) {
-  for (int64_t b = 0; b < nb; ++b, out += kQ4KGB) {
-    const int64_t sb = b / 8;
-    const int j = int(b % 8);
-    for (int L = 0; L < 16; ++L) {
-      const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * 144;
-      uint16_t hd, hm;
-      std::memcpy(&hd, blk, 2);
-      std::memcpy(&hm, blk + 2, 2);
-      const uint8_t* scales = blk + 4;
-      const uint8_t sc = j < 4 ? scales[j] & 63 : uint8_t((scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4));
-      const uint8_t mn = j < 4 ? scales[j + 4] & 63 : uint8_t((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
-      const uint8_t* qs = blk + 16 + 32 * (j / 2);
-      const int shift = 4 * (j % 2);
-      for (int i = 0; i < 16; ++i) {
-        const uint8_t lo = uint8_t((qs[i] >> shift) & 0xF), hi = uint8_t((qs[i + 16] >> shift) & 0xF);
-        out[64 * (i / 4) + 4 * L + i % 4] = uint8_t(lo | (hi << 4));
-      }
-      const float scale = f16_to_f32(hd) * float(sc), min = -(f16_to_f32(hm) * float(mn));
-      std::memcpy(out + 256 + 4 * L, &scale, 4);
-      std::memcpy(out + 320 + 4 * L, &min, 4);
-    }
-  }
-}
-
 }  // namespace
 
-bool packable(DType t) { return pack_fmt(t) != nullptr || t == DType::Q4_K; }
-bool packable(DType t, PackLayout l) { return pack_fmt(t) != nullptr || (t == DType::Q4_K && l == PackLayout::AVX2); }
-bool packed_rows_readable(DType t) { return pack_fmt(t) != nullptr; }
+bool packable(DType t) { return pack_fmt(t) != nullptr; }
 
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
   const PackFmt* f = pack_fmt(t);
-  OXYD_CHECK((f && k % 32 == 0) || (t == DType::Q4_K && k % 256 == 0), "matmul_packed_bytes: not a packable weight");
-  return (n + 15) / 16 * (k / 32) * (f ? f->gb() : kQ4KGB);
+  OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
+  return (n + 15) / 16 * (k / 32) * f->gb();
 }
 
 void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const PackFmt* f = pack_fmt(w.dtype);
-  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && w.cols() % (f ? 32 : 256) == 0 && w.rows() > 0,
-             "matmul_pack: not a packable weight");
+  OXYD_CHECK(f && w.ndim == 2 && w.cols() % 32 == 0 && w.rows() > 0, "matmul_pack: not a packable weight");
+  OXYD_CHECK(layout != PackLayout::NONE, "matmul_pack: no layout");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = w.row_bytes();
@@ -133,10 +99,7 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
   auto work = [&](int64_t part) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
-      if (f)
-        pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
-      else
-        pack_group_q4k(src, row_bytes, n, g, nb, out + g * nb * kQ4KGB);
+      pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
   };
   std::vector<std::thread> threads;
   for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);
@@ -146,7 +109,7 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
 
 void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   const PackFmt* f = pack_fmt(t);
-  OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight, or its rows cannot be read back");
+  OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");
   const int64_t nb = k / 32;
   const int L = lane_row(int(r % 16));
   const uint8_t* p = packed + r / 16 * nb * f->gb();

@@ -18,9 +18,6 @@
 //          4 + d that of element 16 + 4d + j (the low and high nibble of code byte 4L + j of
 //          register d)
 //   scales: 16 f16, lane L = the scale of row π(L); Q4_1, Q5_1: then their 16 f16 mins likewise
-// Q4_K, AVX2 only: each 32-element sub-block is a block of its own, its codes in Q4_0's order
-// (code byte i: element i, high nibble element 16 + i) as above, then 16 f32 scales d·sc and 16
-// f32 mins −dmin·m (exact products), GB = 384 per 16 rows: 4/3 of the original bytes.
 // The same bytes as the original (16 rows × block bytes), plus the padding rows. Results are
 // those of the panel kernel on the original rows, whatever the number of activation rows.
 #pragma once
@@ -46,13 +43,8 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K in the AVX2
-/// layout only), whatever the CPU; and whether it has one in `layout`.
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), whatever the CPU.
 bool packable(DType t);
-bool packable(DType t, PackLayout layout);
-/// Whether matmul_unpack_row can give the original rows of a packed `t` back (not Q4_K, whose
-/// packed scales are the products d·sc): get_rows reads only such packed tables.
-bool packed_rows_readable(DType t);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16), the same for both
 /// layouts; t packable.
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k);

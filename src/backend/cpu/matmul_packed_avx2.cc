@@ -1,5 +1,5 @@
 // AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, IQ4_NL and Q4_K (as Q4_1-like 32-blocks with f32 scales and mins), at every number of activation rows (decode and prefill alike), for CPUs without
+// Q8_0 and IQ4_NL, at every number of activation rows (decode and prefill alike), for CPUs without
 // AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake and the E-cores).
 //
 // A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
@@ -84,14 +84,12 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 // holding element 16 + e), QH Q5's fifth bits after the codes, MIN a second row of f16 (the mins)
 // after the scales, LUT IQ4_NL's table on the nibbles. Signed codes (Q8_0, the table) take the sign
 // trick; unsigned ones add up in int16 for WIDEN steps.
-// F32: the scales and mins are f32 (Q4_K's sub-blocks), not f16.
-template <int ND_, bool QH_, bool MIN_, bool LUT_, bool F32_ = false>
+template <int ND_, bool QH_, bool MIN_, bool LUT_>
 struct Fmt {
   static constexpr int ND = ND_;
-  static constexpr bool QH = QH_, MIN = MIN_, LUT = LUT_, F32 = F32_;
+  static constexpr bool QH = QH_, MIN = MIN_, LUT = LUT_;
   static constexpr int64_t SCALES = 64 * ND + (QH ? 64 : 0);
-  static constexpr int64_t SCALE_BYTES = F32 ? 64 : 32;  // per 16 rows
-  static constexpr int64_t GB = SCALES + (MIN ? 2 : 1) * SCALE_BYTES;
+  static constexpr int64_t GB = SCALES + (MIN ? 64 : 32);
   static constexpr bool SIGNED = ND == 8 || LUT;
 };
 
@@ -193,16 +191,13 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
     }
-    const uint8_t* sc = p + F::SCALES + F::SCALE_BYTES / 2 * h;
-    const __m256 dw = F::F32 ? _mm256_loadu_ps(reinterpret_cast<const float*>(sc))
-                             : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+    const uint8_t* sc = p + F::SCALES + 16 * h;
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])), acc[r]);
     if constexpr (F::MIN) {
-      const uint8_t* mn = sc + F::SCALE_BYTES;
-      const __m256 dm = F::F32 ? _mm256_loadu_ps(reinterpret_cast<const float*>(mn))
-                               : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn)));
+      const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 32)));
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[r]);
     }
@@ -268,7 +263,6 @@ MatmulKernel avx2_packed_kernel(DType t) {
     case DType::Q5_0: return make<Fmt<4, true, false, false>, 16>();
     case DType::Q5_1: return make<Fmt<4, true, true, false>, 0>();
     case DType::IQ4_NL: return make<Fmt<4, false, false, true>, 0>();
-    case DType::Q4_K: return make<Fmt<4, false, true, false, true>, 0>();
     default: return {};
   }
 }
