@@ -343,17 +343,18 @@ TEST_P(MatmulPacked, PackedWeightsMatchReference) {
       {1, 640, 45}, {1, 96, 1},    {2, 2048, 33}, {3, 96, 16},   {5, 640, 100}, {8, 96, 17},
       {16, 640, 64}, {17, 96, 15}, {33, 640, 45}, {100, 160, 33}, {1, 512, 1000}, {130, 96, 31}};
   for (auto [isa, layout] : paths) {
+    if (!backend::cpu::packable(t, layout)) continue;
     SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
     uint32_t seed = 300;
     for (auto [m, k, n] : cases) {
-      SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << k << " n=" << n);
-      check_matmul(t, isa, m, k, n, seed++, nullptr, layout);
+      SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << block_k(t, k) << " n=" << n);
+      check_matmul(t, isa, m, block_k(t, k), n, seed++, nullptr, layout);
     }
     // Zero and far-apart activation rows, as in BatchedDecodeEdgeActivations.
-    check_matmul(t, isa, 9, 640, 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
+    check_matmul(t, isa, 9, block_k(t, 640), 45, 7, [](std::vector<float>& x, int64_t, int64_t k) {
       std::fill(x.begin() + 2 * k, x.begin() + 3 * k, 0.0f);
     }, layout);
-    check_matmul(t, isa, 20, 320, 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
+    check_matmul(t, isa, 20, block_k(t, 320), 33, 8, [](std::vector<float>& x, int64_t m, int64_t k) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t e = 0; e < k; ++e) x[size_t(i * k + e)] *= i % 3 == 0 ? 3e4f : i % 3 == 1 ? 1e-2f : 1.0f;
     }, layout);
@@ -368,7 +369,7 @@ TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
   const DType t = GetParam();
   const auto paths = packed_paths();
   if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel (AVX2 with BMI2, or AVX-512 VNNI) on this CPU";
-  const int64_t m = 20, k = 640, n = 45;
+  const int64_t m = 20, k = block_k(t, 640), n = 45;
   std::mt19937 rng(12);
   std::vector<uint8_t> wb = random_weights(t, n, k, rng);
   const std::vector<float> x = random_x(m, k, rng);
@@ -376,6 +377,7 @@ TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
   float* xs = const_cast<float*>(x.data());
   std::vector<std::vector<float>> results;
   for (auto [isa, layout] : paths) {
+    if (!backend::cpu::packable(t, layout)) continue;
     SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
     std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n));
     const PackedWeight pw(tw, layout);
@@ -405,7 +407,7 @@ TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
 TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   const DType t = GetParam();
   std::mt19937 rng(9);
-  const int64_t vocab = 37, dim = 96;  // a partial last group of 16 rows
+  const int64_t vocab = 37, dim = block_k(t, 96);  // a partial last group of 16 rows
   std::vector<uint8_t> wb = random_weights(t, vocab, dim, rng);
   const std::vector<int32_t> ids = {0, 36, 15, 16, 31, 32, 7, 7, 1};
   const int64_t num = int64_t(ids.size());
@@ -413,6 +415,7 @@ TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   const Tensor table(t, wb.data(), {vocab, dim});
   backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
   for (PackLayout layout : {PackLayout::AVX512, PackLayout::AVX2}) {
+    if (!backend::cpu::packable(t, layout)) continue;
     SCOPED_TRACE(testing::Message() << "layout " << int(layout));
     std::vector<float> out(size_t(num * dim));
     const PackedWeight pw(table, layout);
@@ -439,7 +442,7 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats)
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                           DType::IQ4_NL),
+                                           DType::IQ4_NL, DType::Q4_K),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(MatmulOps, LeadingDimsFlatten) {

@@ -91,7 +91,7 @@ MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
 
 PackLayout matmul_pack_layout(DType t) {
   const PackLayout l = packed_kernel_layout();
-  if (l == PackLayout::NONE || !packable(t) || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
+  if (l == PackLayout::NONE || !packable(t, l) || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
   // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
   if (l == PackLayout::AVX512 && g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile)
     return PackLayout::NONE;
@@ -130,7 +130,9 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   base.wtype = w.dtype;
   base.k = k;
   base.w = static_cast<const uint8_t*>(packed ? w.packed : w.data);
-  base.w_stride = w.row_bytes();
+  // A packed copy's 16-row groups are matmul_packed_bytes(t, 16, k) apart: 1/16 of that per row
+  // (the original row bytes, except for Q4_K's layout).
+  base.w_stride = packed ? matmul_packed_bytes(w.dtype, 16, k) / 16 : w.row_bytes();
   base.n = n;
   base.m = m;
   base.y = y.ptr<float>();

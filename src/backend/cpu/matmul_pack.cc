@@ -78,20 +78,76 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
   }
 }
 
+// Q4_K, AVX2 layout only (matmul_pack.h). Per super-block of a group: codes of sub-block j at
+// 256·j, then sc[j][L] at 2048 + 16·j, m[j][L] at 2176 + 16·j, d[L] (f16) at 2304, dmin[L] at 2336.
+constexpr int64_t kQ4KBlock = 144, kQ4KGroupSB = 8 * 256 + 2 * 128 + 2 * 32;
+
+void q4k_scale_min(const uint8_t* s, int j, uint8_t& sc, uint8_t& m) {
+  sc = j < 4 ? s[j] & 63 : uint8_t((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+  m = j < 4 ? s[j + 4] & 63 : uint8_t((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+}
+
+void pack_group_q4k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb, uint8_t* out) {
+  for (int64_t sb = 0; sb < nsb; ++sb, out += kQ4KGroupSB)
+    for (int L = 0; L < 16; ++L) {
+      const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * kQ4KBlock;
+      std::memcpy(out + 2304 + 2 * L, blk, 2);
+      std::memcpy(out + 2336 + 2 * L, blk + 2, 2);
+      for (int j = 0; j < 8; ++j) {
+        q4k_scale_min(blk + 4, j, out[2048 + 16 * j + L], out[2176 + 16 * j + L]);
+        const uint8_t* qs = blk + 16 + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        for (int i = 0; i < 16; ++i)  // code byte i of the sub-block: element i, high nibble 16 + i
+          out[256 * j + 64 * (i / 4) + 4 * L + i % 4] =
+              uint8_t(((qs[i] >> shift) & 0xF) | (((qs[i + 16] >> shift) & 0xF) << 4));
+      }
+    }
+}
+
+void unpack_row_q4k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  const int L = lane_row(int(r % 16));
+  const uint8_t* p = packed + r / 16 * (k / 256) * kQ4KGroupSB;
+  for (int64_t sb = 0; sb < k / 256; ++sb, p += kQ4KGroupSB, out += kQ4KBlock) {
+    std::memcpy(out, p + 2304 + 2 * L, 2);
+    std::memcpy(out + 2, p + 2336 + 2 * L, 2);
+    uint8_t sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+      sc[j] = p[2048 + 16 * j + L];
+      m[j] = p[2176 + 16 * j + L];
+    }
+    uint8_t* s = out + 4;
+    for (int j = 0; j < 4; ++j) {
+      s[j] = uint8_t(sc[j] | ((sc[j + 4] >> 4) << 6));
+      s[j + 4] = uint8_t(m[j] | ((m[j + 4] >> 4) << 6));
+      s[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+    }
+    uint8_t* qs = out + 16;
+    std::memset(qs, 0, 128);
+    for (int j = 0; j < 8; ++j)
+      for (int e = 0; e < 32; ++e) {
+        const uint8_t byte = p[256 * j + 64 * (e % 16 / 4) + 4 * L + e % 4];
+        const uint8_t code = e < 16 ? byte & 0xF : byte >> 4;
+        qs[32 * (j / 2) + e] |= uint8_t(code << (4 * (j % 2)));
+      }
+  }
+}
+
 }  // namespace
 
-bool packable(DType t) { return pack_fmt(t) != nullptr; }
+bool packable(DType t) { return pack_fmt(t) != nullptr || t == DType::Q4_K; }
+bool packable(DType t, PackLayout l) { return pack_fmt(t) != nullptr || (t == DType::Q4_K && l == PackLayout::AVX2); }
 
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
   const PackFmt* f = pack_fmt(t);
+  if (t == DType::Q4_K && k % 256 == 0) return (n + 15) / 16 * (k / 256) * kQ4KGroupSB;
   OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
   return (n + 15) / 16 * (k / 32) * f->gb();
 }
 
 void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const PackFmt* f = pack_fmt(w.dtype);
-  OXYD_CHECK(f && w.ndim == 2 && w.cols() % 32 == 0 && w.rows() > 0, "matmul_pack: not a packable weight");
-  OXYD_CHECK(layout != PackLayout::NONE, "matmul_pack: no layout");
+  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && w.cols() % (f ? 32 : 256) == 0 && w.rows() > 0,
+             "matmul_pack: not a packable weight");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = w.row_bytes();
@@ -99,7 +155,10 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
   auto work = [&](int64_t part) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
-      pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+      if (f)
+        pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+      else
+        pack_group_q4k(src, row_bytes, n, g, nb / 8, out + g * (nb / 8) * kQ4KGroupSB);
   };
   std::vector<std::thread> threads;
   for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);
@@ -108,6 +167,7 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
 }
 
 void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  if (t == DType::Q4_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q4k(packed, k, r, out);
   const PackFmt* f = pack_fmt(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");
   const int64_t nb = k / 32;

@@ -18,6 +18,10 @@
 //          4 + d that of element 16 + 4d + j (the low and high nibble of code byte 4L + j of
 //          register d)
 //   scales: 16 f16, lane L = the scale of row π(L); Q4_1, Q5_1: then their 16 f16 mins likewise
+// Q4_K, AVX2 only, per 256-element super-block of a group: its 8 sub-blocks of 32 elements as 4
+// code registers each, in Q4_0's nibble order (code byte i: element i, high nibble element 16 + i),
+// then the 6-bit scales (byte 16j + L: sc of sub-block j, row π(L)), the mins likewise, 16 f16 d
+// and 16 f16 dmin: 2368 bytes, 148 per row against the file's 144.
 // The same bytes as the original (16 rows × block bytes), plus the padding rows. Results are
 // those of the panel kernel on the original rows, whatever the number of activation rows.
 #pragma once
@@ -43,8 +47,10 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), whatever the CPU.
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K in the AVX2
+/// layout only), whatever the CPU; and whether it has one in `layout`.
 bool packable(DType t);
+bool packable(DType t, PackLayout layout);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16), the same for both
 /// layouts; t packable.
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k);

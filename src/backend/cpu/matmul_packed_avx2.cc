@@ -1,5 +1,5 @@
 // AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0 and IQ4_NL, at every number of activation rows (decode and prefill alike), for CPUs without
+// Q8_0, IQ4_NL and Q4_K (its 32-element sub-blocks as Q4_1-like blocks), at every number of activation rows (decode and prefill alike), for CPUs without
 // AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake and the E-cores).
 //
 // A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
@@ -13,7 +13,7 @@
 // The activation rows are panel_prepare's layout (matmul_panel_avx512.h): quant32 codes, the f32
 // scale, −OFF·Σcodes and dx·Σcodes per block, with the same rounding. Every integer block sum is
 // exact, and f32 accumulation is the same fma chain per output as the AVX-512 packed kernel's, so
-// the two give identical results, and a row's result never depends on the other rows of the batch.
+// the two give identical results on the formats both pack, and a row's result never depends on the other rows of the batch.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -84,13 +84,39 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 // holding element 16 + e), QH Q5's fifth bits after the codes, MIN a second row of f16 (the mins)
 // after the scales, LUT IQ4_NL's table on the nibbles. Signed codes (Q8_0, the table) take the sign
 // trick; unsigned ones add up in int16 for WIDEN steps.
+// block(g, b): block b's codes in the group at g; scale / min(g, b, h): half h's 8 f32 scales
+// (mins) of it; BB: bytes per block, for prefetching the next group.
 template <int ND_, bool QH_, bool MIN_, bool LUT_>
 struct Fmt {
   static constexpr int ND = ND_;
   static constexpr bool QH = QH_, MIN = MIN_, LUT = LUT_;
   static constexpr int64_t SCALES = 64 * ND + (QH ? 64 : 0);
-  static constexpr int64_t GB = SCALES + (MIN ? 64 : 32);
+  static constexpr int64_t BB = SCALES + (MIN ? 64 : 32);
   static constexpr bool SIGNED = ND == 8 || LUT;
+  static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b * BB; }
+  static __m256 f16x8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static __m256 scale(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 16 * h); }
+  static __m256 min(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 32 + 16 * h); }
+};
+
+// Q4_K (matmul_pack.h): a super-block of a group is 8 sub-blocks of Q4_0-ordered codes, then the
+// 6-bit scales and mins (a byte per row and sub-block) and the f16 d and dmin of the 16 rows. A
+// sub-block's scale is d·sc and its min −dmin·m, both exact in f32.
+struct Q4K : Fmt<4, false, true, false> {
+  static constexpr int64_t SB = 8 * 256 + 2 * 128 + 2 * 32, BB = SB / 8;
+  static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b / 8 * SB + 256 * (b % 8); }
+  static __m256 u8x8(const uint8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static __m256 scale(const uint8_t* g, int64_t b, int h) {
+    const uint8_t* s = g + b / 8 * SB;
+    return _mm256_mul_ps(f16x8(s + 2304 + 16 * h), u8x8(s + 2048 + 16 * (b % 8) + 8 * h));
+  }
+  static __m256 min(const uint8_t* g, int64_t b, int h) {
+    const uint8_t* s = g + b / 8 * SB;
+    return _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), f16x8(s + 2336 + 16 * h)),
+                         u8x8(s + 2176 + 16 * (b % 8) + 8 * h));
+  }
 };
 
 // An empty asm on a running sum: GCC would otherwise re-associate a block's chain of integer adds
@@ -129,9 +155,9 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
     sx[r] = reinterpret_cast<const float*>(a + r * as + nb * 40);
   }
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* p = g + b * F::GB;
+    const uint8_t* p = F::block(g, b);
     if (pf)
-      for (int64_t o = 0; o < F::GB; o += 64) __builtin_prefetch(pf + b * F::GB + o, 0, 3);
+      for (int64_t o = 0; o < F::BB; o += 64) __builtin_prefetch(pf + b * F::BB + o, 0, 3);
     const uint8_t* x = a + b * 32;
     __m256i s[R];
 #pragma GCC unroll 8
@@ -191,13 +217,12 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
     }
-    const uint8_t* sc = p + F::SCALES + 16 * h;
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+    const __m256 dw = F::scale(g, b, h);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])), acc[r]);
     if constexpr (F::MIN) {
-      const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 32)));
+      const __m256 dm = F::min(g, b, h);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[r]);
     }
@@ -263,6 +288,7 @@ MatmulKernel avx2_packed_kernel(DType t) {
     case DType::Q5_0: return make<Fmt<4, true, false, false>, 16>();
     case DType::Q5_1: return make<Fmt<4, true, true, false>, 0>();
     case DType::IQ4_NL: return make<Fmt<4, false, false, true>, 0>();
+    case DType::Q4_K: return make<Q4K, 0>();
     default: return {};
   }
 }
