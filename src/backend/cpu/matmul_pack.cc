@@ -132,14 +132,77 @@ void unpack_row_q4k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   }
 }
 
+// Q6_K, AVX2 layout only (matmul_pack.h). Per super-block of a group: sub-block j (32 elements) at
+// 384·j: 4 code registers of low nibbles in Q4_0's order, then 2 registers of high bits; the scale
+// pairs at 3072 + 32·j, the f16 d at 3328. The same 210 bytes per row as the file.
+constexpr int64_t kQ6KBlock = 210, kQ6KGroupSB = 8 * 384 + 8 * 32 + 32;
+
+// Element e's 6-bit code in a Q6_K block (ql[128], qh[64], scales[16], d), as ggml lays it out.
+inline int q6k_code(const uint8_t* blk, int e) {
+  const int n = e / 128, t = e % 128 / 32, l = e % 32;
+  const uint8_t ql = blk[64 * n + l + 32 * (t % 2)];
+  return ((t / 2 ? ql >> 4 : ql & 0xF) | (((blk[128 + 32 * n + l] >> (2 * t)) & 3) << 4));
+}
+inline void q6k_set_code(uint8_t* blk, int e, int q) {
+  const int n = e / 128, t = e % 128 / 32, l = e % 32;
+  blk[64 * n + l + 32 * (t % 2)] |= uint8_t((q & 0xF) << (4 * (t / 2)));
+  blk[128 + 32 * n + l] |= uint8_t((q >> 4) << (2 * t));
+}
+// Where element i (0..31) of a sub-block goes: code byte (register d, byte jj), nibble, high-bit shift.
+struct Q6Pos {
+  int d, jj, nib, plane, shift;
+};
+inline Q6Pos q6k_pos(int i) {
+  const int d = i % 16 / 4, jj = i % 4, hi = i / 16;
+  return {d, jj, hi, d / 2, 4 * (d % 2) + 2 * hi};
+}
+
+void pack_group_q6k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb, uint8_t* out) {
+  for (int64_t sb = 0; sb < nsb; ++sb, out += kQ6KGroupSB) {
+    std::memset(out, 0, size_t(kQ6KGroupSB));
+    for (int L = 0; L < 16; ++L) {
+      const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * kQ6KBlock;
+      std::memcpy(out + 3328 + 2 * L, blk + 208, 2);
+      for (int s = 0; s < 16; ++s) out[3072 + 32 * (s / 2) + 2 * L + s % 2] = blk[192 + s];
+      for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 32; ++i) {
+          const int q = q6k_code(blk, 32 * j + i);
+          const Q6Pos p = q6k_pos(i);
+          out[384 * j + 64 * p.d + 4 * L + p.jj] |= uint8_t((q & 0xF) << (4 * p.nib));
+          out[384 * j + 256 + 64 * p.plane + 4 * L + p.jj] |= uint8_t((q >> 4) << p.shift);
+        }
+    }
+  }
+}
+
+void unpack_row_q6k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  const int L = lane_row(int(r % 16));
+  const uint8_t* p = packed + r / 16 * (k / 256) * kQ6KGroupSB;
+  for (int64_t sb = 0; sb < k / 256; ++sb, p += kQ6KGroupSB, out += kQ6KBlock) {
+    std::memset(out, 0, size_t(kQ6KBlock));
+    std::memcpy(out + 208, p + 3328 + 2 * L, 2);
+    for (int s = 0; s < 16; ++s) out[192 + s] = p[3072 + 32 * (s / 2) + 2 * L + s % 2];
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 32; ++i) {
+        const Q6Pos q = q6k_pos(i);
+        const int lo = (p[384 * j + 64 * q.d + 4 * L + q.jj] >> (4 * q.nib)) & 0xF;
+        const int hi = (p[384 * j + 256 + 64 * q.plane + 4 * L + q.jj] >> q.shift) & 3;
+        q6k_set_code(out, 32 * j + i, lo | (hi << 4));
+      }
+  }
+}
+
+bool k_packable(DType t) { return t == DType::Q4_K || t == DType::Q6_K; }
+int64_t k_group_sb(DType t) { return t == DType::Q4_K ? kQ4KGroupSB : kQ6KGroupSB; }
+
 }  // namespace
 
-bool packable(DType t) { return pack_fmt(t) != nullptr || t == DType::Q4_K; }
-bool packable(DType t, PackLayout l) { return pack_fmt(t) != nullptr || (t == DType::Q4_K && l == PackLayout::AVX2); }
+bool packable(DType t) { return pack_fmt(t) != nullptr || k_packable(t); }
+bool packable(DType t, PackLayout l) { return pack_fmt(t) != nullptr || (k_packable(t) && l == PackLayout::AVX2); }
 
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
   const PackFmt* f = pack_fmt(t);
-  if (t == DType::Q4_K && k % 256 == 0) return (n + 15) / 16 * (k / 256) * kQ4KGroupSB;
+  if (k_packable(t) && k % 256 == 0) return (n + 15) / 16 * (k / 256) * k_group_sb(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
   return (n + 15) / 16 * (k / 32) * f->gb();
 }
@@ -157,8 +220,10 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
       if (f)
         pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
-      else
+      else if (w.dtype == DType::Q4_K)
         pack_group_q4k(src, row_bytes, n, g, nb / 8, out + g * (nb / 8) * kQ4KGroupSB);
+      else
+        pack_group_q6k(src, row_bytes, n, g, nb / 8, out + g * (nb / 8) * kQ6KGroupSB);
   };
   std::vector<std::thread> threads;
   for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);
@@ -168,6 +233,7 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
 
 void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   if (t == DType::Q4_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q4k(packed, k, r, out);
+  if (t == DType::Q6_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q6k(packed, k, r, out);
   const PackFmt* f = pack_fmt(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");
   const int64_t nb = k / 32;

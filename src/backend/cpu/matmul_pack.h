@@ -22,6 +22,10 @@
 // code registers each, in Q4_0's nibble order (code byte i: element i, high nibble element 16 + i),
 // then the 6-bit scales (byte 16j + L: sc of sub-block j, row π(L)), the mins likewise, 16 f16 d
 // and 16 f16 dmin: 2368 bytes, 148 per row against the file's 144.
+// Q6_K, AVX2 only, per super-block of a group: per sub-block of 32 elements 4 code registers of
+// the low 4 bits in Q4_0's order, then 2 registers of the high 2 bits (byte 4L + j of register
+// 4 + p: bits 4(d % 2) + 2h.. of register d = 2p + d % 2's nibble h), then the int8 scales as pairs
+// (byte 32j + 2L + t: scale 2j + t of row π(L)) and 16 f16 d: 3360 bytes, the file's 210 per row.
 // The same bytes as the original (16 rows × block bytes), plus the padding rows. Results are
 // those of the panel kernel on the original rows, whatever the number of activation rows.
 #pragma once
@@ -47,8 +51,8 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K in the AVX2
-/// layout only), whatever the CPU; and whether it has one in `layout`.
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K and Q6_K in
+/// the AVX2 layout only), whatever the CPU; and whether it has one in `layout`.
 bool packable(DType t);
 bool packable(DType t, PackLayout layout);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16), the same for both

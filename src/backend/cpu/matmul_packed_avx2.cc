@@ -21,11 +21,13 @@
 #include <cstring>
 
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul_packed_avx2.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
 
 MatmulKernel avx2_packed_kernel(DType t);
+MatmulKernel avx2_packed_q6k_kernel();  // matmul_packed_q6k_avx2.cc
 
 namespace {
 
@@ -118,19 +120,6 @@ struct Q4K : Fmt<4, false, true, false> {
                          u8x8(s + 2176 + 16 * (b % 8) + 8 * h));
   }
 };
-
-// An empty asm on a running sum: GCC would otherwise re-associate a block's chain of integer adds
-// into a tree, keep all 32 products of a 4-row block live at once and spill them (measured 2× slower).
-inline __m256i keep(__m256i v) {
-  asm("" : "+x"(v));
-  return v;
-}
-
-inline __m256i bcast(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
 
 // Signed codes w against broadcast activation codes x: 8 int32 sums of 4 products.
 inline __m256i dot_signed(__m256i aw, __m256i w, __m256i x, __m256i ones) {
@@ -231,50 +220,21 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
   for (int r = 0; r < R; ++r) _mm256_storeu_ps(out[r], acc[r]);
 }
 
-// Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (matmul_pack.h).
-inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
-
 template <class F>
-void packed_tile(const TileArgs& t) {
-  const int64_t nb = t.k / 32, ws = t.w_stride;
-  // Activation rows per pass over the groups: ~256 KiB of them stay in L2 while n is swept.
-  const int64_t mc = std::max<int64_t>(4, (256 << 10) / t.a_stride / 4 * 4);
-  for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
-    const int64_t i1 = std::min(t.m, i0 + mc);
-    for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
-      const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
-      const int rows = int(std::min<int64_t>(16, t.n - j0));
-      const uint8_t* pf = j0 + 16 < t.n ? g + 16 * ws : nullptr;
-      for (int h = 0; h < (rows > 2 ? 2 : 1); ++h) {  // half 0 holds rows 0, 1, 4, 5, ...
-        for (int64_t i = i0; i < i1;) {
-          const int64_t left = i1 - i;
-          const int r = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-          const uint8_t* a = t.a + i * t.a_stride;
-          alignas(32) float out[4][8];
-          const uint8_t* pfh = h == 0 && i == i0 ? pf : nullptr;
-          switch (r) {
-            case 4: half_rows<F, 4>(g, nb, h, a, t.a_stride, out, pfh); break;
-            case 2: half_rows<F, 2>(g, nb, h, a, t.a_stride, out, pfh); break;
-            default: half_rows<F, 1>(g, nb, h, a, t.a_stride, out, pfh); break;
-          }
-          for (int rr = 0; rr < r; ++rr) {
-            float* y = t.y + (i + rr) * t.y_stride + j0;
-            for (int l = 0; l < 8; ++l)
-              if (const int row = lane_row(h, l); row < rows) y[row] = out[rr][l];
-          }
-          i += r;
-        }
-      }
-    }
+struct Rows {
+  template <int R>
+  static void rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
+                   const uint8_t* pf) {
+    half_rows<F, R>(g, nb, h, a, as, out, pf);
   }
-}
+};
 
 template <class F, int OFF>
 MatmulKernel make() {
   MatmulKernel k;
   k.act_row_bytes = act_row_bytes;
   k.prepare = prepare<OFF>;
-  k.tile = packed_tile<F>;
+  k.tile = packed_tile<Rows<F>>;
   return k;
 }
 
@@ -289,6 +249,7 @@ MatmulKernel avx2_packed_kernel(DType t) {
     case DType::Q5_1: return make<Fmt<4, true, true, false>, 0>();
     case DType::IQ4_NL: return make<Fmt<4, false, false, true>, 0>();
     case DType::Q4_K: return make<Q4K, 0>();
+    case DType::Q6_K: return avx2_packed_q6k_kernel();
     default: return {};
   }
 }

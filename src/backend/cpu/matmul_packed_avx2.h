@@ -1,0 +1,72 @@
+// Shared by the AVX2 packed matmul kernels (matmul_packed_avx2.cc for the 32-block formats and
+// Q4_K, matmul_packed_q6k_avx2.cc for Q6_K): the weights are 16-row groups of two 8-row halves
+// (matmul_pack.h), int32 lane L' of half h holding weight row π(8h + L'). Include only from
+// *_avx2.cc files.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/matmul_kernels.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+// An empty asm on a running sum: GCC would otherwise re-associate a block's chain of integer adds
+// into a tree, keep all 32 products of a 4-row block live at once and spill them (measured 2× slower).
+inline __m256i keep(__m256i v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+inline __m256i bcast(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (matmul_pack.h).
+inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
+
+// K::rows<R>(g, nb, h, a, a_stride, out, pf): R activation rows against half h of the group at g
+// (nb 32-element blocks); out[r][L'] gets lane L'; pf: the next group, to prefetch (null: none).
+template <class K>
+void packed_tile(const TileArgs& t) {
+  const int64_t nb = t.k / 32, ws = t.w_stride;
+  // Activation rows per pass over the groups: ~256 KiB of them stay in L2 while n is swept.
+  const int64_t mc = std::max<int64_t>(4, (256 << 10) / t.a_stride / 4 * 4);
+  for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
+    const int64_t i1 = std::min(t.m, i0 + mc);
+    for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
+      const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
+      const int rows = int(std::min<int64_t>(16, t.n - j0));
+      const uint8_t* pf = j0 + 16 < t.n ? g + 16 * ws : nullptr;
+      for (int h = 0; h < (rows > 2 ? 2 : 1); ++h) {  // half 0 holds rows 0, 1, 4, 5, ...
+        for (int64_t i = i0; i < i1;) {
+          const int64_t left = i1 - i;
+          const int r = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+          const uint8_t* a = t.a + i * t.a_stride;
+          alignas(32) float out[4][8];
+          const uint8_t* pfh = h == 0 && i == i0 ? pf : nullptr;
+          switch (r) {
+            case 4: K::template rows<4>(g, nb, h, a, t.a_stride, out, pfh); break;
+            case 2: K::template rows<2>(g, nb, h, a, t.a_stride, out, pfh); break;
+            default: K::template rows<1>(g, nb, h, a, t.a_stride, out, pfh); break;
+          }
+          for (int rr = 0; rr < r; ++rr) {
+            float* y = t.y + (i + rr) * t.y_stride + j0;
+            for (int l = 0; l < 8; ++l)
+              if (const int row = lane_row(h, l); row < rows) y[row] = out[rr][l];
+          }
+          i += r;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oxyd::backend::cpu

@@ -1,0 +1,130 @@
+// AVX2 matmul on Q6_K weights packed at load (matmul_pack.h, PackLayout::AVX2), at every number of
+// activation rows. The lanes are weight rows as in matmul_packed_avx2.cc; a super-block's sums stay
+// integer to its end: every 4-element step is vpmaddubsw (6-bit codes against int8 activation
+// codes) then vpmaddwd with the rows' int8 sub-block scales, so one f32 scale (d·dx) per
+// super-block remains. The codes' offset of 32 comes off as 32·Σ sc·Σx per 16 elements, from the
+// activation sums. Activations are quantized per 256 elements, as for the K-quant row-dot kernels.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul_packed_avx2.h"
+
+namespace oxyd::backend::cpu {
+
+MatmulKernel avx2_packed_q6k_kernel();
+
+namespace {
+
+// A 16-row super-block (matmul_pack.h): 8 sub-blocks of 384 bytes (4 code registers of low
+// nibbles, 2 of high bits), then the int8 scale pairs (32 per sub-block) and 16 f16 d.
+constexpr int64_t kSB = 8 * 384 + 8 * 32 + 32, kScales = 8 * 384, kD = kScales + 256;
+
+// One activation row: codes[k] (int8), then per super-block dx (f32), then per super-block 8
+// int32 words, each two int16: the sums of the codes of elements 32j..32j+15 and 32j+16..32j+31.
+int64_t act_row_bytes(int64_t k) { return (k + k / 256 * 36 + 63) / 64 * 64; }
+
+void prepare(const float* x, int64_t k, uint8_t* out) {
+  const int64_t nsb = k / 256;
+  float* dx = reinterpret_cast<float*>(out + k);
+  int16_t* sums = reinterpret_cast<int16_t*>(out + k + 4 * nsb);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t sb = 0; sb < nsb; ++sb) {
+    const float* xs = x + 256 * sb;
+    __m256 mx = _mm256_setzero_ps();
+    for (int i = 0; i < 256; i += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(xs + i)));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+    dx[sb] = amax / 127.0f;
+    int8_t* q = reinterpret_cast<int8_t*>(out + 256 * sb);
+    for (int i = 0; i < 256; i += 32) {
+      __m256i c[4];
+      for (int v = 0; v < 4; ++v) c[v] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xs + i + 8 * v), id));
+      const __m256i r = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i),
+                          _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    }
+    for (int s = 0; s < 16; ++s) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += q[16 * s + j];
+      sums[16 * sb + s] = int16_t(sum);
+    }
+  }
+}
+
+struct Q6K {
+  template <int R>
+  static void rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
+                   const uint8_t* pf) {
+    const int64_t nsb = nb / 8;
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    // vpshufb patterns: each int32 lane (sc_lo, sc_hi) as int16 → (sc_lo, sc_lo) / (sc_hi, sc_hi).
+    const __m256i dup_lo = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4,
+                                            5, 8, 9, 8, 9, 12, 13, 12, 13);
+    const __m256i dup_hi = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6,
+                                            7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+    __m256 acc[R];
+#pragma GCC unroll 8
+    for (auto& v : acc) v = _mm256_setzero_ps();
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      const uint8_t* s = g + sb * kSB;
+      if (pf)
+        for (int64_t o = 0; o < kSB; o += 64) __builtin_prefetch(pf + sb * kSB + o, 0, 3);
+      __m256i si[R];
+#pragma GCC unroll 8
+      for (auto& v : si) v = _mm256_setzero_si256();
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* c = s + 384 * j;
+        const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * h)));
+        const __m256i sc_lo = _mm256_shuffle_epi8(sc, dup_lo), sc_hi = _mm256_shuffle_epi8(sc, dup_hi);
+#pragma GCC unroll 4
+        for (int d = 0; d < 4; ++d) {
+          const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 64 * d + 32 * h));
+          const __m256i P = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 256 + 64 * (d / 2) + 32 * h));
+          // High bits of register d: bits 4(d%2)..+1 (its low nibbles' elements), +2..+3 (high).
+          const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
+          const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
+          const __m256i lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
+          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const uint8_t* x = a + r * as + 256 * sb + 32 * j;
+            si[r] = keep(_mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, bcast(x + 4 * d)), sc_lo)));
+            si[r] = keep(_mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, bcast(x + 16 + 4 * d)), sc_hi)));
+          }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {  // − 32 · (sc_lo · Σx_lo + sc_hi · Σx_hi)
+          const uint8_t* sums = a + r * as + nb * 32 + 4 * nsb + 32 * sb + 4 * j;
+          si[r] = _mm256_sub_epi32(si[r], _mm256_slli_epi32(_mm256_madd_epi16(sc, bcast(sums)), 5));
+        }
+      }
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kD + 16 * h)));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const float dx = reinterpret_cast<const float*>(a + r * as + nb * 32)[sb];
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[r]), _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc[r]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out[r], acc[r]);
+  }
+};
+
+}  // namespace
+
+MatmulKernel avx2_packed_q6k_kernel() {
+  MatmulKernel k;
+  k.act_row_bytes = act_row_bytes;
+  k.prepare = prepare;
+  k.tile = packed_tile<Q6K>;
+  return k;
+}
+
+}  // namespace oxyd::backend::cpu
