@@ -91,7 +91,8 @@ MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
 
 PackLayout matmul_pack_layout(DType t) {
   const PackLayout l = packed_kernel_layout();
-  if (l == PackLayout::NONE || !packable(t, l) || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
+  if (l == PackLayout::NONE || !packable(t, l) || !g_pack_allowed.load(std::memory_order_relaxed))
+    return PackLayout::NONE;
   // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
   if (l == PackLayout::AVX512 && g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile)
     return PackLayout::NONE;

@@ -1,6 +1,7 @@
 // AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, IQ4_NL and Q4_K (its 32-element sub-blocks as Q4_1-like blocks), at every number of activation rows (decode and prefill alike), for CPUs without
-// AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake and the E-cores).
+// Q8_0, IQ4_NL and Q4_K (its 32-element sub-blocks as Q4_1-like blocks; Q6_K is in
+// matmul_packed_q6k_avx2.cc), at every number of activation rows (decode and prefill alike), for
+// CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake, and E-cores).
 //
 // A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
 // bytes in which int32 lane L' holds 4 code bytes of one weight row, so one vpmaddubsw against an
@@ -13,7 +14,10 @@
 // The activation rows are panel_prepare's layout (matmul_panel_avx512.h): quant32 codes, the f32
 // scale, −OFF·Σcodes and dx·Σcodes per block, with the same rounding. Every integer block sum is
 // exact, and f32 accumulation is the same fma chain per output as the AVX-512 packed kernel's, so
-// the two give identical results on the formats both pack, and a row's result never depends on the other rows of the batch.
+// the two give identical results on the formats both pack, and a row's result never depends on
+// the other rows of the batch.
+#include "backend/cpu/matmul_packed_avx2.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,7 +25,6 @@
 #include <cstring>
 
 #include "backend/cpu/matmul_kernels.h"
-#include "backend/cpu/matmul_packed_avx2.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
@@ -96,7 +99,9 @@ struct Fmt {
   static constexpr int64_t BB = SCALES + (MIN ? 64 : 32);
   static constexpr bool SIGNED = ND == 8 || LUT;
   static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b * BB; }
-  static __m256 f16x8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static __m256 f16x8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static __m256 scale(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 16 * h); }
   static __m256 min(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 32 + 16 * h); }
 };
@@ -157,7 +162,8 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
         const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
         const __m256i aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) s[r] = keep(_mm256_add_epi32(s[r], dot_signed(aw, w, bcast(x + r * as + 4 * d), ones)));
+        for (int r = 0; r < R; ++r)
+          s[r] = keep(_mm256_add_epi32(s[r], dot_signed(aw, w, bcast(x + r * as + 4 * d), ones)));
       }
     } else {
       constexpr bool kQh = F::QH;
@@ -175,8 +181,9 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
           hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(H, d), b4));
         }
         if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
-          const __m256i lut = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-                                               -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+          const __m256i lut =
+              _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, -127, -104,
+                               -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
           lo = _mm256_shuffle_epi8(lut, lo);
           hi = _mm256_shuffle_epi8(lut, hi);
           const __m256i alo = _mm256_abs_epi8(lo), ahi = _mm256_abs_epi8(hi);
@@ -242,15 +249,24 @@ MatmulKernel make() {
 
 MatmulKernel avx2_packed_kernel(DType t) {
   switch (t) {
-    case DType::Q8_0: return make<Fmt<8, false, false, false>, 0>();
-    case DType::Q4_0: return make<Fmt<4, false, false, false>, 8>();
-    case DType::Q4_1: return make<Fmt<4, false, true, false>, 0>();
-    case DType::Q5_0: return make<Fmt<4, true, false, false>, 16>();
-    case DType::Q5_1: return make<Fmt<4, true, true, false>, 0>();
-    case DType::IQ4_NL: return make<Fmt<4, false, false, true>, 0>();
-    case DType::Q4_K: return make<Q4K, 0>();
-    case DType::Q6_K: return avx2_packed_q6k_kernel();
-    default: return {};
+    case DType::Q8_0:
+      return make<Fmt<8, false, false, false>, 0>();
+    case DType::Q4_0:
+      return make<Fmt<4, false, false, false>, 8>();
+    case DType::Q4_1:
+      return make<Fmt<4, false, true, false>, 0>();
+    case DType::Q5_0:
+      return make<Fmt<4, true, false, false>, 16>();
+    case DType::Q5_1:
+      return make<Fmt<4, true, true, false>, 0>();
+    case DType::IQ4_NL:
+      return make<Fmt<4, false, false, true>, 0>();
+    case DType::Q4_K:
+      return make<Q4K, 0>();
+    case DType::Q6_K:
+      return avx2_packed_q6k_kernel();
+    default:
+      return {};
   }
 }
 

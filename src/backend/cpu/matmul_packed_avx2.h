@@ -52,9 +52,15 @@ void packed_tile(const TileArgs& t) {
           alignas(32) float out[4][8];
           const uint8_t* pfh = h == 0 && i == i0 ? pf : nullptr;
           switch (r) {
-            case 4: K::template rows<4>(g, nb, h, a, t.a_stride, out, pfh); break;
-            case 2: K::template rows<2>(g, nb, h, a, t.a_stride, out, pfh); break;
-            default: K::template rows<1>(g, nb, h, a, t.a_stride, out, pfh); break;
+            case 4:
+              K::template rows<4>(g, nb, h, a, t.a_stride, out, pfh);
+              break;
+            case 2:
+              K::template rows<2>(g, nb, h, a, t.a_stride, out, pfh);
+              break;
+            default:
+              K::template rows<1>(g, nb, h, a, t.a_stride, out, pfh);
+              break;
           }
           for (int rr = 0; rr < r; ++rr) {
             float* y = t.y + (i + rr) * t.y_stride + j0;

@@ -65,10 +65,10 @@ struct Q6K {
     const int64_t nsb = nb / 8;
     const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     // vpshufb patterns: each int32 lane (sc_lo, sc_hi) as int16 → (sc_lo, sc_lo) / (sc_hi, sc_hi).
-    const __m256i dup_lo = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4,
-                                            5, 8, 9, 8, 9, 12, 13, 12, 13);
-    const __m256i dup_hi = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6,
-                                            7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+    const __m256i dup_lo = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5,
+                                            8, 9, 8, 9, 12, 13, 12, 13);
+    const __m256i dup_hi = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6, 7, 6,
+                                            7, 10, 11, 10, 11, 14, 15, 14, 15);
     __m256 acc[R];
 #pragma GCC unroll 8
     for (auto& v : acc) v = _mm256_setzero_ps();
@@ -81,7 +81,8 @@ struct Q6K {
       for (auto& v : si) v = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
         const uint8_t* c = s + 384 * j;
-        const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * h)));
+        const __m256i sc =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * h)));
         const __m256i sc_lo = _mm256_shuffle_epi8(sc, dup_lo), sc_hi = _mm256_shuffle_epi8(sc, dup_hi);
 #pragma GCC unroll 4
         for (int d = 0; d < 4; ++d) {
@@ -91,12 +92,14 @@ struct Q6K {
           const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
           const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
           const __m256i lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
-          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
+          const __m256i hi =
+              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             const uint8_t* x = a + r * as + 256 * sb + 32 * j;
             si[r] = keep(_mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, bcast(x + 4 * d)), sc_lo)));
-            si[r] = keep(_mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, bcast(x + 16 + 4 * d)), sc_hi)));
+            si[r] = keep(
+                _mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, bcast(x + 16 + 4 * d)), sc_hi)));
           }
         }
 #pragma GCC unroll 8
