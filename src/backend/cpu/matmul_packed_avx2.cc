@@ -131,12 +131,16 @@ inline __m256i dot_signed(__m256i aw, __m256i w, __m256i x, __m256i ones) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), ones);
 }
 
-// R activation rows against half h of the 16-row group at g (nb blocks); out[r][L'] gets lane L'.
-// pf: the next group's first byte, prefetched block by block (0: none).
-template <class F, int R>
-void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8], const uint8_t* pf) {
+// R activation rows against H halves (h0, h0 + 1, ...) of the 16-row group at g (nb blocks): slot
+// q = H·r + hh is row r against half h0 + hh, and out[q][L'] gets its lane L'. pf: the next group's
+// first byte, prefetched block by block (null: none). One or two rows take both halves in one
+// pass, so a group's weights stream from memory once, not once per half.
+template <class F, int R, int H>
+void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
+               const uint8_t* pf) {
+  constexpr int Q = R * H;
   const __m256i m0f = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-  __m256 acc[R];
+  __m256 acc[Q];
 #pragma GCC unroll 8
   for (auto& v : acc) v = _mm256_setzero_ps();
   const float* dx[R];
@@ -153,86 +157,106 @@ void half_rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as
     if (pf)
       for (int64_t o = 0; o < F::BB; o += 64) __builtin_prefetch(pf + b * F::BB + o, 0, 3);
     const uint8_t* x = a + b * 32;
-    __m256i s[R];
+    __m256i s[Q];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) s[r] = _mm256_set1_epi32(init[r][b]);
+    for (int q = 0; q < Q; ++q) s[q] = _mm256_set1_epi32(init[q / H][b]);
     if constexpr (F::ND == 8) {  // Q8_0: a code byte per element
 #pragma GCC unroll 8
       for (int d = 0; d < 8; ++d) {
-        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
-        const __m256i aw = _mm256_abs_epi8(w);
+        __m256i w[H], aw[H];
+#pragma GCC unroll 2
+        for (int hh = 0; hh < H; ++hh) {
+          w[hh] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * (h0 + hh)));
+          aw[hh] = _mm256_abs_epi8(w[hh]);
+        }
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          s[r] = keep(_mm256_add_epi32(s[r], dot_signed(aw, w, bcast(x + r * as + 4 * d), ones)));
+        for (int r = 0; r < R; ++r) {
+          const __m256i xr = bcast(x + r * as + 4 * d);
+#pragma GCC unroll 2
+          for (int hh = 0; hh < H; ++hh)
+            s[H * r + hh] = keep(_mm256_add_epi32(s[H * r + hh], dot_signed(aw[hh], w[hh], xr, ones)));
+        }
       }
     } else {
       constexpr bool kQh = F::QH;
-      __m256i s16[R];
+      __m256i s16[Q];
 #pragma GCC unroll 8
       for (auto& v : s16) v = _mm256_setzero_si256();
-      const __m256i H = kQh ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * h)) : __m256i{};
 #pragma GCC unroll 4
       for (int d = 0; d < 4; ++d) {
-        const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
-        __m256i lo = _mm256_and_si256(T, m0f), hi = _mm256_and_si256(_mm256_srli_epi16(T, 4), m0f);
-        if constexpr (kQh) {  // bit d of a mask byte: element 4d + j's fifth bit; bit 4 + d: 16 + 4d + j's
-          const __m256i b4 = _mm256_set1_epi8(0x10);
-          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(H, 4 - d), b4));
-          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(H, d), b4));
+        __m256i lo[H], hi[H];
+#pragma GCC unroll 2
+        for (int hh = 0; hh < H; ++hh) {
+          const int h = h0 + hh;
+          const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
+          lo[hh] = _mm256_and_si256(T, m0f);
+          hi[hh] = _mm256_and_si256(_mm256_srli_epi16(T, 4), m0f);
+          if constexpr (kQh) {  // bit d of a mask byte: element 4d + j's fifth bit; bit 4 + d: 16 + 4d + j's
+            const __m256i M = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * h));
+            const __m256i b4 = _mm256_set1_epi8(0x10);
+            lo[hh] = _mm256_or_si256(lo[hh], _mm256_and_si256(_mm256_slli_epi16(M, 4 - d), b4));
+            hi[hh] = _mm256_or_si256(hi[hh], _mm256_and_si256(_mm256_srli_epi16(M, d), b4));
+          }
+          if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
+            const __m256i lut =
+                _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, -127, -104,
+                                 -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+            lo[hh] = _mm256_shuffle_epi8(lut, lo[hh]);
+            hi[hh] = _mm256_shuffle_epi8(lut, hi[hh]);
+          }
         }
-        if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
-          const __m256i lut =
-              _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, -127, -104,
-                               -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-          lo = _mm256_shuffle_epi8(lut, lo);
-          hi = _mm256_shuffle_epi8(lut, hi);
-          const __m256i alo = _mm256_abs_epi8(lo), ahi = _mm256_abs_epi8(hi);
 #pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            const uint8_t* xr = x + r * as;
-            s[r] = keep(_mm256_add_epi32(s[r], dot_signed(alo, lo, bcast(xr + 4 * d), ones)));
-            s[r] = keep(_mm256_add_epi32(s[r], dot_signed(ahi, hi, bcast(xr + 16 + 4 * d), ones)));
-          }
-        } else {
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            const uint8_t* xr = x + r * as;
-            s16[r] = keep(_mm256_add_epi16(s16[r], _mm256_maddubs_epi16(lo, bcast(xr + 4 * d))));
-            s16[r] = keep(_mm256_add_epi16(s16[r], _mm256_maddubs_epi16(hi, bcast(xr + 16 + 4 * d))));
-          }
-          if (kQh && d % 2 == 1) {  // 5-bit codes: widen every 4 steps
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) {
-              s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
-              s16[r] = _mm256_setzero_si256();
+        for (int r = 0; r < R; ++r) {
+          const __m256i xl = bcast(x + r * as + 4 * d), xh = bcast(x + r * as + 16 + 4 * d);
+#pragma GCC unroll 2
+          for (int hh = 0; hh < H; ++hh) {
+            const int q = H * r + hh;
+            if constexpr (F::LUT) {
+              s[q] = keep(_mm256_add_epi32(s[q], dot_signed(_mm256_abs_epi8(lo[hh]), lo[hh], xl, ones)));
+              s[q] = keep(_mm256_add_epi32(s[q], dot_signed(_mm256_abs_epi8(hi[hh]), hi[hh], xh, ones)));
+            } else {
+              s16[q] = keep(_mm256_add_epi16(s16[q], _mm256_maddubs_epi16(lo[hh], xl)));
+              s16[q] = keep(_mm256_add_epi16(s16[q], _mm256_maddubs_epi16(hi[hh], xh)));
             }
+          }
+        }
+        if (kQh && d % 2 == 1) {  // 5-bit codes: widen every 4 steps
+#pragma GCC unroll 8
+          for (int q = 0; q < Q; ++q) {
+            s[q] = _mm256_add_epi32(s[q], _mm256_madd_epi16(s16[q], ones));
+            s16[q] = _mm256_setzero_si256();
           }
         }
       }
       if constexpr (!kQh && !F::LUT)
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(s16[r], ones));
+        for (int q = 0; q < Q; ++q) s[q] = _mm256_add_epi32(s[q], _mm256_madd_epi16(s16[q], ones));
     }
-    const __m256 dw = F::scale(g, b, h);
+#pragma GCC unroll 2
+    for (int hh = 0; hh < H; ++hh) {
+      const __m256 dw = F::scale(g, b, h0 + hh);
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])), acc[r]);
-    if constexpr (F::MIN) {
-      const __m256 dm = F::min(g, b, h);
+      for (int r = 0; r < R; ++r)
+        acc[H * r + hh] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[H * r + hh]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])),
+                                          acc[H * r + hh]);
+      if constexpr (F::MIN) {
+        const __m256 dm = F::min(g, b, h0 + hh);
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[r]);
+        for (int r = 0; r < R; ++r)
+          acc[H * r + hh] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[H * r + hh]);
+      }
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) _mm256_storeu_ps(out[r], acc[r]);
+  for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q], acc[q]);
 }
 
 template <class F>
 struct Rows {
-  template <int R>
-  static void rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
+  template <int R, int H>
+  static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
                    const uint8_t* pf) {
-    half_rows<F, R>(g, nb, h, a, as, out, pf);
+    half_rows<F, R, H>(g, nb, h0, a, as, out, pf);
   }
 };
 

@@ -31,43 +31,55 @@ inline __m256i bcast(const uint8_t* p) {
 // Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (matmul_pack.h).
 inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
 
-// K::rows<R>(g, nb, h, a, a_stride, out, pf): R activation rows against half h of the group at g
-// (nb 32-element blocks); out[r][L'] gets lane L'; pf: the next group, to prefetch (null: none).
+// K::rows<R, H>(g, nb, h0, a, a_stride, out, pf): R activation rows against halves h0..h0+H-1 of
+// the group at g (nb 32-element blocks); out[H·r + hh][L'] gets lane L' of row r, half h0 + hh; pf:
+// the next group, to prefetch (null: none). Four rows at a time take one half per pass; the last
+// one or two rows take both halves in one pass (at m = 1 that keeps decode at the memory bandwidth).
 template <class K>
 void packed_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ws = t.w_stride;
   // Activation rows per pass over the groups: ~256 KiB of them stay in L2 while n is swept.
   const int64_t mc = std::max<int64_t>(4, (256 << 10) / t.a_stride / 4 * 4);
+  alignas(32) float out[4][8];
+  auto store = [&](int64_t i, int r, int h0, int H, int rows, int64_t j0) {
+    for (int q = 0; q < r * H; ++q) {
+      float* y = t.y + (i + q / H) * t.y_stride + j0;
+      for (int l = 0; l < 8; ++l)
+        if (const int row = lane_row(h0 + q % H, l); row < rows) y[row] = out[q][l];
+    }
+  };
   for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
     const int64_t i1 = std::min(t.m, i0 + mc);
     for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
       const uint8_t* g = t.w + j0 * ws;  // j0 is a multiple of 16: the group's first block
       const int rows = int(std::min<int64_t>(16, t.n - j0));
       const uint8_t* pf = j0 + 16 < t.n ? g + 16 * ws : nullptr;
-      for (int h = 0; h < (rows > 2 ? 2 : 1); ++h) {  // half 0 holds rows 0, 1, 4, 5, ...
-        for (int64_t i = i0; i < i1;) {
-          const int64_t left = i1 - i;
-          const int r = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-          const uint8_t* a = t.a + i * t.a_stride;
-          alignas(32) float out[4][8];
-          const uint8_t* pfh = h == 0 && i == i0 ? pf : nullptr;
-          switch (r) {
-            case 4:
-              K::template rows<4>(g, nb, h, a, t.a_stride, out, pfh);
-              break;
-            case 2:
-              K::template rows<2>(g, nb, h, a, t.a_stride, out, pfh);
-              break;
-            default:
-              K::template rows<1>(g, nb, h, a, t.a_stride, out, pfh);
-              break;
+      const int halves = rows > 2 ? 2 : 1;  // half 0 holds rows 0, 1, 4, 5, ...
+      int64_t i = i0;
+      for (; i1 - i >= 4; i += 4)
+        for (int h = 0; h < halves; ++h) {
+          K::template rows<4, 1>(g, nb, h, t.a + i * t.a_stride, t.a_stride, out, h == 0 && i == i0 ? pf : nullptr);
+          store(i, 4, h, 1, rows, j0);
+        }
+      if (const int r = int(i1 - i); r > 0) {
+        const uint8_t* a = t.a + i * t.a_stride;
+        const uint8_t* pfr = i == i0 ? pf : nullptr;
+        if (halves == 2) {
+          if (r == 1) K::template rows<1, 2>(g, nb, 0, a, t.a_stride, out, pfr);
+          if (r == 2) K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr);
+          if (r == 3) {
+            K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr);
+            store(i, 2, 0, 2, rows, j0);
+            K::template rows<1, 2>(g, nb, 0, a + 2 * t.a_stride, t.a_stride, out, nullptr);
+            store(i + 2, 1, 0, 2, rows, j0);
+          } else {
+            store(i, r, 0, 2, rows, j0);
           }
-          for (int rr = 0; rr < r; ++rr) {
-            float* y = t.y + (i + rr) * t.y_stride + j0;
-            for (int l = 0; l < 8; ++l)
-              if (const int row = lane_row(h, l); row < rows) y[row] = out[rr][l];
+        } else {
+          for (int64_t e = i; e < i1; ++e) {
+            K::template rows<1, 1>(g, nb, 0, t.a + e * t.a_stride, t.a_stride, out, e == i ? pfr : nullptr);
+            store(e, 1, 0, 1, rows, j0);
           }
-          i += r;
         }
       }
     }

@@ -59,8 +59,19 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 }
 
 struct Q6K {
+  // Both halves (H = 2) in two passes: the packed_tile interface of matmul_packed_avx2.h.
+  template <int R, int H>
+  static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
+                   const uint8_t* pf) {
+    for (int hh = 0; hh < H; ++hh) {
+      float half_out[R][8];
+      half<R>(g, nb, h0 + hh, a, as, half_out, hh == 0 ? pf : nullptr);
+      for (int r = 0; r < R; ++r) std::memcpy(out[H * r + hh], half_out[r], sizeof half_out[r]);
+    }
+  }
+
   template <int R>
-  static void rows(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
+  static void half(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
                    const uint8_t* pf) {
     const int64_t nsb = nb / 8;
     const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
