@@ -58,21 +58,22 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
   }
 }
 
+// R activation rows against H halves (h0, h0 + 1) of a group: slot q = H·r + hh (packed_tile's
+// interface, matmul_packed_avx2.h). Both halves in one pass only for one row (more spill registers
+// and gained nothing at 2 rows).
 struct Q6K {
-  // Both halves (H = 2) in two passes: the packed_tile interface of matmul_packed_avx2.h.
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
                    const uint8_t* pf) {
-    for (int hh = 0; hh < H; ++hh) {
-      float half_out[R][8];
-      half<R>(g, nb, h0 + hh, a, as, half_out, hh == 0 ? pf : nullptr);
-      for (int r = 0; r < R; ++r) std::memcpy(out[H * r + hh], half_out[r], sizeof half_out[r]);
+    if constexpr (R > 1 && H > 1) {
+      for (int hh = 0; hh < H; ++hh) {
+        float half_out[R][8];
+        rows<R, 1>(g, nb, h0 + hh, a, as, half_out, hh == 0 ? pf : nullptr);
+        for (int r = 0; r < R; ++r) std::memcpy(out[H * r + hh], half_out[r], sizeof half_out[r]);
+      }
+      return;
     }
-  }
-
-  template <int R>
-  static void half(const uint8_t* g, int64_t nb, int h, const uint8_t* a, int64_t as, float (*out)[8],
-                   const uint8_t* pf) {
+    constexpr int Q = R * H;
     const int64_t nsb = nb / 8;
     const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     // vpshufb patterns: each int32 lane (sc_lo, sc_hi) as int16 → (sc_lo, sc_lo) / (sc_hi, sc_hi).
@@ -80,54 +81,74 @@ struct Q6K {
                                             8, 9, 8, 9, 12, 13, 12, 13);
     const __m256i dup_hi = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6, 7, 6,
                                             7, 10, 11, 10, 11, 14, 15, 14, 15);
-    __m256 acc[R];
+    __m256 acc[Q];
 #pragma GCC unroll 8
     for (auto& v : acc) v = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* s = g + sb * kSB;
       if (pf)
         for (int64_t o = 0; o < kSB; o += 64) __builtin_prefetch(pf + sb * kSB + o, 0, 3);
-      __m256i si[R];
+      __m256i si[Q];
 #pragma GCC unroll 8
       for (auto& v : si) v = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
         const uint8_t* c = s + 384 * j;
-        const __m256i sc =
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * h)));
-        const __m256i sc_lo = _mm256_shuffle_epi8(sc, dup_lo), sc_hi = _mm256_shuffle_epi8(sc, dup_hi);
+        __m256i sc_lo[H], sc_hi[H];
+#pragma GCC unroll 2
+        for (int hh = 0; hh < H; ++hh) {
+          const __m256i sc = _mm256_cvtepi8_epi16(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * (h0 + hh))));
+          sc_lo[hh] = _mm256_shuffle_epi8(sc, dup_lo);
+          sc_hi[hh] = _mm256_shuffle_epi8(sc, dup_hi);
+        }
 #pragma GCC unroll 4
         for (int d = 0; d < 4; ++d) {
-          const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 64 * d + 32 * h));
-          const __m256i P = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 256 + 64 * (d / 2) + 32 * h));
-          // High bits of register d: bits 4(d%2)..+1 (its low nibbles' elements), +2..+3 (high).
-          const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
-          const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
-          const __m256i lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
-          const __m256i hi =
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
+#pragma GCC unroll 2
+          for (int hh = 0; hh < H; ++hh) {
+            const int h = h0 + hh;
+            const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 64 * d + 32 * h));
+            const __m256i P = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 256 + 64 * (d / 2) + 32 * h));
+            // High bits of register d: bits 4(d%2)..+1 (its low nibbles' elements), +2..+3 (high).
+            const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
+            const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
+            const __m256i hi =
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
 #pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            const uint8_t* x = a + r * as + 256 * sb + 32 * j;
-            si[r] = keep(_mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, bcast(x + 4 * d)), sc_lo)));
-            si[r] = keep(
-                _mm256_add_epi32(si[r], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, bcast(x + 16 + 4 * d)), sc_hi)));
+            for (int r = 0; r < R; ++r) {
+              const uint8_t* x = a + r * as + 256 * sb + 32 * j;
+              const int q = H * r + hh;
+              si[q] = keep(
+                  _mm256_add_epi32(si[q], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, bcast(x + 4 * d)), sc_lo[hh])));
+              si[q] = keep(_mm256_add_epi32(
+                  si[q], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, bcast(x + 16 + 4 * d)), sc_hi[hh])));
+            }
           }
         }
+#pragma GCC unroll 2
+        for (int hh = 0; hh < H; ++hh) {  // − 32 · (sc_lo · Σx_lo + sc_hi · Σx_hi)
+          const __m256i sc = _mm256_cvtepi8_epi16(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kScales + 32 * j + 16 * (h0 + hh))));
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {  // − 32 · (sc_lo · Σx_lo + sc_hi · Σx_hi)
-          const uint8_t* sums = a + r * as + nb * 32 + 4 * nsb + 32 * sb + 4 * j;
-          si[r] = _mm256_sub_epi32(si[r], _mm256_slli_epi32(_mm256_madd_epi16(sc, bcast(sums)), 5));
+          for (int r = 0; r < R; ++r) {
+            const uint8_t* sums = a + r * as + nb * 32 + 4 * nsb + 32 * sb + 4 * j;
+            si[H * r + hh] = _mm256_sub_epi32(si[H * r + hh], _mm256_slli_epi32(_mm256_madd_epi16(sc, bcast(sums)), 5));
+          }
         }
       }
-      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kD + 16 * h)));
+#pragma GCC unroll 2
+      for (int hh = 0; hh < H; ++hh) {
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + kD + 16 * (h0 + hh))));
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const float dx = reinterpret_cast<const float*>(a + r * as + nb * 32)[sb];
-        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[r]), _mm256_mul_ps(d, _mm256_set1_ps(dx)), acc[r]);
+        for (int r = 0; r < R; ++r) {
+          const float dx = reinterpret_cast<const float*>(a + r * as + nb * 32)[sb];
+          acc[H * r + hh] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[H * r + hh]), _mm256_mul_ps(d, _mm256_set1_ps(dx)),
+                                            acc[H * r + hh]);
+        }
       }
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out[r], acc[r]);
+    for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q], acc[q]);
   }
 };
 
