@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/matmul_decode_impl.h"
 #include "core/error.h"
 
 namespace oxyd::backend::cpu {
@@ -82,11 +83,6 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
 // 256·j, then sc[j][L] at 2048 + 16·j, m[j][L] at 2176 + 16·j, d[L] (f16) at 2304, dmin[L] at 2336.
 constexpr int64_t kQ4KBlock = 144, kQ4KGroupSB = 8 * 256 + 2 * 128 + 2 * 32;
 
-void q4k_scale_min(const uint8_t* s, int j, uint8_t& sc, uint8_t& m) {
-  sc = j < 4 ? s[j] & 63 : uint8_t((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-  m = j < 4 ? s[j + 4] & 63 : uint8_t((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-}
-
 void pack_group_q4k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb, uint8_t* out) {
   for (int64_t sb = 0; sb < nsb; ++sb, out += kQ4KGroupSB)
     for (int L = 0; L < 16; ++L) {
@@ -94,7 +90,7 @@ void pack_group_q4k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, i
       std::memcpy(out + 2304 + 2 * L, blk, 2);
       std::memcpy(out + 2336 + 2 * L, blk + 2, 2);
       for (int j = 0; j < 8; ++j) {
-        q4k_scale_min(blk + 4, j, out[2048 + 16 * j + L], out[2176 + 16 * j + L]);
+        scale_min_k4(j, blk + 4, out[2048 + 16 * j + L], out[2176 + 16 * j + L]);
         const uint8_t* qs = blk + 16 + 32 * (j / 2);
         const int shift = 4 * (j % 2);
         for (int i = 0; i < 16; ++i)  // code byte i of the sub-block: element i, high nibble 16 + i
@@ -213,17 +209,17 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
              "matmul_pack: not a packable weight");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
-  const int64_t row_bytes = w.row_bytes();
+  const int64_t row_bytes = w.row_bytes(), group_bytes = matmul_packed_bytes(w.dtype, 16, w.cols());
   // Own threads, not the global pool: a model may load while another model's engine runs on it.
   const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
   auto work = [&](int64_t part) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
       if (f)
-        pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * nb * f->gb());
+        pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * group_bytes);
       else if (w.dtype == DType::Q4_K)
-        pack_group_q4k(src, row_bytes, n, g, nb / 8, out + g * (nb / 8) * kQ4KGroupSB);
+        pack_group_q4k(src, row_bytes, n, g, nb / 8, out + g * group_bytes);
       else
-        pack_group_q6k(src, row_bytes, n, g, nb / 8, out + g * (nb / 8) * kQ6KGroupSB);
+        pack_group_q6k(src, row_bytes, n, g, nb / 8, out + g * group_bytes);
   };
   std::vector<std::thread> threads;
   for (int64_t p = 1; p < parts; ++p) threads.emplace_back(work, p);

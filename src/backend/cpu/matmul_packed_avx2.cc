@@ -17,6 +17,7 @@
 // the two give identical results on the formats both pack, and a row's result never depends on
 // the other rows of the batch.
 #include "backend/cpu/matmul_packed_avx2.h"
+#include "backend/cpu/matmul_quant_avx2.h"
 
 #include <immintrin.h>
 
@@ -39,34 +40,16 @@ int64_t act_row_bytes(int64_t k) {
   return (nb * 32 + nb * 12 + 63) / 64 * 64;
 }
 
-inline int32_t hsum_epi32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
-
-// quant32 of matmul_quant32_avx512.h: q = round(x · 127 / amax) (nearest even), scale amax / 127
-// rounded to f16. Returns the scale; q gets 32 codes, *sum their sum.
+// quant32 of matmul_quant32_avx512.h: q = round(x · 127 / amax), scale amax / 127 rounded to f16.
+// Returns the scale; q gets 32 codes, *sum their sum.
 inline float quant32(const float* x, int8_t* q, int32_t* sum) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  __m256 v[4];
-  __m256 mx = _mm256_setzero_ps();
-  for (int i = 0; i < 4; ++i) {
-    v[i] = _mm256_loadu_ps(x + 8 * i);
-    mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, v[i]));
-  }
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  const float amax = _mm_cvtss_f32(m4);
-  const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
-  __m256i c[4];
-  for (int i = 0; i < 4; ++i) c[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
-  *sum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(c[0], c[1]), _mm256_add_epi32(c[2], c[3])));
-  const __m256i r = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
-                      _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  const float amax = amax8(x, 32);
+  quant8(x, 32, amax > 0.0f ? 127.0f / amax : 0.0f, q);
+  const __m256i codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  const __m256i s32 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), codes), _mm256_set1_epi16(1));
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+  *sum = _mm_cvtsi128_si32(_mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1)));
   return f16_to_f32(f32_to_f16(amax / 127.0f));
 }
 

@@ -61,26 +61,18 @@ void packed_tile(const TileArgs& t) {
           K::template rows<4, 1>(g, nb, h, t.a + i * t.a_stride, t.a_stride, out, h == 0 && i == i0 ? pf : nullptr);
           store(i, 4, h, 1, rows, j0);
         }
-      if (const int r = int(i1 - i); r > 0) {
+      for (; i < i1;) {
+        const int r = i1 - i >= 2 ? 2 : 1;
         const uint8_t* a = t.a + i * t.a_stride;
         const uint8_t* pfr = i == i0 ? pf : nullptr;
-        if (halves == 2) {
-          if (r == 1) K::template rows<1, 2>(g, nb, 0, a, t.a_stride, out, pfr);
-          if (r == 2) K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr);
-          if (r == 3) {
-            K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr);
-            store(i, 2, 0, 2, rows, j0);
-            K::template rows<1, 2>(g, nb, 0, a + 2 * t.a_stride, t.a_stride, out, nullptr);
-            store(i + 2, 1, 0, 2, rows, j0);
-          } else {
-            store(i, r, 0, 2, rows, j0);
-          }
-        } else {
-          for (int64_t e = i; e < i1; ++e) {
-            K::template rows<1, 1>(g, nb, 0, t.a + e * t.a_stride, t.a_stride, out, e == i ? pfr : nullptr);
-            store(e, 1, 0, 1, rows, j0);
-          }
-        }
+        if (halves == 2)
+          r == 2 ? K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr)
+                 : K::template rows<1, 2>(g, nb, 0, a, t.a_stride, out, pfr);
+        else
+          r == 2 ? K::template rows<2, 1>(g, nb, 0, a, t.a_stride, out, pfr)
+                 : K::template rows<1, 1>(g, nb, 0, a, t.a_stride, out, pfr);
+        store(i, r, 0, halves, rows, j0);
+        i += r;
       }
     }
   }

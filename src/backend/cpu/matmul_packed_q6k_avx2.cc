@@ -12,6 +12,7 @@
 
 #include "backend/cpu/matmul_kernels.h"
 #include "backend/cpu/matmul_packed_avx2.h"
+#include "backend/cpu/matmul_quant_avx2.h"
 
 namespace oxyd::backend::cpu {
 
@@ -31,25 +32,11 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
   const int64_t nsb = k / 256;
   float* dx = reinterpret_cast<float*>(out + k);
   int16_t* sums = reinterpret_cast<int16_t*>(out + k + 4 * nsb);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t sb = 0; sb < nsb; ++sb) {
-    const float* xs = x + 256 * sb;
-    __m256 mx = _mm256_setzero_ps();
-    for (int i = 0; i < 256; i += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(xs + i)));
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    const float amax = _mm_cvtss_f32(m4);
-    const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+    const float amax = amax8(x + 256 * sb, 256);
     dx[sb] = amax / 127.0f;
     int8_t* q = reinterpret_cast<int8_t*>(out + 256 * sb);
-    for (int i = 0; i < 256; i += 32) {
-      __m256i c[4];
-      for (int v = 0; v < 4; ++v) c[v] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xs + i + 8 * v), id));
-      const __m256i r = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i),
-                          _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-    }
+    quant8(x + 256 * sb, 256, amax > 0.0f ? 127.0f / amax : 0.0f, q);
     for (int s = 0; s < 16; ++s) {
       int sum = 0;
       for (int j = 0; j < 16; ++j) sum += q[16 * s + j];
