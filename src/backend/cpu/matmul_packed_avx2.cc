@@ -122,10 +122,22 @@ template <class F, int R, int H>
 void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
                const uint8_t* pf) {
   constexpr int Q = R * H;
+  // Up to four slots keep their f32 sums in registers; eight (4 rows × 2 halves) need the registers
+  // for the integer sums and accumulate in out (L1) once per block.
+  constexpr bool kAccInOut = Q > 4;
   const __m256i m0f = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-  __m256 acc[Q];
+  __m256 acc[kAccInOut ? 1 : Q];
+  if constexpr (kAccInOut)
+    for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q], _mm256_setzero_ps());
+  else
 #pragma GCC unroll 8
-  for (auto& v : acc) v = _mm256_setzero_ps();
+    for (auto& v : acc) v = _mm256_setzero_ps();
+  auto fma_slot = [&](int q, __m256 a, __m256 b) {
+    if constexpr (kAccInOut)
+      _mm256_storeu_ps(out[q], _mm256_fmadd_ps(a, b, _mm256_loadu_ps(out[q])));
+    else
+      acc[q] = _mm256_fmadd_ps(a, b, acc[q]);
+  };
   const float* dx[R];
   const int32_t* init[R];
   const float* sx[R];
@@ -220,22 +232,22 @@ void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t a
       const __m256 dw = F::scale(g, b, h0 + hh);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
-        acc[H * r + hh] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[H * r + hh]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])),
-                                          acc[H * r + hh]);
+        fma_slot(H * r + hh, _mm256_cvtepi32_ps(s[H * r + hh]), _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b])));
       if constexpr (F::MIN) {
         const __m256 dm = F::min(g, b, h0 + hh);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          acc[H * r + hh] = _mm256_fmadd_ps(dm, _mm256_set1_ps(sx[r][b]), acc[H * r + hh]);
+        for (int r = 0; r < R; ++r) fma_slot(H * r + hh, dm, _mm256_set1_ps(sx[r][b]));
       }
     }
   }
+  if constexpr (!kAccInOut)
 #pragma GCC unroll 8
-  for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q], acc[q]);
+    for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q], acc[q]);
 }
 
 template <class F>
 struct Rows {
+  static constexpr bool kFourRowsBothHalves = true;
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
                    const uint8_t* pf) {

@@ -49,6 +49,7 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 // interface, matmul_packed_avx2.h). Both halves in one pass only for one row (more spill registers
 // and gained nothing at 2 rows).
 struct Q6K {
+  static constexpr bool kFourRowsBothHalves = false;
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
                    const uint8_t* pf) {
