@@ -442,7 +442,7 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats)
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                           DType::IQ4_NL, DType::Q4_K, DType::Q6_K),
+                                           DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(MatmulOps, LeadingDimsFlatten) {

@@ -79,52 +79,112 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
   }
 }
 
-// Q4_K, AVX2 layout only (matmul_pack.h). Per super-block of a group: codes of sub-block j at
-// 256·j, then sc[j][L] at 2048 + 16·j, m[j][L] at 2176 + 16·j, d[L] (f16) at 2304, dmin[L] at 2336.
-constexpr int64_t kQ4KBlock = 144, kQ4KGroupSB = 8 * 256 + 2 * 128 + 2 * 32;
+// The 4-bit super-block formats, AVX2 layout only (matmul_pack.h): Q4_K, Q5_K, IQ4_XS. Per
+// super-block of a group: sub-block j (32 elements) at cb·j, 4 code registers in Q4_0's nibble order
+// (Q5_K: then 64 bytes of fifth bits in Q5_0's AVX2 order); at sc = 8·cb the per-sub-block scales
+// (byte 16·j + L), Q4_K/Q5_K then the mins likewise and the f16 dmin after the f16 d.
+struct KFmt {
+  int64_t bb;     // file bytes per super-block
+  int qs, qh;     // offsets of the low nibbles and of Q5_K's fifth bits (-1: none) in a file block
+  bool xs;        // IQ4_XS: int8 scale ls - 32 per sub-block and d; else 6-bit sc, m, d, dmin
+  int64_t cb() const { return qh >= 0 ? 320 : 256; }
+  int64_t sc() const { return 8 * cb(); }
+  int64_t d() const { return sc() + (xs ? 128 : 256); }
+  int64_t group_sb() const { return d() + (xs ? 32 : 64); }
+  // The 4-bit code of element e (0..31) of sub-block j in a file block.
+  int nib(const uint8_t* blk, int j, int e) const {
+    if (xs) return (blk[qs + 16 * j + e % 16] >> (4 * (e / 16))) & 0xF;
+    return (blk[qs + 32 * (j / 2) + e] >> (4 * (j % 2))) & 0xF;
+  }
+  void set_nib(uint8_t* blk, int j, int e, int v) const {
+    if (xs)
+      blk[qs + 16 * j + e % 16] |= uint8_t(v << (4 * (e / 16)));
+    else
+      blk[qs + 32 * (j / 2) + e] |= uint8_t(v << (4 * (j % 2)));
+  }
+};
 
-void pack_group_q4k(const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb, uint8_t* out) {
-  for (int64_t sb = 0; sb < nsb; ++sb, out += kQ4KGroupSB)
-    for (int L = 0; L < 16; ++L) {
-      const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * kQ4KBlock;
-      std::memcpy(out + 2304 + 2 * L, blk, 2);
-      std::memcpy(out + 2336 + 2 * L, blk + 2, 2);
-      for (int j = 0; j < 8; ++j) {
-        scale_min_k4(j, blk + 4, out[2048 + 16 * j + L], out[2176 + 16 * j + L]);
-        const uint8_t* qs = blk + 16 + 32 * (j / 2);
-        const int shift = 4 * (j % 2);
-        for (int i = 0; i < 16; ++i)  // code byte i of the sub-block: element i, high nibble 16 + i
-          out[256 * j + 64 * (i / 4) + 4 * L + i % 4] =
-              uint8_t(((qs[i] >> shift) & 0xF) | (((qs[i + 16] >> shift) & 0xF) << 4));
-      }
-    }
+const KFmt* k_fmt(DType t) {
+  static constexpr KFmt kQ4K{144, 16, -1, false}, kQ5K{176, 48, 16, false}, kIQ4XS{136, 8, -1, true};
+  switch (t) {
+    case DType::Q4_K: return &kQ4K;
+    case DType::Q5_K: return &kQ5K;
+    case DType::IQ4_XS: return &kIQ4XS;
+    default: return nullptr;
+  }
 }
 
-void unpack_row_q4k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
-  const int L = lane_row(int(r % 16));
-  const uint8_t* p = packed + r / 16 * (k / 256) * kQ4KGroupSB;
-  for (int64_t sb = 0; sb < k / 256; ++sb, p += kQ4KGroupSB, out += kQ4KBlock) {
-    std::memcpy(out, p + 2304 + 2 * L, 2);
-    std::memcpy(out + 2, p + 2336 + 2 * L, 2);
-    uint8_t sc[8], m[8];
-    for (int j = 0; j < 8; ++j) {
-      sc[j] = p[2048 + 16 * j + L];
-      m[j] = p[2176 + 16 * j + L];
-    }
-    uint8_t* s = out + 4;
-    for (int j = 0; j < 4; ++j) {
-      s[j] = uint8_t(sc[j] | ((sc[j + 4] >> 4) << 6));
-      s[j + 4] = uint8_t(m[j] | ((m[j + 4] >> 4) << 6));
-      s[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
-    }
-    uint8_t* qs = out + 16;
-    std::memset(qs, 0, 128);
-    for (int j = 0; j < 8; ++j)
-      for (int e = 0; e < 32; ++e) {
-        const uint8_t byte = p[256 * j + 64 * (e % 16 / 4) + 4 * L + e % 4];
-        const uint8_t code = e < 16 ? byte & 0xF : byte >> 4;
-        qs[32 * (j / 2) + e] |= uint8_t(code << (4 * (j % 2)));
+// Packed byte of element e (0..31) of a sub-block for lane L, and its nibble.
+inline int64_t k_code_byte(int L, int e) { return 64 * (e % 16 / 4) + 4 * L + e % 4; }
+
+void pack_group_k4(const KFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb,
+                   uint8_t* out) {
+  for (int64_t sb = 0; sb < nsb; ++sb, out += f.group_sb()) {
+    std::memset(out, 0, size_t(f.group_sb()));
+    for (int L = 0; L < 16; ++L) {
+      const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * f.bb;
+      std::memcpy(out + f.d() + 2 * L, blk, 2);
+      if (!f.xs) std::memcpy(out + f.d() + 32 + 2 * L, blk + 2, 2);
+      for (int j = 0; j < 8; ++j) {
+        if (f.xs) {
+          uint16_t sh;
+          std::memcpy(&sh, blk + 2, 2);
+          const int ls = ((blk[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((sh >> (2 * j)) & 3) << 4);
+          out[f.sc() + 16 * j + L] = uint8_t(int8_t(ls - 32));
+        } else {
+          scale_min_k4(j, blk + 4, out[f.sc() + 16 * j + L], out[f.sc() + 128 + 16 * j + L]);
+        }
+        uint8_t* cj = out + f.cb() * j;
+        for (int e = 0; e < 32; ++e) {
+          cj[k_code_byte(L, e)] |= uint8_t(f.nib(blk, j, e) << (4 * (e / 16)));
+          if (f.qh >= 0 && ((blk[f.qh + e] >> j) & 1)) {
+            const auto [byte, bit] = qh_bit(PackLayout::AVX2, L, e);
+            cj[256 + byte] |= uint8_t(1u << bit);
+          }
+        }
       }
+    }
+  }
+}
+
+void unpack_row_k4(const KFmt& f, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  const int L = lane_row(int(r % 16));
+  const uint8_t* p = packed + r / 16 * (k / 256) * f.group_sb();
+  for (int64_t sb = 0; sb < k / 256; ++sb, p += f.group_sb(), out += f.bb) {
+    std::memset(out, 0, size_t(f.bb));
+    std::memcpy(out, p + f.d() + 2 * L, 2);
+    if (f.xs) {
+      uint16_t sh = 0;
+      for (int j = 0; j < 8; ++j) {
+        const int ls = int(int8_t(p[f.sc() + 16 * j + L])) + 32;
+        out[4 + j / 2] |= uint8_t((ls & 0xF) << (4 * (j % 2)));
+        sh |= uint16_t((ls >> 4) << (2 * j));
+      }
+      std::memcpy(out + 2, &sh, 2);
+    } else {
+      std::memcpy(out + 2, p + f.d() + 32 + 2 * L, 2);
+      uint8_t sc[8], m[8];
+      for (int j = 0; j < 8; ++j) {
+        sc[j] = p[f.sc() + 16 * j + L];
+        m[j] = p[f.sc() + 128 + 16 * j + L];
+      }
+      uint8_t* s = out + 4;
+      for (int j = 0; j < 4; ++j) {
+        s[j] = uint8_t(sc[j] | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = uint8_t(m[j] | ((m[j + 4] >> 4) << 6));
+        s[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+      }
+    }
+    for (int j = 0; j < 8; ++j) {
+      const uint8_t* cj = p + f.cb() * j;
+      for (int e = 0; e < 32; ++e) {
+        f.set_nib(out, j, e, (cj[k_code_byte(L, e)] >> (4 * (e / 16))) & 0xF);
+        if (f.qh >= 0) {
+          const auto [byte, bit] = qh_bit(PackLayout::AVX2, L, e);
+          if ((cj[256 + byte] >> bit) & 1) out[f.qh + e] |= uint8_t(1u << j);
+        }
+      }
+    }
   }
 }
 
@@ -188,8 +248,8 @@ void unpack_row_q6k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   }
 }
 
-bool k_packable(DType t) { return t == DType::Q4_K || t == DType::Q6_K; }
-int64_t k_group_sb(DType t) { return t == DType::Q4_K ? kQ4KGroupSB : kQ6KGroupSB; }
+bool k_packable(DType t) { return k_fmt(t) != nullptr || t == DType::Q6_K; }
+int64_t k_group_sb(DType t) { return k_fmt(t) ? k_fmt(t)->group_sb() : kQ6KGroupSB; }
 
 }  // namespace
 
@@ -216,8 +276,8 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
       if (f)
         pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * group_bytes);
-      else if (w.dtype == DType::Q4_K)
-        pack_group_q4k(src, row_bytes, n, g, nb / 8, out + g * group_bytes);
+      else if (const KFmt* kf = k_fmt(w.dtype))
+        pack_group_k4(*kf, src, row_bytes, n, g, nb / 8, out + g * group_bytes);
       else
         pack_group_q6k(src, row_bytes, n, g, nb / 8, out + g * group_bytes);
   };
@@ -228,7 +288,7 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
 }
 
 void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
-  if (t == DType::Q4_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q4k(packed, k, r, out);
+  if (k_fmt(t) && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_k4(*k_fmt(t), packed, k, r, out);
   if (t == DType::Q6_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q6k(packed, k, r, out);
   const PackFmt* f = pack_fmt(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_unpack_row: not a packable weight");

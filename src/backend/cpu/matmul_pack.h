@@ -18,10 +18,13 @@
 //          4 + d that of element 16 + 4d + j (the low and high nibble of code byte 4L + j of
 //          register d)
 //   scales: 16 f16, lane L = the scale of row π(L); Q4_1, Q5_1: then their 16 f16 mins likewise
-// Q4_K, AVX2 only, per 256-element super-block of a group: its 8 sub-blocks of 32 elements as 4
-// code registers each, in Q4_0's nibble order (code byte i: element i, high nibble element 16 + i),
-// then the 6-bit scales (byte 16j + L: sc of sub-block j, row π(L)), the mins likewise, 16 f16 d
-// and 16 f16 dmin: 2368 bytes, 148 per row against the file's 144.
+// Q4_K, Q5_K and IQ4_XS, AVX2 only, per 256-element super-block of a group: its 8 sub-blocks of 32
+// elements as 4 code registers each, in Q4_0's nibble order (code byte i: element i, high nibble
+// element 16 + i), Q5_K's followed by their 64 bytes of fifth bits as Q5_0's AVX2 ones; then a
+// scale byte per sub-block and row (byte 16j + L: sub-block j, row π(L)): Q4_K, Q5_K the 6-bit
+// scales, the 6-bit mins likewise, 16 f16 d and 16 f16 dmin (2368 and 2880 bytes: 148 and 180 per
+// row against the file's 144 and 176); IQ4_XS the int8 ls − 32 and 16 f16 d (2208 bytes: 138
+// per row against 136).
 // Q6_K, AVX2 only, per super-block of a group: per sub-block of 32 elements 4 code registers of
 // the low 4 bits in Q4_0's order, then 2 registers of the high 2 bits (byte 4L + j of register
 // 4 + p: bits 4(d % 2) + 2h.. of register d = 2p + d % 2's nibble h), then the int8 scales as pairs
@@ -51,8 +54,8 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K and Q6_K in
-/// the AVX2 layout only), whatever the CPU; and whether it has one in `layout`.
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K, Q5_K, Q6_K
+/// and IQ4_XS in the AVX2 layout only), whatever the CPU; and whether it has one in `layout`.
 bool packable(DType t);
 bool packable(DType t, PackLayout layout);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16), the same for both

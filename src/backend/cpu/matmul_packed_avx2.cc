@@ -1,7 +1,8 @@
 // AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, IQ4_NL and Q4_K (its 32-element sub-blocks as Q4_1-like blocks; Q6_K is in
-// matmul_packed_q6k_avx2.cc), at every number of activation rows (decode and prefill alike), for
-// CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel before Ice Lake, and E-cores).
+// Q8_0, IQ4_NL and the 4-bit super-block formats Q4_K, Q5_K, IQ4_XS (their 32-element sub-blocks as
+// Q4_1-, Q5_1- and IQ4_NL-like blocks; Q6_K is in matmul_packed_q6k_avx2.cc), at every number of
+// activation rows (decode and prefill alike), for CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel
+// before Ice Lake, and E-cores).
 //
 // A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
 // bytes in which int32 lane L' holds 4 code bytes of one weight row, so one vpmaddubsw against an
@@ -89,23 +90,27 @@ struct Fmt {
   static __m256 min(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 32 + 16 * h); }
 };
 
-// Q4_K (matmul_pack.h): a super-block of a group is 8 sub-blocks of Q4_0-ordered codes, then the
-// 6-bit scales and mins (a byte per row and sub-block) and the f16 d and dmin of the 16 rows. A
-// sub-block's scale is d·sc and its min −dmin·m, both exact in f32.
-struct Q4K : Fmt<4, false, true, false> {
-  static constexpr int64_t SB = 8 * 256 + 2 * 128 + 2 * 32, BB = SB / 8;
-  static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b / 8 * SB + 256 * (b % 8); }
-  static __m256 u8x8(const uint8_t* p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  }
+// The 4-bit super-block formats (matmul_pack.h): a super-block of a group is 8 sub-blocks of
+// Q4_0-ordered codes (Q5_K: each followed by its fifth bits), then per sub-block and row a scale
+// byte, and the rows' f16 d. Q4_K, Q5_K: 6-bit scales then mins, and f16 dmin after d; a
+// sub-block's scale is d·sc and its min −dmin·m. IQ4_XS: int8 scales (ls − 32), its scale d·ls.
+// All exact in f32.
+template <bool QH_, bool XS>
+struct KQuant : Fmt<4, QH_, !XS, XS> {
+  static constexpr int64_t CB = QH_ ? 320 : 256, SC = 8 * CB, D = SC + (XS ? 128 : 256);
+  static constexpr int64_t SB = D + (XS ? 32 : 64), BB = SB / 8;
+  static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b / 8 * SB + CB * (b % 8); }
+  static __m128i bytes8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
   static __m256 scale(const uint8_t* g, int64_t b, int h) {
     const uint8_t* s = g + b / 8 * SB;
-    return _mm256_mul_ps(f16x8(s + 2304 + 16 * h), u8x8(s + 2048 + 16 * (b % 8) + 8 * h));
+    const __m128i sc = bytes8(s + SC + 16 * (b % 8) + 8 * h);
+    const __m256i sc32 = XS ? _mm256_cvtepi8_epi32(sc) : _mm256_cvtepu8_epi32(sc);
+    return _mm256_mul_ps(Fmt<4, QH_, !XS, XS>::f16x8(s + D + 16 * h), _mm256_cvtepi32_ps(sc32));
   }
   static __m256 min(const uint8_t* g, int64_t b, int h) {
     const uint8_t* s = g + b / 8 * SB;
-    return _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), f16x8(s + 2336 + 16 * h)),
-                         u8x8(s + 2176 + 16 * (b % 8) + 8 * h));
+    const __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes8(s + SC + 128 + 16 * (b % 8) + 8 * h)));
+    return _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), Fmt<4, QH_, !XS, XS>::f16x8(s + D + 32 + 16 * h)), m);
   }
 };
 
@@ -281,7 +286,11 @@ MatmulKernel avx2_packed_kernel(DType t) {
     case DType::IQ4_NL:
       return make<Fmt<4, false, false, true>, 0>();
     case DType::Q4_K:
-      return make<Q4K, 0>();
+      return make<KQuant<false, false>, 0>();
+    case DType::Q5_K:
+      return make<KQuant<true, false>, 0>();
+    case DType::IQ4_XS:
+      return make<KQuant<false, true>, 0>();
     case DType::Q6_K:
       return avx2_packed_q6k_kernel();
     default:
