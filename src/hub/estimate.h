@@ -8,6 +8,10 @@
 // * weights: the bytes of every tensor as stored (GGUF tensor nbytes; safetensors data bytes).
 //   MoE experts are counted whole (all experts resident). Tied embeddings are stored once. (The
 //   engine maps the 2-D weights in place and keeps 1-D ones as f32 copies: a few KiB apart.)
+//   Plus, with EstimateParams::packed_extra (the CLI's: model::packed_weight_extra_bytes), what the
+//   copies the CPU matmul packs its weights into add over the file rows they replace: rows padded
+//   to 16, and on AVX2 Q4_K / Q5_K / IQ4_XS 148/144, 180/176, 138/136 bytes per super-block
+//   (backend/cpu/matmul_pack.h). resident_weight_bytes() gives the sum.
 // * KV, per attention layer and sequence, K and V each: tokens × kv_heads × head_vector_bytes,
 //     tokens = round_up(ctx, bs): the server sizes its paged pool in whole contexts for every
 //     layer (one block table per sequence serves all layers), sliding-window layers included.
@@ -36,8 +40,10 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
+#include "loader/gguf.h"
 #include "loader/model_config.h"
 
 namespace oxyd::hub {
@@ -47,6 +53,9 @@ enum class KvDtype { F16, BF16, F32 };
 /// Bytes of activation scratch one matmul of m rows × k inputs needs against a weight of the
 /// named dtype ("Q4_K", "BF16", ...); 0 when the kernel reads f32 activations directly.
 using MatmulScratchFn = std::function<int64_t(const std::string& weight_dtype, int64_t m, int64_t k)>;
+/// Bytes a GGUF model's packed matmul weights hold beyond their file rows, from its header.
+using PackedExtraFn =
+    std::function<int64_t(const loader::ModelConfig& config, const std::vector<loader::GgufTensorInfo>& tensors)>;
 
 struct EstimateParams {
   int64_t context_len = 4096;
@@ -57,6 +66,7 @@ struct EstimateParams {
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
   MatmulScratchFn matmul_scratch;   // null: default_matmul_scratch
+  PackedExtraFn packed_extra;       // null: weights counted as stored
 };
 
 /// The largest scratch any CPU matmul kernel prepares (AMX: bf16 rows + packed tiles) for

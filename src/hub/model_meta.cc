@@ -92,6 +92,7 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
       all.push_back(t);
     }
   m.config = loader::model_config_from_gguf(md, &all);
+  m.gguf_tensors.insert(m.gguf_tensors.end(), all.begin(), all.end());
   m.tokenizer_kind = gguf_tokenizer_kind(md.get_string("tokenizer.ggml.model", ""));
   if (md.has("tokenizer.chat_template")) {
     m.has_chat_template = true;

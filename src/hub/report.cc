@@ -30,6 +30,11 @@ std::string moe_note(const loader::ModelConfig& c) {
 
 }  // namespace
 
+int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p) {
+  if (!p.packed_extra || meta.gguf_tensors.empty()) return meta.weight_bytes;
+  return meta.weight_bytes + p.packed_extra(meta.config, meta.gguf_tensors);
+}
+
 std::string format_count(int64_t n) {
   char b[32];
   if (n >= 1000000000) std::snprintf(b, sizeof b, "%.2f B", double(n) / 1e9);
@@ -61,7 +66,7 @@ LocalModel local_model_for_path(const std::string& path) {
 }
 
 std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& p) {
-  MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, p, meta.tensor_types);
+  MemoryEstimate e = estimate_memory(meta.config, resident_weight_bytes(meta, p), p, meta.tensor_types);
   std::ostringstream o;
   o << "  Model     " << m.id << "\n";
   o << "  File      " << m.weight_files.front() << (m.weight_files.size() > 1 ? " (+" + std::to_string(m.weight_files.size() - 1) + " more)" : "") << "\n";
@@ -118,7 +123,8 @@ std::string remote_estimate(HubClient& hub, const RemoteEstimateOptions& opt) {
     }
     try {
       ModelMeta meta = read_remote_meta(hub, info, rev, v);
-      MemoryEstimate e = estimate_memory(meta.config, meta.weight_bytes, opt.params, meta.tensor_types);
+      MemoryEstimate e =
+          estimate_memory(meta.config, resident_weight_bytes(meta, opt.params), opt.params, meta.tensor_types);
       if (kv_line.empty()) kv_line = describe_kv(e, opt.params);
       if (arch.empty()) arch = meta.config.gguf_arch.empty() ? meta.config.model_type : meta.config.gguf_arch;
       std::snprintf(buf, sizeof buf, "%10s  %10s  %10s  %10s  %10s\n", format_bytes(e.weight_bytes).c_str(),

@@ -16,6 +16,9 @@ namespace oxyd::hub {
 /// directory holding exactly one model. Throws Error(NOT_FOUND / INVALID_ARGUMENT) otherwise.
 LocalModel local_model_for_path(const std::string& path);
 
+/// The weights' bytes in memory: meta.weight_bytes plus p.packed_extra's figure for a GGUF.
+int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p);
+
 std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& p);
 
 struct RemoteEstimateOptions {

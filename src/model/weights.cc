@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
@@ -217,6 +218,48 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
   // keeping the mapping and the tensor table.
   if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);
   return w;
+}
+
+int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& spec,
+                                  const std::vector<loader::GgufTensorInfo>& tensors) {
+  std::unordered_map<std::string, const loader::GgufTensorInfo*> by_name;
+  for (const auto& t : tensors) by_name.emplace(t.name, &t);
+  auto find = [&](const TensorName& n, int64_t layer) -> const loader::GgufTensorInfo* {
+    std::string name = n.gguf;
+    if (name.empty()) return nullptr;
+    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
+    const auto it = by_name.find(name);
+    return it == by_name.end() || it->second->n_dims != 2 ? nullptr : it->second;
+  };
+  int64_t extra = 0;
+  // A weight (or row slice of one) of `rows` rows, as Weights::load binds it.
+  auto add = [&](const loader::GgufTensorInfo* t, int64_t rows) {
+    if (t) extra += ops::matmul_packed_extra_bytes(t->dtype, rows, t->ne[0]);
+  };
+  const TensorNames& n = spec.names;
+  const loader::GgufTensorInfo* head = c.tie_word_embeddings ? nullptr : find(n.lm_head, 0);
+  add(head ? head : find(n.embed, 0), c.vocab_size);
+  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  const int64_t I = c.intermediate_size;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (const auto* qkv = find(n.qkv, l)) {
+      for (int64_t rows : {q_dim, kv_dim, kv_dim}) add(qkv, rows);
+    } else {
+      add(find(n.q, l), q_dim);
+      add(find(n.k, l), kv_dim);
+      add(find(n.v, l), kv_dim);
+    }
+    add(find(n.o, l), c.hidden_size);
+    if (const auto* gu = find(n.gate_up, l)) {
+      add(gu, I);
+      add(gu, I);
+    } else {
+      add(find(n.gate, l), I);
+      add(find(n.up, l), I);
+    }
+    add(find(n.down, l), c.hidden_size);
+  }
+  return extra;
 }
 
 }  // namespace oxyd::model

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "loader/gguf.h"
 #include "loader/model_config.h"
 #include "model/arch.h"
 
@@ -58,5 +59,12 @@ class Weights {
   std::unique_ptr<Impl> impl_;
   WeightSource source_ = WeightSource::GGUF;
 };
+
+/// What the packed copies Weights::load makes on this machine (pack_for_matmul: the head or tied
+/// embedding and every layer's q, k, v, o, gate, up, down, fused qkv / gate_up per slice) hold
+/// beyond the file rows they replace, for a GGUF of `config` with this tensor table: from the
+/// header alone, for `oxydllm estimate`. Tensors the binding would not find count 0.
+int64_t packed_weight_extra_bytes(const loader::ModelConfig& config, const ArchSpec& spec,
+                                  const std::vector<loader::GgufTensorInfo>& tensors);
 
 }  // namespace oxyd::model

@@ -37,9 +37,18 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   }
 }
 
+namespace {
+bool packs_shape(DType t, int64_t rows, int64_t cols) {
+  return cols % 32 == 0 && rows > 0 && backend::cpu::matmul_packs(t);
+}
+}  // namespace
+
 bool matmul_wants_packed(const Tensor& w) {
-  return w.device == Device::CPU && w.ndim == 2 && w.data && w.cols() % 32 == 0 && w.rows() > 0 &&
-         backend::cpu::matmul_packs(w.dtype);
+  return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
+}
+int64_t matmul_packed_extra_bytes(DType t, int64_t rows, int64_t cols) {
+  if (!packs_shape(t, rows, cols)) return 0;
+  return backend::cpu::matmul_packed_bytes(t, rows, cols) - rows * dtype_row_bytes(t, cols);
 }
 int64_t matmul_packed_bytes(const Tensor& w) {
   return backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols());
