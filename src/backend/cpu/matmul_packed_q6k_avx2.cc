@@ -74,13 +74,16 @@ struct Q6K {
     for (auto& v : acc) v = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* s = g + sb * kSB;
-      if (pf)
-        for (int64_t o = 0; o < kSB; o += 64) __builtin_prefetch(pf + sb * kSB + o, 0, 3);
       __m256i si[Q];
 #pragma GCC unroll 8
       for (auto& v : si) v = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
         const uint8_t* c = s + 384 * j;
+        // The next group's super-block, 7 lines per sub-block: all 53 at once overran the misses the
+        // core can track, and batch-1 decode fell below the file rows' speed.
+        if (pf)
+          for (int64_t o = 448 * j; o < std::min<int64_t>(kSB, 448 * (j + 1)); o += 64)
+            __builtin_prefetch(pf + sb * kSB + o, 0, 3);
         __m256i sc_lo[H], sc_hi[H];
 #pragma GCC unroll 2
         for (int hh = 0; hh < H; ++hh) {
