@@ -130,8 +130,8 @@ int main(int argc, char** argv) {
 
   // Attention: 32 heads, 8 kv heads, head_dim 128 unless given, block 16, F16 cache.
   const int64_t bs = 16;
-  auto make_batch = [&](std::vector<std::pair<int, int>> reqs, int64_t nh = 32, int64_t nkv = 8,
-                        int64_t hd = 128) {  // (ctx, query_len)
+  auto make_batch = [&](std::vector<std::pair<int, int>> reqs, int64_t nh = 32, int64_t nkv = 8, int64_t hd = 128,
+                        DType kv = DType::F16) {  // (ctx, query_len)
     struct B {
       Owned q, out, kc, vc, qsl, seq, table;
       ops::AttentionParams p;
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     int64_t tokens = 0, blocks = 0, maxb = 0;
     for (auto [c, l] : reqs) tokens += l, blocks += (c + l + bs - 1) / bs, maxb = std::max<int64_t>(maxb, (c + l + bs - 1) / bs);
     auto* b = new B{Owned(DType::F32, {tokens, nh, hd}), Owned(DType::F32, {tokens, nh, hd}),
-                    Owned(DType::F16, {blocks, bs, nkv, hd}), Owned(DType::F16, {blocks, bs, nkv, hd}),
+                    Owned(kv, {blocks, bs, nkv, hd}), Owned(kv, {blocks, bs, nkv, hd}),
                     Owned(DType::I32, {int64_t(reqs.size()) + 1}), Owned(DType::I32, {int64_t(reqs.size())}),
                     Owned(DType::I32, {int64_t(reqs.size()), maxb}), {}, 0, 0};
     int32_t* qsl = b->qsl.t.ptr<int32_t>();
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       b->seq.t.ptr<int32_t>()[r] = seq;
       qsl[r + 1] = qsl[r] + reqs[r].second;
       for (int64_t k = 0; k * bs < seq; ++k) b->table.t.ptr<int32_t>()[r * maxb + k] = int32_t(next++);
-      b->kv_bytes += 2.0 * seq * nkv * hd * 2;
+      b->kv_bytes += 2.0 * seq * nkv * hd * double(dtype_block_bytes(kv));
       for (int i = 0; i < reqs[r].second; ++i) b->flops += 4.0 * nh * hd * (reqs[r].first + i + 1);
     }
     b->p.q = b->q.t, b->p.out = b->out.t, b->p.k_cache = b->kc.t, b->p.v_cache = b->vc.t;
@@ -163,11 +163,15 @@ int main(int argc, char** argv) {
   auto* dec16 = make_batch(std::vector<std::pair<int, int>>(16, {1023, 1}));
   auto* pre = make_batch({{0, 512}});
   auto* mqa = make_batch({{8191, 1}}, 4, 1, 256);  // Gemma-3-270M-like global layer, split-K
+  // A serving step at 16 streams of short chats: Qwen3-0.6B's 16 heads / 8 kv heads, the server's
+  // default F32 cache, 64 tokens of context each.
+  auto* dec16s = make_batch(std::vector<std::pair<int, int>>(16, {63, 1}), 16, 8, 128, DType::F32);
 
   rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
   rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
   rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
   rows.push_back({"attn decode MQA 4q/1kv hd256 seq 8192", "GB/s", [=] { ops::paged_attention(mqa->p); }, mqa->kv_bytes});
+  rows.push_back({"attn decode 16 req seq 64 16q/8kv F32", "GB/s", [=] { ops::paged_attention(dec16s->p); }, dec16s->kv_bytes});
 
   std::vector<Isa> isas;
   for (int i = 0; i <= int(backend::cpu::detected_isa()); ++i) isas.push_back(Isa(i));
