@@ -114,7 +114,7 @@ const KFmt* k_fmt(DType t) {
   }
 }
 
-// Packed byte of element e (0..31) of a sub-block for lane L, and its nibble.
+// The packed byte of element e (0..31) of a sub-block for lane L; the element is its nibble e / 16.
 inline int64_t k_code_byte(int L, int e) { return 64 * (e % 16 / 4) + 4 * L + e % 4; }
 
 void pack_group_k4(const KFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n, int64_t g, int64_t nsb,
@@ -125,10 +125,10 @@ void pack_group_k4(const KFmt& f, const uint8_t* w, int64_t row_bytes, int64_t n
       const uint8_t* blk = w + std::min<int64_t>(16 * g + lane_row(L), n - 1) * row_bytes + sb * f.bb;
       std::memcpy(out + f.d() + 2 * L, blk, 2);
       if (!f.xs) std::memcpy(out + f.d() + 32 + 2 * L, blk + 2, 2);
+      uint16_t sh = 0;  // IQ4_XS: the high 2 bits of the 8 scales
+      if (f.xs) std::memcpy(&sh, blk + 2, 2);
       for (int j = 0; j < 8; ++j) {
         if (f.xs) {
-          uint16_t sh;
-          std::memcpy(&sh, blk + 2, 2);
           const int ls = ((blk[4 + j / 2] >> (4 * (j % 2))) & 0xF) | (((sh >> (2 * j)) & 3) << 4);
           out[f.sc() + 16 * j + L] = uint8_t(int8_t(ls - 32));
         } else {
