@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
   auto* dec1 = make_batch({{4095, 1}});
   auto* dec16 = make_batch(std::vector<std::pair<int, int>>(16, {1023, 1}));
   auto* pre = make_batch({{0, 512}});
+  auto* pre_f32 = make_batch({{0, 512}}, 32, 8, 128, DType::F32);
   auto* mqa = make_batch({{8191, 1}}, 4, 1, 256);  // Gemma-3-270M-like global layer, split-K
   // A serving step at 16 streams of short chats: Qwen3-0.6B's 16 heads / 8 kv heads, the server's
   // default F32 cache, 64 tokens of context each.
@@ -171,6 +172,7 @@ int main(int argc, char** argv) {
   rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
   rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
   rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
+  rows.push_back({"attn prefill 512 tokens F32", "GFLOP/s", [=] { ops::paged_attention(pre_f32->p); }, pre_f32->flops});
   rows.push_back({"attn decode MQA 4q/1kv hd256 seq 8192", "GB/s", [=] { ops::paged_attention(mqa->p); }, mqa->kv_bytes});
   rows.push_back({"attn decode 1 req seq 4096 F32 (KV)", "GB/s", [=] { ops::paged_attention(dec1f->p); }, dec1f->kv_bytes});
   rows.push_back({"attn decode 16 req seq 64 16q/8kv F32", "GB/s", [=] { ops::paged_attention(dec16s->p); }, dec16s->kv_bytes});
