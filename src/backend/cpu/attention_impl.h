@@ -184,15 +184,18 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
     kq = &kv_quantizer(hd, p.kv_quant_bits);
   const int64_t qrow_bytes = p.kv_quant_bits > 0 ? kq->row_bytes() : 0;
 
+  // An F32 cache with several KV heads is read through copies too when the tile has several
+  // queries: a head's rows are num_kv_heads·head_dim apart in the cache, contiguous in the copy.
+  const bool copy_f32 = f32 && num_kv_heads > 1 && i1 - i0 > 1;
   thread_local std::vector<float> scratch;
-  const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (f32 ? 0 : 2 * bs * hd));
+  const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (f32 && !copy_f32 ? 0 : 2 * bs * hd));
   if (scratch.size() < need) scratch.resize(need);
   float* acc = scratch.data();   // [M, hd]
   float* mrow = acc + M * hd;    // [M]
   float* lrow = mrow + M;        // [M]
   float* s = lrow + M;           // [group, bs] scores, then probabilities
   float* alphas = s + group * bs;  // [group] rescale of each row's accumulator this block
-  float* kbuf = alphas + group;  // [bs, hd] (F16 / BF16 caches only)
+  float* kbuf = alphas + group;  // [bs, hd] (F16 / BF16 caches, and F32 ones copied)
   float* vbuf = kbuf + bs * hd;  // [bs, hd]
   std::fill(acc, acc + M * hd, 0.0f);
   std::fill(mrow, mrow + M, -INFINITY);
@@ -210,7 +213,13 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
       const float* kp;  // key j0 at kp, key j at kp + (j − j0) · kstride
       const float* vp;
       int64_t kstride;
-      if (f32) {
+      if (copy_f32) {
+        for (int64_t j = 0; j < j1 - j0; ++j) {
+          std::copy_n(p.k_cache.ptr<float>() + elem0 + j * kv_stride, hd, kbuf + j * hd);
+          std::copy_n(p.v_cache.ptr<float>() + elem0 + j * kv_stride, hd, vbuf + j * hd);
+        }
+        kp = kbuf, vp = vbuf, kstride = hd;
+      } else if (f32) {
         kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
       } else if (qrow_bytes) {
         const int64_t byte0 = elem0 / hd * qrow_bytes;  // head vector (token, g) → its bytes
