@@ -81,6 +81,10 @@ TEST(AsyncEngine, ConcurrentStreamsMatchAloneAndAbort) {
 
 TEST(AsyncEngine, QueueFullIsReported) {
   FakeModel model(8, 4);
+  // 10 ms a step keeps the first request running while the other five are submitted; with an
+  // instant model a loaded machine could deschedule the submitting thread until the engine had
+  // drained each request, and nothing was ever rejected (seen once in a clean-clone CI run).
+  model.delay_us = 10000;
   kv::BlockManagerConfig kc;
   kc.num_blocks = 8;
   kc.block_size = 4;
