@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "hub/report.h"
 #include "hub/store.h"
-#include "model/arch_registry.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
 #include "server/loaded_model.h"
@@ -68,12 +67,8 @@ void register_estimate(CLI::App& app, int& exit_code) {
       return dt ? ops::matmul_scratch_bytes(*dt, m, k) : hub::default_matmul_scratch(type, m, k);
     };
     // The copies this machine's matmul packs weights into (a family the engine lacks: as stored).
-    p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) -> int64_t {
-      try {
-        return model::packed_weight_extra_bytes(c, model::arch_spec(c.family), tensors);
-      } catch (const Error&) {
-        return 0;
-      }
+    p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
+      return model::packed_weight_extra_bytes(c, tensors);
     };
     auto local = [&](const hub::LocalModel& m) {
       std::cout << hub::render_local_estimate(m, hub::read_local_meta(m), p);

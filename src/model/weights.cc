@@ -12,6 +12,7 @@
 #include "core/quant.h"
 #include "loader/gguf.h"
 #include "loader/safetensors.h"
+#include "model/arch_registry.h"
 #include "ops/matmul.h"
 
 namespace oxyd::model {
@@ -260,6 +261,17 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
     add(find(n.down, l), c.hidden_size);
   }
   return extra;
+}
+
+int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
+  const ArchSpec* spec = nullptr;
+  try {
+    spec = &arch_spec(c.family);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::UNSUPPORTED) throw;
+    return 0;
+  }
+  return packed_weight_extra_bytes(c, *spec, tensors);
 }
 
 }  // namespace oxyd::model

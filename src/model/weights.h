@@ -66,5 +66,8 @@ class Weights {
 /// header alone, for `oxydllm estimate`. Tensors the binding would not find count 0.
 int64_t packed_weight_extra_bytes(const loader::ModelConfig& config, const ArchSpec& spec,
                                   const std::vector<loader::GgufTensorInfo>& tensors);
+/// The same with the spec of config.family; 0 for a family the engine lacks (it would not load).
+int64_t packed_weight_extra_bytes(const loader::ModelConfig& config,
+                                  const std::vector<loader::GgufTensorInfo>& tensors);
 
 }  // namespace oxyd::model

@@ -19,7 +19,6 @@
 #include "hub/estimate.h"
 #include "hub/model_meta.h"
 #include "hub/report.h"
-#include "model/arch_registry.h"
 #include "model/transformer.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
@@ -113,7 +112,7 @@ hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t s
     return dt ? ops::matmul_scratch_bytes(*dt, m, k) : 0;
   };
   p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
-    return model::packed_weight_extra_bytes(c, model::arch_spec(c.family), tensors);
+    return model::packed_weight_extra_bytes(c, tensors);
   };
   return hub::estimate_memory(meta.config, hub::resident_weight_bytes(meta, p), p, meta.tensor_types);
 }
