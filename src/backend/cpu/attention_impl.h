@@ -141,23 +141,14 @@ void pv_row2(float* o0, float* o1, const float* v, int64_t stride, const float* 
   }
 }
 
-// Converts rows [0, n) of a cache block (row stride `stride` elements) to float32 rows of
-// head_dim, contiguous in dst.
-void to_f32_rows(const uint16_t* src, bool bf16, int64_t n, int64_t stride, int64_t head_dim, float* dst) {
-  for (int64_t j = 0; j < n; ++j, src += stride, dst += head_dim) {
-    int64_t d = 0;
-    for (; d + kW <= head_dim; d += kW) store(dst + d, bf16 ? load_bf16(src + d) : load_f16(src + d));
-    if (d < head_dim) {
-      const int t = int(head_dim - d);
-      store_n(dst + d, bf16 ? load_bf16_n(src + d, t) : load_f16_n(src + d, t), t);
-    }
+// Converts one head row of an F16 / BF16 cache to float32.
+void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
+  int64_t d = 0;
+  for (; d + kW <= head_dim; d += kW) store(dst + d, bf16 ? load_bf16(src + d) : load_f16(src + d));
+  if (d < head_dim) {
+    const int t = int(head_dim - d);
+    store_n(dst + d, bf16 ? load_bf16_n(src + d, t) : load_f16_n(src + d, t), t);
   }
-}
-
-// Rows [0, n) of a quantized cache block (row stride `stride` bytes) decoded to their rotated-space
-// values ‖x‖·level / √d (core/kv_quant.h), contiguous in dst.
-void quant_rows(const uint8_t* src, int64_t n, int64_t stride, const KvQuantizer& kq, float* dst) {
-  for (int64_t j = 0; j < n; ++j, src += stride, dst += kq.head_dim()) kq.dequantize_rotated(src, dst);
 }
 
 }  // namespace
@@ -187,16 +178,17 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   // An F32 cache with several KV heads is read through copies too when the tile has several
   // queries: a head's rows are num_kv_heads·head_dim apart in the cache, contiguous in the copy.
   const bool copy_f32 = f32 && num_kv_heads > 1 && i1 - i0 > 1;
+  const bool copied = copy_f32 || !f32;  // F16 / BF16 / quantized caches are read through copies
   thread_local std::vector<float> scratch;
-  const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (f32 && !copy_f32 ? 0 : 2 * bs * hd));
+  const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (copied ? 2 * G * bs * hd : 0));
   if (scratch.size() < need) scratch.resize(need);
   float* acc = scratch.data();   // [M, hd]
   float* mrow = acc + M * hd;    // [M]
   float* lrow = mrow + M;        // [M]
   float* s = lrow + M;           // [group, bs] scores, then probabilities
   float* alphas = s + group * bs;  // [group] rescale of each row's accumulator this block
-  float* kbuf = alphas + group;  // [bs, hd] (F16 / BF16 caches, and F32 ones copied)
-  float* vbuf = kbuf + bs * hd;  // [bs, hd]
+  float* kbuf = alphas + group;  // [G, bs, hd] (F16 / BF16 / quantized caches, and F32 ones copied)
+  float* vbuf = kbuf + G * bs * hd;  // [G, bs, hd]
   std::fill(acc, acc + M * hd, 0.0f);
   std::fill(mrow, mrow + M, -INFINITY);
   std::fill(lrow, lrow + M, 0.0f);
@@ -208,28 +200,35 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   const F vcap = set1(p.logit_softcap), vinv = set1(cap ? 1.0f / p.logit_softcap : 0.0f);
   for (int64_t blk = k_lo / bs; k_lo < k_hi && blk * bs < k_hi; ++blk) {
     const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
+    // A block is copied token by token, all the tile's heads of a token at once: those are
+    // contiguous in the cache, where one head's rows are num_kv_heads·head_dim apart.
+    if (copied) {
+      for (int64_t j = 0; j < j1 - j0; ++j) {
+        const int64_t tok = int64_t(blocks[blk]) * bs + (j0 - blk * bs) + j;  // cache slot
+        for (int64_t g = g0; g < g1; ++g) {
+          const int64_t elem = (tok * num_kv_heads + g) * hd, dst = ((g - g0) * bs + j) * hd;
+          if (copy_f32) {
+            std::copy_n(p.k_cache.ptr<float>() + elem, hd, kbuf + dst);
+            std::copy_n(p.v_cache.ptr<float>() + elem, hd, vbuf + dst);
+          } else if (qrow_bytes) {
+            kq->dequantize_rotated(p.k_cache.ptr<uint8_t>() + elem / hd * qrow_bytes, kbuf + dst);
+            kq->dequantize_rotated(p.v_cache.ptr<uint8_t>() + elem / hd * qrow_bytes, vbuf + dst);
+          } else {
+            to_f32_row(p.k_cache.ptr<uint16_t>() + elem, bf16, hd, kbuf + dst);
+            to_f32_row(p.v_cache.ptr<uint16_t>() + elem, bf16, hd, vbuf + dst);
+          }
+        }
+      }
+    }
     for (int64_t g = g0; g < g1; ++g) {
-      const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
       const float* kp;  // key j0 at kp, key j at kp + (j − j0) · kstride
       const float* vp;
       int64_t kstride;
-      if (copy_f32) {
-        for (int64_t j = 0; j < j1 - j0; ++j) {
-          std::copy_n(p.k_cache.ptr<float>() + elem0 + j * kv_stride, hd, kbuf + j * hd);
-          std::copy_n(p.v_cache.ptr<float>() + elem0 + j * kv_stride, hd, vbuf + j * hd);
-        }
-        kp = kbuf, vp = vbuf, kstride = hd;
-      } else if (f32) {
-        kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
-      } else if (qrow_bytes) {
-        const int64_t byte0 = elem0 / hd * qrow_bytes;  // head vector (token, g) → its bytes
-        quant_rows(p.k_cache.ptr<uint8_t>() + byte0, j1 - j0, num_kv_heads * qrow_bytes, *kq, kbuf);
-        quant_rows(p.v_cache.ptr<uint8_t>() + byte0, j1 - j0, num_kv_heads * qrow_bytes, *kq, vbuf);
-        kp = kbuf, vp = vbuf, kstride = hd;
+      if (copied) {
+        kp = kbuf + (g - g0) * bs * hd, vp = vbuf + (g - g0) * bs * hd, kstride = hd;
       } else {
-        to_f32_rows(p.k_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, kbuf);
-        to_f32_rows(p.v_cache.ptr<uint16_t>() + elem0, bf16, j1 - j0, kv_stride, hd, vbuf);
-        kp = kbuf, vp = vbuf, kstride = hd;
+        const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
+        kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
       }
       for (int64_t ti = 0; ti < i1 - i0; ++ti) {
         const int64_t pos = ctx + i0 + ti;
