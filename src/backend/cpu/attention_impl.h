@@ -15,42 +15,63 @@
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
 
-inline float dot(const float* a, const float* b, int64_t n) {
+// Where keys and values are read from: float rows (an F32 cache, or a copy), or F16 / BF16 cache
+// rows converted as they are loaded. Queries, scores and accumulators are always float.
+struct F32Rows {
+  using T = float;
+  static F ld(const float* p) { return load(p); }
+  static F ld_n(const float* p, int n) { return load_n(p, n); }
+};
+struct F16Rows {
+  using T = uint16_t;
+  static F ld(const uint16_t* p) { return load_f16(p); }
+  static F ld_n(const uint16_t* p, int n) { return load_f16_n(p, n); }
+};
+struct BF16Rows {
+  using T = uint16_t;
+  static F ld(const uint16_t* p) { return load_bf16(p); }
+  static F ld_n(const uint16_t* p, int n) { return load_bf16_n(p, n); }
+};
+
+template <class S>
+inline float dot(const float* a, const typename S::T* b, int64_t n) {
   F s0 = zero(), s1 = zero();
   int64_t d = 0;
   for (; d + 2 * kW <= n; d += 2 * kW) {
-    s0 = fma(load(a + d), load(b + d), s0);
-    s1 = fma(load(a + d + kW), load(b + d + kW), s1);
+    s0 = fma(load(a + d), S::ld(b + d), s0);
+    s1 = fma(load(a + d + kW), S::ld(b + d + kW), s1);
   }
   for (; d < n; d += kW) {
     const int t = int(n - d < kW ? n - d : kW);
-    s0 = fma(load_n(a + d, t), load_n(b + d, t), s0);
+    s0 = fma(load_n(a + d, t), S::ld_n(b + d, t), s0);
   }
   return hsum(s0 + s1);
 }
 
 // Four dot products of a with b0..b3: one accumulator chain per key, so the FMAs of different
 // keys overlap instead of waiting on each other.
-inline void dot4(const float* a, const float* b0, const float* b1, const float* b2, const float* b3,
-                 int64_t n, float* out) {
+template <class S, class T = typename S::T>
+inline void dot4(const float* a, const T* b0, const T* b1, const T* b2, const T* b3, int64_t n, float* out) {
   F s0 = zero(), s1 = zero(), s2 = zero(), s3 = zero();
   int64_t d = 0;
   for (; d + kW <= n; d += kW) {
     const F x = load(a + d);
-    s0 = fma(x, load(b0 + d), s0), s1 = fma(x, load(b1 + d), s1);
-    s2 = fma(x, load(b2 + d), s2), s3 = fma(x, load(b3 + d), s3);
+    s0 = fma(x, S::ld(b0 + d), s0), s1 = fma(x, S::ld(b1 + d), s1);
+    s2 = fma(x, S::ld(b2 + d), s2), s3 = fma(x, S::ld(b3 + d), s3);
   }
   if (d < n) {
     const int t = int(n - d);
     const F x = load_n(a + d, t);
-    s0 = fma(x, load_n(b0 + d, t), s0), s1 = fma(x, load_n(b1 + d, t), s1);
-    s2 = fma(x, load_n(b2 + d, t), s2), s3 = fma(x, load_n(b3 + d, t), s3);
+    s0 = fma(x, S::ld_n(b0 + d, t), s0), s1 = fma(x, S::ld_n(b1 + d, t), s1);
+    s2 = fma(x, S::ld_n(b2 + d, t), s2), s3 = fma(x, S::ld_n(b3 + d, t), s3);
   }
   out[0] = hsum(s0), out[1] = hsum(s1), out[2] = hsum(s2), out[3] = hsum(s3);
 }
 
 // Dot products of two query rows with four keys: the key loads are shared by both rows.
-inline void dot2x4(const float* a0, const float* a1, const float* k, int64_t ks, int64_t n, float* o0, float* o1) {
+template <class S>
+inline void dot2x4(const float* a0, const float* a1, const typename S::T* k, int64_t ks, int64_t n, float* o0,
+                   float* o1) {
   F s00 = zero(), s01 = zero(), s02 = zero(), s03 = zero(), s10 = zero(), s11 = zero(), s12 = zero(), s13 = zero();
   auto step = [&](F x0, F x1, F b0, F b1, F b2, F b3) {
     s00 = fma(x0, b0, s00), s01 = fma(x0, b1, s01), s02 = fma(x0, b2, s02), s03 = fma(x0, b3, s03);
@@ -58,39 +79,41 @@ inline void dot2x4(const float* a0, const float* a1, const float* k, int64_t ks,
   };
   int64_t d = 0;
   for (; d + kW <= n; d += kW)
-    step(load(a0 + d), load(a1 + d), load(k + d), load(k + ks + d), load(k + 2 * ks + d), load(k + 3 * ks + d));
+    step(load(a0 + d), load(a1 + d), S::ld(k + d), S::ld(k + ks + d), S::ld(k + 2 * ks + d), S::ld(k + 3 * ks + d));
   if (d < n) {
     const int t = int(n - d);
-    step(load_n(a0 + d, t), load_n(a1 + d, t), load_n(k + d, t), load_n(k + ks + d, t), load_n(k + 2 * ks + d, t),
-         load_n(k + 3 * ks + d, t));
+    step(load_n(a0 + d, t), load_n(a1 + d, t), S::ld_n(k + d, t), S::ld_n(k + ks + d, t), S::ld_n(k + 2 * ks + d, t),
+         S::ld_n(k + 3 * ks + d, t));
   }
   o0[0] = hsum(s00), o0[1] = hsum(s01), o0[2] = hsum(s02), o0[3] = hsum(s03);
   o1[0] = hsum(s10), o1[1] = hsum(s11), o1[2] = hsum(s12), o1[3] = hsum(s13);
 }
 
 // Scores of query rows q (and q1, if not null) against n keys k + j·ks.
-void scores(const float* q, const float* q1, const float* k, int64_t ks, int64_t n, int64_t hd, float* s, float* s1) {
+template <class S>
+void scores(const float* q, const float* q1, const typename S::T* k, int64_t ks, int64_t n, int64_t hd, float* s,
+            float* s1) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4, k += 4 * ks) {
-    if (q1) dot2x4(q, q1, k, ks, hd, s + j, s1 + j);
-    else dot4(q, k, k + ks, k + 2 * ks, k + 3 * ks, hd, s + j);
+    if (q1) dot2x4<S>(q, q1, k, ks, hd, s + j, s1 + j);
+    else dot4<S>(q, k, k + ks, k + 2 * ks, k + 3 * ks, hd, s + j);
   }
   for (; j < n; ++j, k += ks) {
-    s[j] = dot(q, k, hd);
-    if (q1) s1[j] = dot(q1, k, hd);
+    s[j] = dot<S>(q, k, hd);
+    if (q1) s1[j] = dot<S>(q1, k, hd);
   }
 }
 
 // Two-row P·V: o0 = o0·alpha0 + Σ_j p0[j]·v_j, o1 likewise, over C chunks; V loads shared.
-template <int C>
-inline void pv_chunks2(float* o0, float* o1, const float* v, int64_t stride, const float* p0, const float* p1,
+template <class S, int C>
+inline void pv_chunks2(float* o0, float* o1, const typename S::T* v, int64_t stride, const float* p0, const float* p1,
                        int64_t n, F alpha0, F alpha1) {
   F acc0[C], acc1[C];
   for (int c = 0; c < C; ++c) acc0[c] = load(o0 + c * kW) * alpha0, acc1[c] = load(o1 + c * kW) * alpha1;
   for (int64_t j = 0; j < n; ++j, v += stride) {
     const F w0 = set1(p0[j]), w1 = set1(p1[j]);
     for (int c = 0; c < C; ++c) {
-      const F x = load(v + c * kW);
+      const F x = S::ld(v + c * kW);
       acc0[c] = fma(w0, x, acc0[c]), acc1[c] = fma(w1, x, acc1[c]);
     }
   }
@@ -99,42 +122,44 @@ inline void pv_chunks2(float* o0, float* o1, const float* v, int64_t stride, con
 
 // o[0, C·kW) = o · alpha + Σ_j p[j] · v_j[0, C·kW) with v_j = v + j · stride. The C
 // accumulators stay in registers across keys (independent FMA chains).
-template <int C>
-inline void pv_chunks(float* o, const float* v, int64_t stride, const float* p, int64_t n, F alpha) {
+template <class S, int C>
+inline void pv_chunks(float* o, const typename S::T* v, int64_t stride, const float* p, int64_t n, F alpha) {
   F acc[C];
   for (int c = 0; c < C; ++c) acc[c] = load(o + c * kW) * alpha;
   for (int64_t j = 0; j < n; ++j, v += stride) {
     const F pj = set1(p[j]);
-    for (int c = 0; c < C; ++c) acc[c] = fma(pj, load(v + c * kW), acc[c]);
+    for (int c = 0; c < C; ++c) acc[c] = fma(pj, S::ld(v + c * kW), acc[c]);
   }
   for (int c = 0; c < C; ++c) store(o + c * kW, acc[c]);
 }
 
-void pv_row(float* o, const float* v, int64_t stride, const float* p, int64_t n, int64_t hd, F alpha) {
+template <class S>
+void pv_row(float* o, const typename S::T* v, int64_t stride, const float* p, int64_t n, int64_t hd, F alpha) {
   int64_t d = 0;
-  for (; d + 8 * kW <= hd; d += 8 * kW) pv_chunks<8>(o + d, v + d, stride, p, n, alpha);
-  if (d + 4 * kW <= hd) pv_chunks<4>(o + d, v + d, stride, p, n, alpha), d += 4 * kW;
-  if (d + 2 * kW <= hd) pv_chunks<2>(o + d, v + d, stride, p, n, alpha), d += 2 * kW;
-  if (d + kW <= hd) pv_chunks<1>(o + d, v + d, stride, p, n, alpha), d += kW;
+  for (; d + 8 * kW <= hd; d += 8 * kW) pv_chunks<S, 8>(o + d, v + d, stride, p, n, alpha);
+  if (d + 4 * kW <= hd) pv_chunks<S, 4>(o + d, v + d, stride, p, n, alpha), d += 4 * kW;
+  if (d + 2 * kW <= hd) pv_chunks<S, 2>(o + d, v + d, stride, p, n, alpha), d += 2 * kW;
+  if (d + kW <= hd) pv_chunks<S, 1>(o + d, v + d, stride, p, n, alpha), d += kW;
   if (d < hd) {  // masked tail chunk
     const int t = int(hd - d);
     F x = load_n(o + d, t) * alpha;
-    for (int64_t j = 0; j < n; ++j) x = fma(set1(p[j]), load_n(v + j * stride + d, t), x);
+    for (int64_t j = 0; j < n; ++j) x = fma(set1(p[j]), S::ld_n(v + j * stride + d, t), x);
     store_n(o + d, x, t);
   }
 }
 
-void pv_row2(float* o0, float* o1, const float* v, int64_t stride, const float* p0, const float* p1, int64_t n,
+template <class S>
+void pv_row2(float* o0, float* o1, const typename S::T* v, int64_t stride, const float* p0, const float* p1, int64_t n,
              int64_t hd, F alpha0, F alpha1) {
   int64_t d = 0;
-  for (; d + 4 * kW <= hd; d += 4 * kW) pv_chunks2<4>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1);
-  if (d + 2 * kW <= hd) pv_chunks2<2>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += 2 * kW;
-  if (d + kW <= hd) pv_chunks2<1>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += kW;
+  for (; d + 4 * kW <= hd; d += 4 * kW) pv_chunks2<S, 4>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1);
+  if (d + 2 * kW <= hd) pv_chunks2<S, 2>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += 2 * kW;
+  if (d + kW <= hd) pv_chunks2<S, 1>(o0 + d, o1 + d, v + d, stride, p0, p1, n, alpha0, alpha1), d += kW;
   if (d < hd) {  // masked tail chunk
     const int t = int(hd - d);
     F x0 = load_n(o0 + d, t) * alpha0, x1 = load_n(o1 + d, t) * alpha1;
     for (int64_t j = 0; j < n; ++j) {
-      const F x = load_n(v + j * stride + d, t);
+      const F x = S::ld_n(v + j * stride + d, t);
       x0 = fma(set1(p0[j]), x, x0), x1 = fma(set1(p1[j]), x, x1);
     }
     store_n(o0 + d, x0, t), store_n(o1 + d, x1, t);
@@ -175,10 +200,12 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
     kq = &kv_quantizer(hd, p.kv_quant_bits);
   const int64_t qrow_bytes = p.kv_quant_bits > 0 ? kq->row_bytes() : 0;
 
-  // An F32 cache with several KV heads is read through copies too when the tile has several
-  // queries: a head's rows are num_kv_heads·head_dim apart in the cache, contiguous in the copy.
+  // Tiles with several queries read the cache through f32 copies of each block (converted or
+  // decoded once, not once per query; a head's rows contiguous, where the cache has them
+  // num_kv_heads·head_dim apart). A one-query (decode) tile reads F32 / F16 / BF16 rows where they
+  // are, converting as it loads: a copy would cost more than the single pass over them.
   const bool copy_f32 = f32 && num_kv_heads > 1 && i1 - i0 > 1;
-  const bool copied = copy_f32 || !f32;  // F16 / BF16 / quantized caches are read through copies
+  const bool copied = copy_f32 || qrow_bytes > 0 || (!f32 && i1 - i0 > 1);
   thread_local std::vector<float> scratch;
   const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (copied ? 2 * G * bs * hd : 0));
   if (scratch.size() < need) scratch.resize(need);
@@ -198,6 +225,54 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   const F vscale = set1(p.scale);
   const bool cap = p.logit_softcap > 0;
   const F vcap = set1(p.logit_softcap), vinv = set1(cap ? 1.0f / p.logit_softcap : 0.0f);
+  // Head g's keys [j0, j1) of one block: key j at kp + (j − j0)·kstride, value j likewise at vp.
+  auto attend = [&]<class S>(S, int64_t g, int64_t j0, int64_t j1, const typename S::T* kp, const typename S::T* vp,
+                             int64_t kstride) {
+    for (int64_t ti = 0; ti < i1 - i0; ++ti) {
+      const int64_t pos = ctx + i0 + ti;
+      const int64_t a = std::max(j0, W > 0 ? pos - W + 1 : int64_t(0)), b = std::min(j1, pos + 1);
+      if (a >= b) continue;
+      const int64_t n = b - a;
+      // The group's query heads share this key range: score them in pairs (key loads shared).
+      const int64_t m0 = (ti * G + (g - g0)) * group;  // rows m0 .. m0 + group − 1
+      const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group) * hd;
+      const auto* k0 = kp + (a - j0) * kstride;
+      int64_t hh = 0;
+      for (; hh + 2 <= group; hh += 2)
+        scores<S>(q + hh * hd, q + (hh + 1) * hd, k0, kstride, n, hd, s + hh * bs, s + (hh + 1) * bs);
+      if (hh < group) scores<S>(q + hh * hd, nullptr, k0, kstride, n, hd, s + hh * bs, nullptr);
+      for (hh = 0; hh < group; ++hh) {
+        float* sr = s + hh * bs;
+        const int64_t m = m0 + hh;
+        int64_t j;
+        // scale and soft-cap the scores, then the running max
+        for (j = 0; j < n; j += kW) {
+          const int t = int(n - j < kW ? n - j : kW);
+          F v = load_n(sr + j, t) * vscale;
+          if (cap) v = vcap * tanh(v * vinv);
+          store_n(sr + j, v, t);
+        }
+        float mx = mrow[m];
+        for (j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
+        alphas[hh] = std::exp(mrow[m] - mx);  // exp(−inf) = 0 on the first visit
+        F vsum = zero();
+        const F vmx = set1(mx);
+        for (j = 0; j < n; j += kW) {
+          const int t = int(n - j < kW ? n - j : kW);
+          const F e = keep_n(exp(load_n(sr + j, t) - vmx), t);
+          store_n(sr + j, e, t);
+          vsum = vsum + e;
+        }
+        lrow[m] = lrow[m] * alphas[hh] + hsum(vsum);
+        mrow[m] = mx;
+      }
+      const auto* v0 = vp + (a - j0) * kstride;
+      for (hh = 0; hh + 2 <= group; hh += 2)
+        pv_row2<S>(acc + (m0 + hh) * hd, acc + (m0 + hh + 1) * hd, v0, kstride, s + hh * bs, s + (hh + 1) * bs, n,
+                   hd, set1(alphas[hh]), set1(alphas[hh + 1]));
+      if (hh < group) pv_row<S>(acc + (m0 + hh) * hd, v0, kstride, s + hh * bs, n, hd, set1(alphas[hh]));
+    }
+  };
   for (int64_t blk = k_lo / bs; k_lo < k_hi && blk * bs < k_hi; ++blk) {
     const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
     // A block is copied token by token, all the tile's heads of a token at once: those are
@@ -221,58 +296,15 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
       }
     }
     for (int64_t g = g0; g < g1; ++g) {
-      const float* kp;  // key j0 at kp, key j at kp + (j − j0) · kstride
-      const float* vp;
-      int64_t kstride;
-      if (copied) {
-        kp = kbuf + (g - g0) * bs * hd, vp = vbuf + (g - g0) * bs * hd, kstride = hd;
-      } else {
-        const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
-        kp = p.k_cache.ptr<float>() + elem0, vp = p.v_cache.ptr<float>() + elem0, kstride = kv_stride;
-      }
-      for (int64_t ti = 0; ti < i1 - i0; ++ti) {
-        const int64_t pos = ctx + i0 + ti;
-        const int64_t a = std::max(j0, W > 0 ? pos - W + 1 : int64_t(0)), b = std::min(j1, pos + 1);
-        if (a >= b) continue;
-        const int64_t n = b - a;
-        // The group's query heads share this key range: score them in pairs (key loads shared).
-        const int64_t m0 = (ti * G + (g - g0)) * group;  // rows m0 .. m0 + group − 1
-        const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group) * hd;
-        const float* k0 = kp + (a - j0) * kstride;
-        int64_t hh = 0;
-        for (; hh + 2 <= group; hh += 2) scores(q + hh * hd, q + (hh + 1) * hd, k0, kstride, n, hd, s + hh * bs, s + (hh + 1) * bs);
-        if (hh < group) scores(q + hh * hd, nullptr, k0, kstride, n, hd, s + hh * bs, nullptr);
-        for (hh = 0; hh < group; ++hh) {
-          float* sr = s + hh * bs;
-          const int64_t m = m0 + hh;
-          int64_t j;
-          // scale and soft-cap the scores, then the running max
-          for (j = 0; j < n; j += kW) {
-            const int t = int(n - j < kW ? n - j : kW);
-            F v = load_n(sr + j, t) * vscale;
-            if (cap) v = vcap * tanh(v * vinv);
-            store_n(sr + j, v, t);
-          }
-          float mx = mrow[m];
-          for (j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
-          alphas[hh] = std::exp(mrow[m] - mx);  // exp(−inf) = 0 on the first visit
-          F vsum = zero();
-          const F vmx = set1(mx);
-          for (j = 0; j < n; j += kW) {
-            const int t = int(n - j < kW ? n - j : kW);
-            const F e = keep_n(exp(load_n(sr + j, t) - vmx), t);
-            store_n(sr + j, e, t);
-            vsum = vsum + e;
-          }
-          lrow[m] = lrow[m] * alphas[hh] + hsum(vsum);
-          mrow[m] = mx;
-        }
-        const float* v0 = vp + (a - j0) * kstride;
-        for (hh = 0; hh + 2 <= group; hh += 2)
-          pv_row2(acc + (m0 + hh) * hd, acc + (m0 + hh + 1) * hd, v0, kstride, s + hh * bs, s + (hh + 1) * bs, n, hd,
-                  set1(alphas[hh]), set1(alphas[hh + 1]));
-        if (hh < group) pv_row(acc + (m0 + hh) * hd, v0, kstride, s + hh * bs, n, hd, set1(alphas[hh]));
-      }
+      const int64_t elem0 = ((int64_t(blocks[blk]) * bs + (j0 - blk * bs)) * num_kv_heads + g) * hd;
+      if (copied)
+        attend(F32Rows{}, g, j0, j1, kbuf + (g - g0) * bs * hd, vbuf + (g - g0) * bs * hd, hd);
+      else if (f32)
+        attend(F32Rows{}, g, j0, j1, p.k_cache.ptr<float>() + elem0, p.v_cache.ptr<float>() + elem0, kv_stride);
+      else if (bf16)
+        attend(BF16Rows{}, g, j0, j1, p.k_cache.ptr<uint16_t>() + elem0, p.v_cache.ptr<uint16_t>() + elem0, kv_stride);
+      else
+        attend(F16Rows{}, g, j0, j1, p.k_cache.ptr<uint16_t>() + elem0, p.v_cache.ptr<uint16_t>() + elem0, kv_stride);
     }
   }
   if (partial) {
