@@ -161,9 +161,6 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
   w->embed = im.required(n.embed, 0);
   check_matrix(w->embed, V, H, im.describe(n.embed, 0));
   w->final_norm = im.vector_f32(im.required(n.final_norm, 0), H, norm_add, im.describe(n.final_norm, 0));
-  w->lm_head = c.tie_word_embeddings ? Tensor{} : im.find(n.lm_head, 0);
-  if (!w->lm_head.data) w->lm_head = w->embed;
-  check_matrix(w->lm_head, V, H, im.describe(n.lm_head, 0));
   if (im.gguf && !n.gguf_rope_factors.empty()) {
     if (const auto* t = im.gguf->find_tensor(n.gguf_rope_factors)) {
       Tensor f = im.gguf->view(*t);
@@ -178,47 +175,70 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       Tensor t = req ? im.required(tn, l) : im.find(tn, l);
       return im.vector_f32(t, len, add, im.describe(tn, l));
     };
-    auto mat = [&](const TensorName& tn, int64_t rows, int64_t cols) {
-      Tensor t = im.required(tn, l);
-      check_matrix(t, rows, cols, im.describe(tn, l));
-      return t;
-    };
     L.attn_norm = vec(n.attn_norm, H, norm_add, true);
-    if (Tensor qkv = im.find(n.qkv, l); qkv.data) {
-      check_matrix(qkv, q_dim + 2 * kv_dim, H, im.describe(n.qkv, l));
-      L.q = row_slice(qkv, 0, q_dim);
-      L.k = row_slice(qkv, q_dim, kv_dim);
-      L.v = row_slice(qkv, q_dim + kv_dim, kv_dim);
-    } else {
-      L.q = mat(n.q, q_dim, H);
-      L.k = mat(n.k, kv_dim, H);
-      L.v = mat(n.v, kv_dim, H);
-    }
     L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
     L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
     L.v_bias = vec(n.v_bias, kv_dim, 0.0f, false);
-    L.o = mat(n.o, H, q_dim);
     L.q_norm = vec(n.q_norm, hd, norm_add, false);
     L.k_norm = vec(n.k_norm, hd, norm_add, false);
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());
     L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
     L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
-    const int64_t I = c.intermediate_size;
-    if (Tensor gu = im.find(n.gate_up, l); gu.data) {
-      check_matrix(gu, 2 * I, H, im.describe(n.gate_up, l));
-      L.gate = row_slice(gu, 0, I);
-      L.up = row_slice(gu, I, I);
-    } else {
-      L.gate = mat(n.gate, I, H);
-      L.up = mat(n.up, I, H);
+  }
+  const auto exists = [&](const TensorName& tn, int64_t l) { return im.find(tn, l).data != nullptr; };
+  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
+    using S = MatmulWeightRef::Slot;
+    const Tensor t = im.required(*r.name, r.layer);
+    check_matrix(t, r.total_rows, r.cols, im.describe(*r.name, r.layer));
+    if (r.slot == S::HEAD) {
+      w->lm_head = row_slice(t, r.row0, r.rows);
+      continue;
     }
-    L.down = mat(n.down, H, I);
+    LayerWeights& L = w->layers[r.layer];
+    Tensor* dst[] = {nullptr, &L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down};  // in Slot order
+    *dst[int(r.slot)] = row_slice(t, r.row0, r.rows);
   }
   w->pack_for_matmul();
   // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
   // keeping the mapping and the tensor table.
   if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);
   return w;
+}
+
+std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, const ArchSpec& spec,
+                                                const std::function<bool(const TensorName&, int64_t)>& exists) {
+  using S = MatmulWeightRef::Slot;
+  const TensorNames& n = spec.names;
+  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  std::vector<MatmulWeightRef> refs;
+  auto whole = [&](S slot, const TensorName& tn, int64_t l, int64_t rows, int64_t cols) {
+    refs.push_back({slot, &tn, l, 0, rows, rows, cols});
+  };
+  const bool own_head = !c.tie_word_embeddings && exists(n.lm_head, 0);
+  whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (exists(n.qkv, l)) {
+      const int64_t total = q_dim + 2 * kv_dim;
+      refs.push_back({S::Q, &n.qkv, l, 0, q_dim, total, H});
+      refs.push_back({S::K, &n.qkv, l, q_dim, kv_dim, total, H});
+      refs.push_back({S::V, &n.qkv, l, q_dim + kv_dim, kv_dim, total, H});
+    } else {
+      whole(S::Q, n.q, l, q_dim, H);
+      whole(S::K, n.k, l, kv_dim, H);
+      whole(S::V, n.v, l, kv_dim, H);
+    }
+    whole(S::O, n.o, l, H, q_dim);
+    if (exists(n.gate_up, l)) {
+      refs.push_back({S::GATE, &n.gate_up, l, 0, I, 2 * I, H});
+      refs.push_back({S::UP, &n.gate_up, l, I, I, 2 * I, H});
+    } else {
+      whole(S::GATE, n.gate, l, I, H);
+      whole(S::UP, n.up, l, I, H);
+    }
+    whole(S::DOWN, n.down, l, H, I);
+  }
+  return refs;
 }
 
 int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& spec,
@@ -233,33 +253,9 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
     return it == by_name.end() || it->second->n_dims != 2 ? nullptr : it->second;
   };
   int64_t extra = 0;
-  // A weight (or row slice of one) of `rows` rows, as Weights::load binds it.
-  auto add = [&](const loader::GgufTensorInfo* t, int64_t rows) {
-    if (t) extra += ops::matmul_packed_extra_bytes(t->dtype, rows, t->ne[0]);
-  };
-  const TensorNames& n = spec.names;
-  const loader::GgufTensorInfo* head = c.tie_word_embeddings ? nullptr : find(n.lm_head, 0);
-  add(head ? head : find(n.embed, 0), c.vocab_size);
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
-  const int64_t I = c.intermediate_size;
-  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    if (const auto* qkv = find(n.qkv, l)) {
-      for (int64_t rows : {q_dim, kv_dim, kv_dim}) add(qkv, rows);
-    } else {
-      add(find(n.q, l), q_dim);
-      add(find(n.k, l), kv_dim);
-      add(find(n.v, l), kv_dim);
-    }
-    add(find(n.o, l), c.hidden_size);
-    if (const auto* gu = find(n.gate_up, l)) {
-      add(gu, I);
-      add(gu, I);
-    } else {
-      add(find(n.gate, l), I);
-      add(find(n.up, l), I);
-    }
-    add(find(n.down, l), c.hidden_size);
-  }
+  const auto exists = [&](const TensorName& n, int64_t l) { return find(n, l) != nullptr; };
+  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists))
+    if (const auto* t = find(*r.name, r.layer)) extra += ops::matmul_packed_extra_bytes(t->dtype, r.rows, t->ne[0]);
   return extra;
 }
 

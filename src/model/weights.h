@@ -6,6 +6,7 @@
 // Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,10 +61,27 @@ class Weights {
   WeightSource source_ = WeightSource::GGUF;
 };
 
-/// What the packed copies Weights::load makes on this machine (pack_for_matmul: the head or tied
-/// embedding and every layer's q, k, v, o, gate, up, down, fused qkv / gate_up per slice) hold
-/// beyond the file rows they replace, for a GGUF of `config` with this tensor table: from the
-/// header alone, for `oxydllm estimate`. Tensors the binding would not find count 0.
+/// One 2-D weight a matmul reads, as Weights::load binds it: rows [row0, row0 + rows) of the
+/// checkpoint tensor `name` of layer `layer`, a [total_rows, cols] matrix (a fused qkv or gate_up
+/// tensor is several of these).
+struct MatmulWeightRef {
+  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN } slot;
+  const TensorName* name;  // in spec.names
+  int64_t layer, row0, rows, total_rows, cols;
+};
+
+/// The matmul weights of a model of `config`: the head (lm_head unless tied or absent, else the
+/// embedding), then per layer q, k, v (or the fused qkv), o, gate, up (or gate_up), down.
+/// `exists(name, layer)` says whether the checkpoint has a tensor, to choose between the fused
+/// and separate names and the head's. Weights::load and packed_weight_extra_bytes both bind
+/// through this, so the estimate counts the weights the engine packs.
+std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& config, const ArchSpec& spec,
+                                                const std::function<bool(const TensorName&, int64_t)>& exists);
+
+/// What the packed copies Weights::load makes on this machine (pack_for_matmul: every weight of
+/// matmul_weight_refs) hold beyond the file rows they replace, for a GGUF of `config` with this
+/// tensor table: from the header alone, for `oxydllm estimate`. Tensors the binding would not find
+/// count 0.
 int64_t packed_weight_extra_bytes(const loader::ModelConfig& config, const ArchSpec& spec,
                                   const std::vector<loader::GgufTensorInfo>& tensors);
 /// The same with the spec of config.family; 0 for a family the engine lacks (it would not load).
