@@ -108,6 +108,7 @@ std::vector<QCase> qcases() {
       {"softcap_sinks_hd256_3bit", {{0, 19}, {33, 1}}, 8, 4, 256, 16, 3, 0, 30.0f, true},
       {"long_decode_mqa_split_k_2bit", {{2000, 1}}, 8, 1, 64, 16, 2},
       {"long_chunk_window_sinks_4bit", {{1500, 3}}, 4, 1, 128, 32, 4, 600, 0, true},
+      {"hd36_scalar_decode_4bit", {{0, 9}, {12, 1}}, 4, 2, 36, 8, 4},  // head_dim % 8: no 8-code groups
   };
 }
 
