@@ -26,10 +26,13 @@ namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
 
 namespace {
-// Query rows per tile (queries × kv heads × GQA group): acc is about kTileRows × head_dim floats.
-// Prefill tiles take one KV head and several queries; decode tiles take several KV heads, so a
-// cache block's tokens are read as long contiguous runs.
-constexpr int64_t kTileRows = 32;
+// Query rows per tile (queries × kv heads × GQA group): acc is tile_rows(head_dim) × head_dim
+// floats, up to 32 KiB. Prefill tiles take one KV head and several queries, each reading (F32 /
+// F16 / BF16: copying) the whole key range once, so more queries per tile read it fewer times:
+// 64 rows instead of 32 at head_dim 128 made a 1024-token prefill of a Qwen3-0.6B-shaped model
+// 7-10% faster. Decode tiles take several KV heads, so a block's tokens are read as long
+// contiguous runs.
+int64_t tile_rows(int64_t head_dim) { return std::clamp<int64_t>(8192 / std::max<int64_t>(1, head_dim), 32, 64); }
 // Split-K only cuts key ranges into chunks of at least this many keys.
 constexpr int64_t kMinSplitKeys = 256;
 
@@ -131,15 +134,16 @@ void paged_attention_plain(const AttentionParams& p) {
   // Reused storage of the calling thread; the workers read it through `split`.
   thread_local std::vector<ReqSplit> splits;
   splits.assign(size_t(num_reqs + 1), ReqSplit{});
-  // Heads per item: as many as fit kTileRows, capped so that there are at least as many items
+  // Heads per item: as many as fit trows, capped so that there are at least as many items
   // as threads when the batch is small (a single decode request).
+  const int64_t trows = tile_rows(p.head_dim());
   for (int64_t cap = num_kv_heads;; cap = (cap + 1) / 2) {
     int64_t items = 0;
     for (int64_t r = 0; r < num_reqs; ++r) {
       ReqSplit& sp = splits[r];
       const int64_t query_len = qsl[r + 1] - qsl[r];
-      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, kTileRows / group));
-      sp.heads_per_item = std::clamp<int64_t>(kTileRows / (sp.tile_tokens * group), 1, cap);
+      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, trows / group));
+      sp.heads_per_item = std::clamp<int64_t>(trows / (sp.tile_tokens * group), 1, cap);
       sp.head_ranges = (num_kv_heads + sp.heads_per_item - 1) / sp.heads_per_item;
       sp.items_before = items;
       items += (query_len + sp.tile_tokens - 1) / sp.tile_tokens * sp.head_ranges;
@@ -160,7 +164,7 @@ void paged_attention_plain(const AttentionParams& p) {
     int64_t max_span = 0;
     for (int64_t r = 0; r < num_reqs; ++r) {
       if (qsl[r + 1] == qsl[r]) continue;
-      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + kTileRows) : seq_lens[r];
+      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + trows) : seq_lens[r];
       max_span = std::max(max_span, span);
       max_rows = std::max(max_rows, split[r].tile_tokens * split[r].heads_per_item * group);
     }
