@@ -236,12 +236,12 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
     kq = &kv_quantizer(hd, p.kv_quant_bits);
   const int64_t qrow_bytes = p.kv_quant_bits > 0 ? kq->row_bytes() : 0;
 
-  // Tiles with several queries read the cache through f32 copies of each block (converted or
-  // decoded once, not once per query; a head's rows contiguous, where the cache has them
-  // num_kv_heads·head_dim apart). A one-query (decode) tile reads F32 / F16 / BF16 rows where they
-  // are, converting as it loads: a copy would cost more than the single pass over them.
-  const bool copy_f32 = f32 && num_kv_heads > 1 && i1 - i0 > 1;
-  const bool copied = copy_f32 || qrow_bytes > 0 || (!f32 && i1 - i0 > 1);
+  // A tile reads the cache through f32 copies of each block when it has several queries (each block
+  // converted or decoded once, not once per query; a head's rows contiguous, where the cache has them
+  // num_kv_heads·head_dim apart; an F32 cache with one KV head is contiguous already), and always
+  // over a quantized cache. A one-query (decode) tile reads F32 / F16 / BF16 rows where they are,
+  // converting as it loads: a copy would cost more than the single pass over them.
+  const bool copied = qrow_bytes > 0 || (i1 - i0 > 1 && (!f32 || num_kv_heads > 1));
   thread_local std::vector<float> scratch;
   const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (copied ? 2 * G * bs * hd : 0));
   if (scratch.size() < need) scratch.resize(need);
@@ -318,7 +318,7 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
         const int64_t tok = int64_t(blocks[blk]) * bs + (j0 - blk * bs) + j;  // cache slot
         for (int64_t g = g0; g < g1; ++g) {
           const int64_t elem = (tok * num_kv_heads + g) * hd, dst = ((g - g0) * bs + j) * hd;
-          if (copy_f32) {
+          if (f32) {
             std::copy_n(p.k_cache.ptr<float>() + elem, hd, kbuf + dst);
             std::copy_n(p.v_cache.ptr<float>() + elem, hd, vbuf + dst);
           } else if (qrow_bytes) {
