@@ -4,6 +4,7 @@
 // spreads over every thread.
 #define OXYD_ISA_SCALAR
 #include "backend/cpu/attention_impl.h"
+#include "backend/cpu/attention_prefill_impl.h"
 
 #include <algorithm>
 #include <atomic>
@@ -20,7 +21,9 @@
 namespace oxyd::backend::cpu {
 #define OXYD_DECL                                                                                  \
   void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
-                      float*)
+                      float*);                                                                     \
+  void attention_prefill_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+                              int64_t, float*)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
@@ -127,6 +130,8 @@ void paged_attention(const AttentionParams& p) {
 namespace {
 void paged_attention_plain(const AttentionParams& p) {
   const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
+  const auto prefill_kernel = pick(simd_scalar::attention_prefill_tile, simd_avx2::attention_prefill_tile,
+                                   simd_avx512::attention_prefill_tile);
   const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
   const int64_t group = p.num_heads() / num_kv_heads;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
@@ -192,8 +197,9 @@ void paged_attention_plain(const AttentionParams& p) {
   auto work = [&](int, int) {
     for (int64_t unit; (unit = next.fetch_add(1, std::memory_order_relaxed)) < num_units;) {
       const Item it = item_of(unit / kv_splits);
+      const auto tile = it.i1 - it.i0 > 1 ? prefill_kernel : kernel;
       if (kv_splits == 1) {
-        kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, 0, INT64_MAX, nullptr);
+        tile(p, it.r, it.g0, it.g1, it.i0, it.i1, 0, INT64_MAX, nullptr);
         continue;
       }
       // keys this item can see, cut into kv_splits block-aligned chunks
@@ -201,7 +207,7 @@ void paged_attention_plain(const AttentionParams& p) {
       const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + it.i0 - p.sliding_window + 1) : 0;
       const int64_t hi = ctx + it.i1, bs = p.block_size(), s = unit % kv_splits;
       const int64_t chunk = ((hi - lo + kv_splits - 1) / kv_splits + bs - 1) / bs * bs;
-      kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
+      tile(p, it.r, it.g0, it.g1, it.i0, it.i1, lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
     }
   };
   if (num_units <= 1) work(0, 1);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/attention_rows_impl.h"
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
 #include "core/kv_quant.h"
@@ -164,52 +165,6 @@ void pv_row2(float* o0, float* o1, const typename S::T* v, int64_t stride, const
     }
     store_n(o0 + d, x0, t), store_n(o1 + d, x1, t);
   }
-}
-
-// Converts one head row of an F16 / BF16 cache to float32.
-void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
-  int64_t d = 0;
-  for (; d + kW <= head_dim; d += kW) store(dst + d, bf16 ? load_bf16(src + d) : load_f16(src + d));
-  if (d < head_dim) {
-    const int t = int(head_dim - d);
-    store_n(dst + d, bf16 ? load_bf16_n(src + d, t) : load_f16_n(src + d, t), t);
-  }
-}
-
-// One quantized head vector (core/kv_quant.h) decoded to ‖x‖·ŷ, equal to
-// KvQuantizer::dequantize_rotated: each value is the level table times the norm (the same f32
-// products), picked by its code. With AVX2, 8 codes at a time: they are `bits` whole bytes, shifted
-// into 8 lanes and looked up with vpermps (two tables and a blend for 16 levels).
-void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-#if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
-  const int64_t d = kq.head_dim();
-  const int bits = kq.bits();
-  if (d % 8 != 0) return kq.dequantize_rotated(src, dst);
-  float norm;
-  std::memcpy(&norm, src, 4);
-  const float* lv = kq.scaled_levels().data();
-  const int nl = 1 << bits;
-  alignas(32) float t[16] = {};
-  for (int k = 0; k < nl; ++k) t[k] = norm * lv[k];
-  const __m256 lo = _mm256_load_ps(t), hi = _mm256_load_ps(t + 8);
-  const __m256i shifts = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(bits));
-  const __m256i mask = _mm256_set1_epi32(nl - 1);
-  const uint8_t* codes = src + 4;
-  for (int64_t i = 0; i < d; i += 8, codes += bits) {
-    // A 4-byte load (the lanes shift out only the group's 8·bits bits), except for the last group
-    // of a row, which may have fewer than 4 bytes left.
-    uint32_t w = 0;
-    if (i + 8 < d) std::memcpy(&w, codes, 4);
-    else std::memcpy(&w, codes, size_t(bits));
-    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(w)), shifts), mask);
-    __m256 v = _mm256_permutevar8x32_ps(lo, idx);
-    if (bits == 4)  // codes 8..15 from the second table: bit 3 of the code, moved to the sign bit
-      v = _mm256_blendv_ps(v, _mm256_permutevar8x32_ps(hi, idx), _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-    _mm256_storeu_ps(dst + i, v);
-  }
-#else
-  kq.dequantize_rotated(src, dst);
-#endif
 }
 
 }  // namespace

@@ -94,9 +94,13 @@ inline __m256i tail_mask(int n) {
 inline F zero() { return {_mm256_setzero_ps()}; }
 inline F set1(float x) { return {_mm256_set1_ps(x)}; }
 inline F load(const float* p) { return {_mm256_loadu_ps(p)}; }
-inline F load_n(const float* p, int n) { return {_mm256_maskload_ps(p, tail_mask(n))}; }
+// Whole vectors skip the mask: a masked store costs many times a plain one on AMD cores.
+inline F load_n(const float* p, int n) { return {n >= kW ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tail_mask(n))}; }
 inline void store(float* p, F a) { _mm256_storeu_ps(p, a.v); }
-inline void store_n(float* p, F a, int n) { _mm256_maskstore_ps(p, tail_mask(n), a.v); }
+inline void store_n(float* p, F a, int n) {
+  if (n >= kW) _mm256_storeu_ps(p, a.v);
+  else _mm256_maskstore_ps(p, tail_mask(n), a.v);
+}
 inline F keep_n(F a, int n) { return {_mm256_and_ps(a.v, _mm256_castsi256_ps(tail_mask(n)))}; }
 inline F load_f16(const uint16_t* p) { return {_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p))}; }
 inline F load_f16_n(const uint16_t* p, int n) {

@@ -1,0 +1,268 @@
+// Paged-attention tile kernel for several queries (prefill), compiled once per ISA (see simd.h):
+// the same contract as attention_tile (attention_impl.h), computed as small matrix products.
+// For each KV head of the tile, its R = queries · group query rows (scaled) meet the key range
+// chunk by chunk (kChunk keys, across blocks): the chunk's keys are converted into kt [hd, kChunk]
+// (transposed: one dimension of every key is a contiguous run) and its values into vb [kChunk, hdp];
+// scores S = Q·Kᵀ come from register tiles of NR rows × 2·kW keys (no horizontal sums), are
+// masked (causal, window), soft-capped and folded into each row's online softmax, and O = O·α + P·V
+// from register tiles of NR rows × 2·kW dimensions.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/attention_rows_impl.h"
+#include "backend/cpu/simd.h"
+#include "backend/op_params.h"
+#include "core/half.h"
+#include "core/kv_quant.h"
+
+namespace oxyd::backend::cpu::OXYD_SIMD_NS {
+namespace {
+
+constexpr int64_t kChunk = 64;  // keys per chunk: kt and vb stay within L2 next to Q and O
+constexpr int kTileRows = 6;    // NR: 6 rows × 2 vectors = 12 accumulators, plus the shared loads
+
+// s[i·kChunk + j] = q_i · k_j for rows i < NR (q rows hd apart) and keys j in [0, 2·kW) of kt.
+template <int NR>
+inline void score_tile(const float* q, int64_t hd, const float* kt, float* s) {
+  F a0[NR], a1[NR];
+  for (int i = 0; i < NR; ++i) a0[i] = zero(), a1[i] = zero();
+  for (int64_t d = 0; d < hd; ++d, kt += kChunk) {
+    const F k0 = load(kt), k1 = load(kt + kW);
+    for (int i = 0; i < NR; ++i) {
+      const F x = set1(q[i * hd + d]);
+      a0[i] = fma(x, k0, a0[i]), a1[i] = fma(x, k1, a1[i]);
+    }
+  }
+  for (int i = 0; i < NR; ++i) store(s + i * kChunk, a0[i]), store(s + i * kChunk + kW, a1[i]);
+}
+
+// o_i[0, 2·kW) = o_i·alpha_i + Σ_{j ∈ [j0, j1)} p_i[j]·v_j for rows i < NR (o rows os apart, p rows
+// kChunk apart, v rows vs apart).
+template <int NR>
+inline void pv_tile(float* o, int64_t os, const float* v, int64_t vs, const float* p, int64_t j0, int64_t j1,
+                    const float* alpha) {
+  F a0[NR], a1[NR];
+  for (int i = 0; i < NR; ++i) {
+    const F al = set1(alpha[i]);
+    a0[i] = load(o + i * os) * al, a1[i] = load(o + i * os + kW) * al;
+  }
+  for (int64_t j = j0; j < j1; ++j) {
+    const F v0 = load(v + j * vs), v1 = load(v + j * vs + kW);
+    for (int i = 0; i < NR; ++i) {
+      const F w = set1(p[i * kChunk + j]);
+      a0[i] = fma(w, v0, a0[i]), a1[i] = fma(w, v1, a1[i]);
+    }
+  }
+  for (int i = 0; i < NR; ++i) store(o + i * os, a0[i]), store(o + i * os + kW, a1[i]);
+}
+
+// fn(std::integral_constant<int, NR>) for NR = nr ∈ [1, kTileRows].
+template <class Fn>
+inline void with_rows(int nr, Fn&& fn) {
+  static_assert(kTileRows == 6);
+  switch (nr) {
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    default: return fn(std::integral_constant<int, 1>{});
+  }
+}
+
+// kt[d·kChunk + j] = rows[j][d] for keys j < nk and dimensions d < hd. With AVX2, 8 × 8 blocks
+// are transposed in registers (a scalar scatter cost a tenth of the tile's time).
+void transpose_keys(const float* const* rows, int64_t nk, int64_t hd, float* kt) {
+  int64_t j = 0;
+#if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
+  for (; j + 8 <= nk; j += 8) {
+    const float* const* rw = rows + j;
+    int64_t d = 0;
+    for (; d + 8 <= hd; d += 8) {
+      __m256 t[8], u[8];
+      for (int k = 0; k < 8; k += 2) {
+        const __m256 a = _mm256_loadu_ps(rw[k] + d), b = _mm256_loadu_ps(rw[k + 1] + d);
+        t[k] = _mm256_unpacklo_ps(a, b), t[k + 1] = _mm256_unpackhi_ps(a, b);  // pairs of rows k, k+1
+      }
+      for (int k = 0; k < 8; k += 4) {  // quads of rows: dimensions {0,4}, {1,5}, {2,6}, {3,7}
+        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44), u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44), u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+      }
+      float* dst = kt + d * kChunk + j;
+      for (int k = 0; k < 4; ++k) {
+        _mm256_storeu_ps(dst + k * kChunk, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+        _mm256_storeu_ps(dst + (k + 4) * kChunk, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+      }
+    }
+    for (; d < hd; ++d)
+      for (int k = 0; k < 8; ++k) kt[d * kChunk + j + k] = rw[k][d];
+  }
+#endif
+  for (; j < nk; ++j)
+    for (int64_t d = 0; d < hd; ++d) kt[d * kChunk + j] = rows[j][d];
+}
+
+// Cache slot `slot`, KV head g, as float32: the row itself (F32 cache) or tmp, filled from it.
+inline const float* cache_row(const AttentionParams& p, const Tensor& cache, const KvQuantizer* kq, int64_t slot,
+                              int64_t g, float* tmp) {
+  const int64_t hd = p.head_dim(), row = slot * p.num_kv_heads() + g;
+  if (kq) {
+    dequant_row(*kq, cache.ptr<uint8_t>() + row * kq->row_bytes(), tmp);
+  } else if (cache.dtype == DType::F32) {
+    return cache.ptr<float>() + row * hd;
+  } else {
+    to_f32_row(cache.ptr<uint16_t>() + row * hd, cache.dtype == DType::BF16, hd, tmp);
+  }
+  return tmp;
+}
+
+}  // namespace
+
+void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1,
+                            int64_t k_begin, int64_t k_end, float* partial) {
+  const int64_t num_heads = p.num_heads(), num_kv_heads = p.num_kv_heads();
+  const int64_t hd = p.head_dim(), bs = p.block_size(), group = num_heads / num_kv_heads;
+  const int64_t hdp = (hd + 2 * kW - 1) / (2 * kW) * (2 * kW);  // O and V rows padded to whole tiles
+  const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
+  const int64_t query_len = qsl[r + 1] - qsl[r];
+  const int64_t ctx = p.seq_lens.ptr<int32_t>()[r] - query_len;  // position of query 0
+  const int64_t G = g1 - g0, nq = i1 - i0, R = nq * group, W = p.sliding_window;
+  const int32_t* blocks = p.block_table.ptr<int32_t>() + r * p.max_blocks_per_req();
+  thread_local const KvQuantizer* kq_cached = nullptr;
+  if (p.kv_quant_bits > 0 && (!kq_cached || kq_cached->head_dim() != hd || kq_cached->bits() != p.kv_quant_bits))
+    kq_cached = &kv_quantizer(hd, p.kv_quant_bits);
+  const KvQuantizer* kq = p.kv_quant_bits > 0 ? kq_cached : nullptr;
+
+  thread_local std::vector<float> scratch;
+  const size_t need = size_t(R * hd + R * hdp + R * kChunk + 3 * R + hd * kChunk + kChunk * hdp + kChunk * hd);
+  if (scratch.size() < need) scratch.resize(need);
+  float* qb = scratch.data();         // [R, hd] scaled queries
+  float* ob = qb + R * hd;            // [R, hdp] accumulators
+  float* sb = ob + R * hdp;           // [R, kChunk] scores, then probabilities
+  float* mrow = sb + R * kChunk;      // [R] running max
+  float* lrow = mrow + R;             // [R] running sum
+  float* alpha = lrow + R;            // [R] this chunk's rescale
+  float* kt = alpha + R;              // [hd, kChunk]
+  float* vb = kt + hd * kChunk;       // [kChunk, hdp]
+  float* kb = vb + kChunk * hdp;      // [kChunk, hd] converted keys (F16 / BF16 / quantized caches)
+  const float* krows[kChunk];         // each key of the chunk as a float row
+  std::fill(vb, vb + kChunk * hdp, 0.0f);  // padding columns stay 0
+
+  const F vcap = set1(p.logit_softcap), vinv = set1(p.logit_softcap > 0 ? 1.0f / p.logit_softcap : 0.0f);
+  const bool cap = p.logit_softcap > 0;
+  for (int64_t g = g0; g < g1; ++g) {
+    // local row ri = ti·group + hh ↔ query i0 + ti, head g·group + hh
+    for (int64_t ti = 0; ti < nq; ++ti) {
+      const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group) * hd;
+      for (int64_t x = 0; x < group * hd; ++x) qb[ti * group * hd + x] = q[x] * p.scale;
+    }
+    std::fill(ob, ob + R * hdp, 0.0f);
+    std::fill(mrow, mrow + R, -INFINITY);
+    std::fill(lrow, lrow + R, 0.0f);
+    const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
+    const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
+    for (int64_t c0 = k_lo; c0 < k_hi; c0 += kChunk) {
+      const int64_t nk = std::min(kChunk, k_hi - c0);
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t key = c0 + j, slot = int64_t(blocks[key / bs]) * bs + key % bs;
+        krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb + j * hd);
+        const float* vr = cache_row(p, p.v_cache, kq, slot, g, vb + j * hdp);
+        if (vr != vb + j * hdp) std::copy_n(vr, hd, vb + j * hdp);
+      }
+      transpose_keys(krows, nk, hd, kt);
+      if (nk < kChunk)  // keys past the chunk's end: finite zeros (their scores are masked)
+        for (int64_t d = 0; d < hd; ++d) std::fill(kt + d * kChunk + nk, kt + (d + 1) * kChunk, 0.0f);
+      for (int64_t r0 = 0; r0 < R; r0 += kTileRows) {
+        const int nr = int(std::min<int64_t>(kTileRows, R - r0));
+        // keys [lo_i, hi_i) of the chunk that row i sees; the tile spans their union
+        int64_t t_lo = nk, t_hi = 0;
+        int64_t lo[kTileRows], hi[kTileRows];
+        for (int i = 0; i < nr; ++i) {
+          const int64_t pos = ctx + i0 + (r0 + i) / group;
+          lo[i] = std::clamp<int64_t>((W > 0 ? pos - W + 1 : 0) - c0, 0, nk);
+          hi[i] = std::clamp<int64_t>(pos + 1 - c0, 0, nk);
+          if (lo[i] < hi[i]) t_lo = std::min(t_lo, lo[i]), t_hi = std::max(t_hi, hi[i]);
+        }
+        if (t_lo >= t_hi) continue;
+        float* s = sb + r0 * kChunk;
+        const int64_t tile_end = (t_hi + 2 * kW - 1) / (2 * kW) * (2 * kW);
+        with_rows(nr, [&](auto NR) {
+          for (int64_t t = t_lo / (2 * kW) * (2 * kW); t < tile_end; t += 2 * kW)
+            score_tile<NR()>(qb + r0 * hd, hd, kt + t, s + t);
+        });
+        for (int i = 0; i < nr; ++i) {
+          float* si = s + i * kChunk;
+          float* a = alpha + r0 + i;
+          if (lo[i] >= hi[i]) {  // nothing visible: the row keeps its state
+            *a = 1.0f;
+            std::fill(si + t_lo, si + t_hi, 0.0f);
+            continue;
+          }
+          if (cap)
+            for (int64_t j = lo[i]; j < hi[i]; j += kW) {
+              const int t = int(std::min<int64_t>(kW, hi[i] - j));
+              store_n(si + j, vcap * tanh(load_n(si + j, t) * vinv), t);
+            }
+          float& m = mrow[r0 + i];
+          float mx = m;
+          int64_t j = lo[i];
+          if (hi[i] - j >= kW) {
+            F vm = load(si + j);
+            for (j += kW; j + kW <= hi[i]; j += kW) vm = max(vm, load(si + j));
+            mx = std::max(mx, hmax(vm));
+          }
+          for (; j < hi[i]; ++j) mx = std::max(mx, si[j]);
+          *a = std::exp(m - mx);  // 0 on the first visit (m = −inf)
+          const F vmx = set1(mx);
+          F vsum = zero();
+          for (int64_t j = lo[i]; j < hi[i]; j += kW) {
+            const int t = int(std::min<int64_t>(kW, hi[i] - j));
+            const F e = keep_n(exp(load_n(si + j, t) - vmx), t);
+            store_n(si + j, e, t);
+            vsum = vsum + e;
+          }
+          std::fill(si + t_lo, si + lo[i], 0.0f);
+          std::fill(si + hi[i], si + t_hi, 0.0f);
+          lrow[r0 + i] = lrow[r0 + i] * *a + hsum(vsum);
+          m = mx;
+        }
+        with_rows(nr, [&](auto NR) {
+          for (int64_t d = 0; d < hdp; d += 2 * kW)
+            pv_tile<NR()>(ob + r0 * hdp + d, hdp, vb + d, hdp, s, t_lo, t_hi, alpha + r0);
+        });
+      }
+    }
+    // row ri of head g is tile row m = (ti·G + (g − g0))·group + hh
+    for (int64_t ri = 0; ri < R; ++ri) {
+      const int64_t ti = ri / group, hh = ri % group, m = (ti * G + (g - g0)) * group + hh;
+      const float* o = ob + ri * hdp;
+      if (partial) {
+        float* dst = partial + m * (hd + 2);
+        dst[0] = mrow[ri], dst[1] = lrow[ri];
+        std::copy(o, o + hd, dst + 2);
+        continue;
+      }
+      const int64_t h = g * group + hh;
+      float l = lrow[ri], scale_acc = 1.0f;
+      if (p.has_sinks()) {
+        const float sink = p.sinks.ptr<float>()[h];
+        const float mx = std::max(mrow[ri], sink);
+        scale_acc = std::exp(mrow[ri] - mx);
+        l = l * scale_acc + std::exp(sink - mx);
+      }
+      const F f = set1(scale_acc / l);
+      float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
+      for (int64_t d = 0; d < hd; d += kW) {
+        const int t = int(std::min<int64_t>(kW, hd - d));
+        store_n(out + d, load_n(o + d, t) * f, t);
+      }
+    }
+  }
+}
+
+}  // namespace oxyd::backend::cpu::OXYD_SIMD_NS
