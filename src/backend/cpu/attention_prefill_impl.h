@@ -2,7 +2,8 @@
 // the same contract as attention_tile (attention_impl.h), computed as small matrix products.
 // For each KV head of the tile, its R = queries · group query rows (scaled) meet the key range
 // chunk by chunk (kChunk keys, across blocks): the chunk's keys are converted into kt [hd, kChunk]
-// (transposed: one dimension of every key is a contiguous run) and its values into vb [kChunk, hdp];
+// (transposed: one dimension of every key is a contiguous run) and its values into rows of hdp
+// floats (F32 cache rows are read in place when hd is a whole number of tiles);
 // scores S = Q·Kᵀ come from register tiles of NR rows × 2·kW keys (no horizontal sums), are
 // masked (causal, window), soft-capped and folded into each row's online softmax, and O = O·α + P·V
 // from register tiles of NR rows × 2·kW dimensions.
@@ -42,9 +43,9 @@ inline void score_tile(const float* q, int64_t hd, const float* kt, float* s) {
 }
 
 // o_i[0, 2·kW) = o_i·alpha_i + Σ_{j ∈ [j0, j1)} p_i[j]·v_j for rows i < NR (o rows os apart, p rows
-// kChunk apart, v rows vs apart).
+// kChunk apart, value j at v[j] + d).
 template <int NR>
-inline void pv_tile(float* o, int64_t os, const float* v, int64_t vs, const float* p, int64_t j0, int64_t j1,
+inline void pv_tile(float* o, int64_t os, const float* const* v, int64_t d, const float* p, int64_t j0, int64_t j1,
                     const float* alpha) {
   F a0[NR], a1[NR];
   for (int i = 0; i < NR; ++i) {
@@ -52,7 +53,7 @@ inline void pv_tile(float* o, int64_t os, const float* v, int64_t vs, const floa
     a0[i] = load(o + i * os) * al, a1[i] = load(o + i * os + kW) * al;
   }
   for (int64_t j = j0; j < j1; ++j) {
-    const F v0 = load(v + j * vs), v1 = load(v + j * vs + kW);
+    const F v0 = load(v[j] + d), v1 = load(v[j] + d + kW);
     for (int i = 0; i < NR; ++i) {
       const F w = set1(p[i * kChunk + j]);
       a0[i] = fma(w, v0, a0[i]), a1[i] = fma(w, v1, a1[i]);
@@ -151,6 +152,7 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
   float* vb = kt + hd * kChunk;       // [kChunk, hdp]
   float* kb = vb + kChunk * hdp;      // [kChunk, hd] converted keys (F16 / BF16 / quantized caches)
   const float* krows[kChunk];         // each key of the chunk as a float row
+  const float* vrows[kChunk];         // each value: a cache row, or a padded row of vb
   std::fill(vb, vb + kChunk * hdp, 0.0f);  // padding columns stay 0
 
   const F vcap = set1(p.logit_softcap), vinv = set1(p.logit_softcap > 0 ? 1.0f / p.logit_softcap : 0.0f);
@@ -171,8 +173,8 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
       for (int64_t j = 0; j < nk; ++j) {
         const int64_t key = c0 + j, slot = int64_t(blocks[key / bs]) * bs + key % bs;
         krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb + j * hd);
-        const float* vr = cache_row(p, p.v_cache, kq, slot, g, vb + j * hdp);
-        if (vr != vb + j * hdp) std::copy_n(vr, hd, vb + j * hdp);
+        vrows[j] = cache_row(p, p.v_cache, kq, slot, g, vb + j * hdp);
+        if (hdp != hd && vrows[j] != vb + j * hdp) vrows[j] = std::copy_n(vrows[j], hd, vb + j * hdp) - hd;
       }
       transpose_keys(krows, nk, hd, kt);
       if (nk < kChunk)  // keys past the chunk's end: finite zeros (their scores are masked)
@@ -233,7 +235,7 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
         }
         with_rows(nr, [&](auto NR) {
           for (int64_t d = 0; d < hdp; d += 2 * kW)
-            pv_tile<NR()>(ob + r0 * hdp + d, hdp, vb + d, hdp, s, t_lo, t_hi, alpha + r0);
+            pv_tile<NR()>(ob + r0 * hdp + d, hdp, vrows, d, s, t_lo, t_hi, alpha + r0);
         });
       }
     }
