@@ -1,4 +1,5 @@
-// Paged-attention tile kernel, compiled once per ISA (see simd.h). One call handles request r,
+// Paged-attention tile kernel, compiled once per ISA (see simd.h), used for decode tiles (one query;
+// attention_prefill_impl.h has the several-query kernel). One call handles request r,
 // KV heads [g0, g1) and queries [i0, i1) of that request: M = queries · heads · group rows, each
 // with a running max, sum and accumulator acc [M, head_dim] updated once per cache block
 // (online softmax). Each K/V row is read once per tile and shared by its GQA group. Masked keys
@@ -191,12 +192,11 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
     kq = &kv_quantizer(hd, p.kv_quant_bits);
   const int64_t qrow_bytes = p.kv_quant_bits > 0 ? kq->row_bytes() : 0;
 
-  // A tile reads the cache through f32 copies of each block when it has several queries (each block
-  // converted or decoded once, not once per query; a head's rows contiguous, where the cache has them
-  // num_kv_heads·head_dim apart; an F32 cache with one KV head is contiguous already), and always
-  // over a quantized cache. A one-query (decode) tile reads F32 / F16 / BF16 rows where they are,
-  // converting as it loads: a copy would cost more than the single pass over them.
-  const bool copied = qrow_bytes > 0 || (i1 - i0 > 1 && (!f32 || num_kv_heads > 1));
+  // Over a quantized cache a tile decodes each block into f32 copies (all its heads of a token at
+  // once); F32 / F16 / BF16 rows are read where they are, converted as they load. The dispatcher
+  // gives this kernel one-query (decode) tiles, where a copy would cost more than the single pass
+  // over the rows; several queries go to attention_prefill_tile (attention_prefill_impl.h).
+  const bool copied = qrow_bytes > 0;
   thread_local std::vector<float> scratch;
   const size_t need = size_t(M * hd + 2 * M + group * (bs + 1) + (copied ? 2 * G * bs * hd : 0));
   if (scratch.size() < need) scratch.resize(need);
@@ -205,7 +205,7 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   float* lrow = mrow + M;        // [M]
   float* s = lrow + M;           // [group, bs] scores, then probabilities
   float* alphas = s + group * bs;  // [group] rescale of each row's accumulator this block
-  float* kbuf = alphas + group;  // [G, bs, hd] (F16 / BF16 / quantized caches, and F32 ones copied)
+  float* kbuf = alphas + group;  // [G, bs, hd] (quantized caches)
   float* vbuf = kbuf + G * bs * hd;  // [G, bs, hd]
   std::fill(acc, acc + M * hd, 0.0f);
   std::fill(mrow, mrow + M, -INFINITY);
@@ -266,23 +266,15 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
   };
   for (int64_t blk = k_lo / bs; k_lo < k_hi && blk * bs < k_hi; ++blk) {
     const int64_t j0 = std::max(k_lo, blk * bs), j1 = std::min(k_hi, (blk + 1) * bs);
-    // A block is copied token by token, all the tile's heads of a token at once: those are
+    // A block is decoded token by token, all the tile's heads of a token at once: those are
     // contiguous in the cache, where one head's rows are num_kv_heads·head_dim apart.
     if (copied) {
       for (int64_t j = 0; j < j1 - j0; ++j) {
         const int64_t tok = int64_t(blocks[blk]) * bs + (j0 - blk * bs) + j;  // cache slot
         for (int64_t g = g0; g < g1; ++g) {
-          const int64_t elem = (tok * num_kv_heads + g) * hd, dst = ((g - g0) * bs + j) * hd;
-          if (f32) {
-            std::copy_n(p.k_cache.ptr<float>() + elem, hd, kbuf + dst);
-            std::copy_n(p.v_cache.ptr<float>() + elem, hd, vbuf + dst);
-          } else if (qrow_bytes) {
-            dequant_row(*kq, p.k_cache.ptr<uint8_t>() + elem / hd * qrow_bytes, kbuf + dst);
-            dequant_row(*kq, p.v_cache.ptr<uint8_t>() + elem / hd * qrow_bytes, vbuf + dst);
-          } else {
-            to_f32_row(p.k_cache.ptr<uint16_t>() + elem, bf16, hd, kbuf + dst);
-            to_f32_row(p.v_cache.ptr<uint16_t>() + elem, bf16, hd, vbuf + dst);
-          }
+          const int64_t row = tok * num_kv_heads + g, dst = ((g - g0) * bs + j) * hd;
+          dequant_row(*kq, p.k_cache.ptr<uint8_t>() + row * qrow_bytes, kbuf + dst);
+          dequant_row(*kq, p.v_cache.ptr<uint8_t>() + row * qrow_bytes, vbuf + dst);
         }
       }
     }

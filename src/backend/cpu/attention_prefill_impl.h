@@ -153,7 +153,7 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
   float* kb = vb + kChunk * hdp;      // [kChunk, hd] converted keys (F16 / BF16 / quantized caches)
   const float* krows[kChunk];         // each key of the chunk as a float row
   const float* vrows[kChunk];         // each value: a cache row, or a padded row of vb
-  std::fill(vb, vb + kChunk * hdp, 0.0f);  // padding columns stay 0
+  if (hdp != hd) std::fill(vb, vb + kChunk * hdp, 0.0f);  // padding columns stay 0
 
   const F vcap = set1(p.logit_softcap), vinv = set1(p.logit_softcap > 0 ? 1.0f / p.logit_softcap : 0.0f);
   const bool cap = p.logit_softcap > 0;
@@ -177,8 +177,9 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
         if (hdp != hd && vrows[j] != vb + j * hdp) vrows[j] = std::copy_n(vrows[j], hd, vb + j * hdp) - hd;
       }
       transpose_keys(krows, nk, hd, kt);
-      if (nk < kChunk)  // keys past the chunk's end: finite zeros (their scores are masked)
-        for (int64_t d = 0; d < hd; ++d) std::fill(kt + d * kChunk + nk, kt + (d + 1) * kChunk, 0.0f);
+      // keys past the chunk's end, up to a whole tile: finite zeros (their scores are masked)
+      const int64_t nt = (nk + 2 * kW - 1) / (2 * kW) * (2 * kW);
+      for (int64_t d = 0; nk < nt && d < hd; ++d) std::fill(kt + d * kChunk + nk, kt + d * kChunk + nt, 0.0f);
       for (int64_t r0 = 0; r0 < R; r0 += kTileRows) {
         const int nr = int(std::min<int64_t>(kTileRows, R - r0));
         // keys [lo_i, hi_i) of the chunk that row i sees; the tile spans their union
