@@ -9,6 +9,7 @@
 #include <numeric>
 #include <thread>
 
+#include "backend/cpu/attention.h"
 #include "backend/reference/attention.h"
 #include "op_test_util.h"
 #include "ops/attention.h"
@@ -198,10 +199,16 @@ TEST_P(AttentionTest, CpuMatchesNaiveAndReference) {
 
     HostTensor want(b.q.t), got(b.q.t);
     backend::reference::paged_attention(b.params(want));
-    ops::paged_attention(b.params(got));
-    expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), "cpu vs reference " + c.name);
     const std::vector<float> dense = b.naive();
-    expect_close(got.f(), dense.data(), got.n(), tolerance(DType::F32), "cpu vs naive " + c.name);
+    // Prefill tiles read keys prepared once per call, or (limit 0) each prepares its own.
+    for (const int64_t limit : {int64_t(64) << 20, int64_t(0)}) {
+      const int64_t before = backend::cpu::set_prefill_shared_keys_limit(limit);
+      ops::paged_attention(b.params(got));
+      backend::cpu::set_prefill_shared_keys_limit(before);
+      const std::string name = c.name + (limit ? "" : " (keys per tile)");
+      expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), "cpu vs reference " + name);
+      expect_close(got.f(), dense.data(), got.n(), tolerance(DType::F32), "cpu vs naive " + name);
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/attention.h"
+#include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/dispatch.h"
 #include "core/half.h"
 #include "core/kv_quant.h"
@@ -22,8 +23,10 @@ namespace oxyd::backend::cpu {
 #define OXYD_DECL                                                                                  \
   void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
                       float*);                                                                     \
-  void attention_prefill_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
-                              int64_t, float*)
+  void attention_prefill_tile(const AttentionParams&, const PrefillKeys&, int64_t, int64_t, int64_t, int64_t,  \
+                              int64_t, int64_t, int64_t, float*);                                  \
+  int64_t prefill_unit_floats(const AttentionParams&);                                             \
+  void prefill_prepare_chunk(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, float*)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
@@ -38,6 +41,8 @@ namespace {
 int64_t tile_rows(int64_t head_dim) { return std::clamp<int64_t>(8192 / std::max<int64_t>(1, head_dim), 32, 64); }
 // Split-K only cuts key ranges into chunks of at least this many keys.
 constexpr int64_t kMinSplitKeys = 256;
+// The most bytes of keys prepared once per call for prefill tiles (set_prefill_shared_keys_limit).
+std::atomic<int64_t> g_max_prepared_bytes{int64_t(64) << 20};
 
 struct ReqSplit {
   int64_t tile_tokens, heads_per_item, head_ranges, items_before;
@@ -106,6 +111,8 @@ bool attention_over_compact_f32(const AttentionParams& rp, const KvQuantizer& kq
 }
 }  // namespace
 
+int64_t set_prefill_shared_keys_limit(int64_t bytes) { return g_max_prepared_bytes.exchange(bytes); }
+
 // Quantized caches: rotate q into the codes' space, attend there, rotate the output back.
 void paged_attention(const AttentionParams& p) {
   if (p.kv_quant_bits == 0) return paged_attention_plain(p);
@@ -128,10 +135,64 @@ void paged_attention(const AttentionParams& p) {
 }
 
 namespace {
+// Several-query tiles of a request each meet its keys chunk by chunk, transposed (and converted from
+// F16 / BF16, values copied into contiguous rows); done here once for every tile of the call when
+// it fits g_max_prepared_bytes, instead of once per tile. buf holds them until the call ends. Returns
+// one PrefillKeys per request (data == nullptr: its tiles prepare their own).
+
+const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<float>& buf) {
+  const int64_t num_reqs = p.num_reqs(), nkv = p.num_kv_heads(), W = p.sliding_window;
+  const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
+  const int32_t* seq_lens = p.seq_lens.ptr<int32_t>();
+  auto first_key = [&](int64_t r) {  // the oldest key the request's first query sees
+    return W > 0 ? std::max<int64_t>(0, seq_lens[r] - (qsl[r + 1] - qsl[r]) - W + 1) : int64_t(0);
+  };
+  thread_local std::vector<PrefillKeys> keys;
+  thread_local std::vector<int64_t> first_unit;  // per request, and the total at the end
+  keys.assign(size_t(num_reqs), PrefillKeys{});
+  first_unit.assign(size_t(num_reqs + 1), 0);
+  const int64_t unit_floats =
+      pick(simd_scalar::prefill_unit_floats, simd_avx2::prefill_unit_floats, simd_avx512::prefill_unit_floats)(p);
+  for (int64_t r = 0; r < num_reqs; ++r) {
+    PrefillKeys& k = keys[size_t(r)];
+    if (qsl[r + 1] - qsl[r] > 1) {
+      k.first_chunk = first_key(r) / kPrefillChunk;
+      k.chunks = (seq_lens[r] + kPrefillChunk - 1) / kPrefillChunk - k.first_chunk;
+      k.unit_floats = unit_floats;
+    }
+    first_unit[size_t(r + 1)] = first_unit[size_t(r)] + k.chunks * nkv;
+  }
+  const int64_t units = first_unit[size_t(num_reqs)];
+  if (units == 0 || units * unit_floats * int64_t(sizeof(float)) > g_max_prepared_bytes.load(std::memory_order_relaxed)) {
+    std::fill(keys.begin(), keys.end(), PrefillKeys{});
+    return keys.data();
+  }
+  buf.resize(size_t(units * unit_floats));
+  for (int64_t r = 0; r < num_reqs; ++r)
+    if (keys[size_t(r)].chunks) keys[size_t(r)].data = buf.data() + first_unit[size_t(r)] * unit_floats;
+  const auto prepare = pick(simd_scalar::prefill_prepare_chunk, simd_avx2::prefill_prepare_chunk,
+                            simd_avx512::prefill_prepare_chunk);
+  const int64_t* fu = first_unit.data();
+  const PrefillKeys* kd = keys.data();
+  float* out = buf.data();
+  parallel_for(units, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t r = std::upper_bound(fu, fu + num_reqs + 1, u) - fu - 1;
+      const PrefillKeys& k = kd[r];
+      const int64_t local = u - fu[r], g = local / k.chunks, c0 = (k.first_chunk + local % k.chunks) * kPrefillChunk;
+      prepare(p, r, g, c0, std::max(first_key(r), c0) - c0, std::min<int64_t>(seq_lens[r], c0 + kPrefillChunk) - c0,
+              out + u * unit_floats);
+    }
+  });
+  return keys.data();
+}
+
 void paged_attention_plain(const AttentionParams& p) {
   const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
   const auto prefill_kernel = pick(simd_scalar::attention_prefill_tile, simd_avx2::attention_prefill_tile,
                                    simd_avx512::attention_prefill_tile);
+  std::vector<float> prepared_buf;
+  const PrefillKeys* prepared = prepare_prefill_keys(p, prepared_buf);
   const int64_t num_reqs = p.num_reqs(), num_kv_heads = p.num_kv_heads();
   const int64_t group = p.num_heads() / num_kv_heads;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
@@ -197,9 +258,14 @@ void paged_attention_plain(const AttentionParams& p) {
   auto work = [&](int, int) {
     for (int64_t unit; (unit = next.fetch_add(1, std::memory_order_relaxed)) < num_units;) {
       const Item it = item_of(unit / kv_splits);
-      const auto tile = it.i1 - it.i0 > 1 ? prefill_kernel : kernel;
+      auto tile = [&](int64_t k_begin, int64_t k_end, float* partial) {
+        if (it.i1 - it.i0 > 1)
+          prefill_kernel(p, prepared[it.r], it.r, it.g0, it.g1, it.i0, it.i1, k_begin, k_end, partial);
+        else
+          kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, k_begin, k_end, partial);
+      };
       if (kv_splits == 1) {
-        tile(p, it.r, it.g0, it.g1, it.i0, it.i1, 0, INT64_MAX, nullptr);
+        tile(0, INT64_MAX, nullptr);
         continue;
       }
       // keys this item can see, cut into kv_splits block-aligned chunks
@@ -207,7 +273,7 @@ void paged_attention_plain(const AttentionParams& p) {
       const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + it.i0 - p.sliding_window + 1) : 0;
       const int64_t hi = ctx + it.i1, bs = p.block_size(), s = unit % kv_splits;
       const int64_t chunk = ((hi - lo + kv_splits - 1) / kv_splits + bs - 1) / bs * bs;
-      tile(p, it.r, it.g0, it.g1, it.i0, it.i1, lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
+      tile(lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
     }
   };
   if (num_units <= 1) work(0, 1);

@@ -6,6 +6,8 @@
 // decoded to ‖x‖·level rows (no inverse transform per key), and the output is un-rotated once.
 #pragma once
 
+#include <cstdint>
+
 #include "backend/op_params.h"
 #include "core/tensor.h"
 
@@ -13,6 +15,11 @@ namespace oxyd::backend::cpu {
 
 /// Writes p.out [num_tokens, num_heads, head_dim] (see AttentionParams).
 void paged_attention(const AttentionParams& p);
+
+/// Prefill tiles of one call share their request's keys prepared once (transposed, converted) when
+/// they take at most this many bytes (default 64 MiB); beyond it each tile prepares its own. Returns
+/// the previous limit: tests set 0 to cover the per-tile path.
+int64_t set_prefill_shared_keys_limit(int64_t bytes);
 
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → caches at slot_mapping [num_tokens] I32
 /// (negative = skip); caches F32 | F16 | BF16 [num_blocks, block_size, num_kv_heads, head_dim],

@@ -1,12 +1,12 @@
 // Paged-attention tile kernel for several queries (prefill), compiled once per ISA (see simd.h):
 // the same contract as attention_tile (attention_impl.h), computed as small matrix products.
 // For each KV head of the tile, its R = queries · group query rows (scaled) meet the key range
-// chunk by chunk (kChunk keys, across blocks): the chunk's keys are converted into kt [hd, kChunk]
-// (transposed: one dimension of every key is a contiguous run) and its values into rows of hdp
-// floats (F32 cache rows are read in place when hd is a whole number of tiles);
-// scores S = Q·Kᵀ come from register tiles of NR rows × 2·kW keys (no horizontal sums), are
-// masked (causal, window), soft-capped and folded into each row's online softmax, and O = O·α + P·V
-// from register tiles of NR rows × 2·kW dimensions.
+// chunk by chunk (kChunk keys, across blocks, at multiples of kChunk): the chunk's keys transposed
+// into kt [hd, kChunk] (one dimension of every key a contiguous run) and its values as float rows
+// of hdp (F32 rows of one KV head read in place), prepared once per call for all tiles
+// (PrefillKeys, attention.cc) or by the tile itself. Scores S = Q·Kᵀ come from register tiles of
+// NR rows × 2·kW keys (no horizontal sums), are masked (causal, window), soft-capped and folded
+// into each row's online softmax, and O = O·α + P·V from register tiles of NR rows × 2·kW dims.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/attention_rows_impl.h"
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
@@ -24,18 +25,18 @@
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
 
-constexpr int64_t kChunk = 64;  // keys per chunk: kt and vb stay within L2 next to Q and O
+constexpr int64_t kChunk = kPrefillChunk;  // kt and vb stay within L2 next to Q and O
 constexpr int kTileRows = 6;    // NR: 6 rows × 2 vectors = 12 accumulators, plus the shared loads
 
-// s[i·kChunk + j] = q_i · k_j for rows i < NR (q rows hd apart) and keys j in [0, 2·kW) of kt.
+// s[i·kChunk + j] = q_i · k_j for rows i < NR (q rows qs apart) and keys j in [0, 2·kW) of kt.
 template <int NR>
-inline void score_tile(const float* q, int64_t hd, const float* kt, float* s) {
+inline void score_tile(const float* q, int64_t qs, int64_t hd, const float* kt, float* s) {
   F a0[NR], a1[NR];
   for (int i = 0; i < NR; ++i) a0[i] = zero(), a1[i] = zero();
   for (int64_t d = 0; d < hd; ++d, kt += kChunk) {
     const F k0 = load(kt), k1 = load(kt + kW);
     for (int i = 0; i < NR; ++i) {
-      const F x = set1(q[i * hd + d]);
+      const F x = set1(q[i * qs + d]);
       a0[i] = fma(x, k0, a0[i]), a1[i] = fma(x, k1, a1[i]);
     }
   }
@@ -122,38 +123,86 @@ inline const float* cache_row(const AttentionParams& p, const Tensor& cache, con
   return tmp;
 }
 
+// O and V rows padded to whole register tiles.
+inline int64_t padded_dim(int64_t hd) { return (hd + 2 * kW - 1) / (2 * kW) * (2 * kW); }
+
+// Values are read where they are when they are contiguous F32 rows of whole tiles (one KV head),
+// otherwise copied into padded rows: a head's rows num_kv_heads·hd apart alias in L1 at 4 KiB strides.
+inline bool values_in_place(const AttentionParams& p) {
+  return p.kv_quant_bits == 0 && p.v_cache.dtype == DType::F32 && padded_dim(p.head_dim()) == p.head_dim() &&
+         p.num_kv_heads() == 1;
+}
+
+inline const KvQuantizer* quantizer(const AttentionParams& p) {
+  thread_local const KvQuantizer* kq = nullptr;
+  if (p.kv_quant_bits == 0) return nullptr;
+  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != p.kv_quant_bits) kq = &kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  return kq;
+}
+
+inline int64_t slot_of(const AttentionParams& p, int64_t r, int64_t key) {
+  const int64_t bs = p.block_size();
+  return int64_t(p.block_table.ptr<int32_t>()[r * p.max_blocks_per_req() + key / bs]) * bs + key % bs;
+}
+
+// Keys [c0 + lo, c0 + hi) of request r, KV head g (0 ≤ lo < hi ≤ kChunk): kt [hd, kChunk] gets them
+// transposed, vb [kChunk, hdp] (unless values_in_place) their values as float rows. The chunk's
+// other columns of kt and the padding of vb rows are left as they are: register tiles compute them,
+// but no score outside a row's visible keys is read, and O's padding columns are never output.
+void fill_chunk(const AttentionParams& p, int64_t r, int64_t g, int64_t c0, int64_t lo, int64_t hi, float* kt,
+                float* vb) {
+  const int64_t hd = p.head_dim(), hdp = padded_dim(hd);
+  const KvQuantizer* kq = quantizer(p);
+  thread_local std::vector<float> kb;  // converted keys (F16 / BF16 / quantized caches)
+  kb.resize(size_t(kChunk * hd));
+  const float* krows[kChunk];
+  for (int64_t j = lo; j < hi; ++j) {
+    const int64_t slot = slot_of(p, r, c0 + j);
+    krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb.data() + j * hd);
+    if (values_in_place(p)) continue;
+    float* v = vb + j * hdp;
+    if (const float* src = cache_row(p, p.v_cache, kq, slot, g, v); src != v) std::copy_n(src, hd, v);
+  }
+  transpose_keys(krows + lo, hi - lo, hd, kt + lo);
+}
+
 }  // namespace
 
-void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1, int64_t i0, int64_t i1,
-                            int64_t k_begin, int64_t k_end, float* partial) {
+int64_t prefill_unit_floats(const AttentionParams& p) {
+  return p.head_dim() * kChunk + (values_in_place(p) ? 0 : kChunk * padded_dim(p.head_dim()));
+}
+
+// One unit of PrefillKeys: kt [hd, kChunk], then (unless values_in_place) vb [kChunk, row_stride].
+void prefill_prepare_chunk(const AttentionParams& p, int64_t r, int64_t g, int64_t c0, int64_t lo, int64_t hi,
+                           float* unit) {
+  fill_chunk(p, r, g, c0, lo, hi, unit, unit + p.head_dim() * kChunk);
+}
+
+// keys [k_begin, k_end) limit the keys visited (split-K); partial == nullptr writes p.out, otherwise
+// row m's unnormalized state goes to partial[m · (hd + 2)]: max, sum, acc[hd]. pk: request r's
+// prepared chunks, or data == nullptr.
+void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int64_t r, int64_t g0, int64_t g1,
+                            int64_t i0, int64_t i1, int64_t k_begin, int64_t k_end, float* partial) {
   const int64_t num_heads = p.num_heads(), num_kv_heads = p.num_kv_heads();
-  const int64_t hd = p.head_dim(), bs = p.block_size(), group = num_heads / num_kv_heads;
-  const int64_t hdp = (hd + 2 * kW - 1) / (2 * kW) * (2 * kW);  // O and V rows padded to whole tiles
+  const int64_t hd = p.head_dim(), group = num_heads / num_kv_heads, hdp = padded_dim(hd);
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
   const int64_t query_len = qsl[r + 1] - qsl[r];
   const int64_t ctx = p.seq_lens.ptr<int32_t>()[r] - query_len;  // position of query 0
   const int64_t G = g1 - g0, nq = i1 - i0, R = nq * group, W = p.sliding_window;
-  const int32_t* blocks = p.block_table.ptr<int32_t>() + r * p.max_blocks_per_req();
-  thread_local const KvQuantizer* kq_cached = nullptr;
-  if (p.kv_quant_bits > 0 && (!kq_cached || kq_cached->head_dim() != hd || kq_cached->bits() != p.kv_quant_bits))
-    kq_cached = &kv_quantizer(hd, p.kv_quant_bits);
-  const KvQuantizer* kq = p.kv_quant_bits > 0 ? kq_cached : nullptr;
+  const bool in_place = values_in_place(p);
 
   thread_local std::vector<float> scratch;
-  const size_t need = size_t(R * hd + R * hdp + R * kChunk + 3 * R + hd * kChunk + kChunk * hdp + kChunk * hd);
+  const size_t need = size_t(2 * R * hdp + R * kChunk + 3 * R + (pk.data ? 0 : hd * kChunk + kChunk * hdp));
   if (scratch.size() < need) scratch.resize(need);
-  float* qb = scratch.data();         // [R, hd] scaled queries
-  float* ob = qb + R * hd;            // [R, hdp] accumulators
+  float* qb = scratch.data();         // [R, hdp] scaled queries
+  float* ob = qb + R * hdp;           // [R, hdp] accumulators
   float* sb = ob + R * hdp;           // [R, kChunk] scores, then probabilities
-  float* mrow = sb + R * kChunk;      // [R] running max
+  float* mrow = sb + R * kChunk;         // [R] running max
   float* lrow = mrow + R;             // [R] running sum
   float* alpha = lrow + R;            // [R] this chunk's rescale
-  float* kt = alpha + R;              // [hd, kChunk]
-  float* vb = kt + hd * kChunk;       // [kChunk, hdp]
-  float* kb = vb + kChunk * hdp;      // [kChunk, hd] converted keys (F16 / BF16 / quantized caches)
-  const float* krows[kChunk];         // each key of the chunk as a float row
-  const float* vrows[kChunk];         // each value: a cache row, or a padded row of vb
-  if (hdp != hd) std::fill(vb, vb + kChunk * hdp, 0.0f);  // padding columns stay 0
+  float* kt_own = alpha + R;          // [hd, kChunk] this tile's chunk, without pk
+  float* vb_own = kt_own + hd * kChunk;  // [kChunk, hdp]
+  const float* vrows[kChunk];         // each value: a cache row, or a padded row
 
   const F vcap = set1(p.logit_softcap), vinv = set1(p.logit_softcap > 0 ? 1.0f / p.logit_softcap : 0.0f);
   const bool cap = p.logit_softcap > 0;
@@ -161,34 +210,35 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
     // local row ri = ti·group + hh ↔ query i0 + ti, head g·group + hh
     for (int64_t ti = 0; ti < nq; ++ti) {
       const float* q = p.q.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + g * group) * hd;
-      for (int64_t x = 0; x < group * hd; ++x) qb[ti * group * hd + x] = q[x] * p.scale;
+      for (int64_t hh = 0; hh < group; ++hh)
+        for (int64_t d = 0; d < hd; ++d) qb[(ti * group + hh) * hdp + d] = q[hh * hd + d] * p.scale;
     }
     std::fill(ob, ob + R * hdp, 0.0f);
     std::fill(mrow, mrow + R, -INFINITY);
     std::fill(lrow, lrow + R, 0.0f);
     const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
     const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
-    for (int64_t c0 = k_lo; c0 < k_hi; c0 += kChunk) {
-      const int64_t nk = std::min(kChunk, k_hi - c0);
-      for (int64_t j = 0; j < nk; ++j) {
-        const int64_t key = c0 + j, slot = int64_t(blocks[key / bs]) * bs + key % bs;
-        krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb + j * hd);
-        vrows[j] = cache_row(p, p.v_cache, kq, slot, g, vb + j * hdp);
-        if (hdp != hd && vrows[j] != vb + j * hdp) vrows[j] = std::copy_n(vrows[j], hd, vb + j * hdp) - hd;
+    for (int64_t c0 = k_lo / kChunk * kChunk; c0 < k_hi; c0 += kChunk) {
+      const int64_t lo_c = std::max(k_lo, c0) - c0, hi_c = std::min(k_hi, c0 + kChunk) - c0;
+      const float* kt = kt_own;
+      const float* vb = vb_own;
+      if (pk.data) {
+        kt = pk.data + (g * pk.chunks + c0 / kChunk - pk.first_chunk) * pk.unit_floats;
+        vb = kt + hd * kChunk;
+      } else {
+        fill_chunk(p, r, g, c0, lo_c, hi_c, kt_own, vb_own);
       }
-      transpose_keys(krows, nk, hd, kt);
-      // keys past the chunk's end, up to a whole tile: finite zeros (their scores are masked)
-      const int64_t nt = (nk + 2 * kW - 1) / (2 * kW) * (2 * kW);
-      for (int64_t d = 0; nk < nt && d < hd; ++d) std::fill(kt + d * kChunk + nk, kt + d * kChunk + nt, 0.0f);
+      for (int64_t j = lo_c; j < hi_c; ++j)
+        vrows[j] = in_place ? p.v_cache.ptr<float>() + (slot_of(p, r, c0 + j) * num_kv_heads + g) * hd : vb + j * hdp;
       for (int64_t r0 = 0; r0 < R; r0 += kTileRows) {
         const int nr = int(std::min<int64_t>(kTileRows, R - r0));
         // keys [lo_i, hi_i) of the chunk that row i sees; the tile spans their union
-        int64_t t_lo = nk, t_hi = 0;
+        int64_t t_lo = hi_c, t_hi = lo_c;
         int64_t lo[kTileRows], hi[kTileRows];
         for (int i = 0; i < nr; ++i) {
           const int64_t pos = ctx + i0 + (r0 + i) / group;
-          lo[i] = std::clamp<int64_t>((W > 0 ? pos - W + 1 : 0) - c0, 0, nk);
-          hi[i] = std::clamp<int64_t>(pos + 1 - c0, 0, nk);
+          lo[i] = std::clamp<int64_t>((W > 0 ? pos - W + 1 : 0) - c0, lo_c, hi_c);
+          hi[i] = std::clamp<int64_t>(pos + 1 - c0, lo_c, hi_c);
           if (lo[i] < hi[i]) t_lo = std::min(t_lo, lo[i]), t_hi = std::max(t_hi, hi[i]);
         }
         if (t_lo >= t_hi) continue;
@@ -196,7 +246,7 @@ void attention_prefill_tile(const AttentionParams& p, int64_t r, int64_t g0, int
         const int64_t tile_end = (t_hi + 2 * kW - 1) / (2 * kW) * (2 * kW);
         with_rows(nr, [&](auto NR) {
           for (int64_t t = t_lo / (2 * kW) * (2 * kW); t < tile_end; t += 2 * kW)
-            score_tile<NR()>(qb + r0 * hd, hd, kt + t, s + t);
+            score_tile<NR()>(qb + r0 * hdp, hdp, hd, kt + t, s + t);
         });
         for (int i = 0; i < nr; ++i) {
           float* si = s + i * kChunk;

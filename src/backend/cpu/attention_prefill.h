@@ -1,0 +1,21 @@
+// What the CPU attention dispatcher (attention.cc) and the prefill tile kernel
+// (attention_prefill_impl.h) share: a prefill request's keys prepared once per call for all its tiles.
+#pragma once
+
+#include <cstdint>
+
+namespace oxyd::backend::cpu {
+
+/// Keys per chunk: a tile meets its key range chunk by chunk, chunk c holding keys [c·kPrefillChunk,
+/// (c + 1)·kPrefillChunk) of its request.
+inline constexpr int64_t kPrefillChunk = 64;
+
+/// A request's chunks [first_chunk, first_chunk + chunks) for each KV head g, prepared once: unit
+/// g·chunks + (c − first_chunk) at data + unit·unit_floats (layout: attention_prefill_impl.h's
+/// prefill_prepare_chunk). data == nullptr: each tile prepares its own.
+struct PrefillKeys {
+  const float* data = nullptr;
+  int64_t first_chunk = 0, chunks = 0, unit_floats = 0;
+};
+
+}  // namespace oxyd::backend::cpu
