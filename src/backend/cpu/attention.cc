@@ -1,7 +1,7 @@
-// CPU paged attention dispatcher (see attention.h), the scalar copy of attention_impl.h, and
-// reshape_and_cache. Work items (request, kv head, query tile) are numbered request-major and
-// claimed one at a time from an atomic counter, so a long prefill next to many decodes still
-// spreads over every thread.
+// CPU paged attention dispatcher (see attention.h), the scalar copies of attention_impl.h and
+// attention_prefill_impl.h, and reshape_and_cache. Work items (request, kv head, query tile) are
+// numbered request-major and claimed one at a time from an atomic counter, so a long prefill next
+// to many decodes still spreads over every thread.
 #define OXYD_ISA_SCALAR
 #include "backend/cpu/attention_impl.h"
 #include "backend/cpu/attention_prefill_impl.h"
@@ -33,11 +33,11 @@ namespace simd_avx512 { OXYD_DECL; }
 
 namespace {
 // Query rows per tile (queries × kv heads × GQA group): acc is tile_rows(head_dim) × head_dim
-// floats, up to 32 KiB. Prefill tiles take one KV head and several queries, each reading (F32 /
-// F16 / BF16: copying) the whole key range once, so more queries per tile read it fewer times:
-// 64 rows instead of 32 at head_dim 128 made a 1024-token prefill of a Qwen3-0.6B-shaped model
-// 7-10% faster. Decode tiles take several KV heads, so a block's tokens are read as long
-// contiguous runs.
+// floats, up to 32 KiB. Prefill tiles take one KV head and several queries, each reading the
+// whole key range once, so more queries per tile read it fewer times: 64 rows instead of 32 at
+// head_dim 128 made a 1024-token prefill of a Qwen3-0.6B-shaped model 7-10% faster (before the
+// prefill kernel of attention_prefill_impl.h; 128 rows measured no better with it). Decode tiles
+// take several KV heads, so a block's tokens are read as long contiguous runs.
 int64_t tile_rows(int64_t head_dim) { return std::clamp<int64_t>(8192 / std::max<int64_t>(1, head_dim), 32, 64); }
 // Split-K only cuts key ranges into chunks of at least this many keys.
 constexpr int64_t kMinSplitKeys = 256;
@@ -139,7 +139,6 @@ namespace {
 // F16 / BF16, values copied into contiguous rows); done here once for every tile of the call when
 // it fits g_max_prepared_bytes, instead of once per tile. buf holds them until the call ends. Returns
 // one PrefillKeys per request (data == nullptr: its tiles prepare their own).
-
 const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<float>& buf) {
   const int64_t num_reqs = p.num_reqs(), nkv = p.num_kv_heads(), W = p.sliding_window;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
@@ -163,7 +162,8 @@ const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<fl
     first_unit[size_t(r + 1)] = first_unit[size_t(r)] + k.chunks * nkv;
   }
   const int64_t units = first_unit[size_t(num_reqs)];
-  if (units == 0 || units * unit_floats * int64_t(sizeof(float)) > g_max_prepared_bytes.load(std::memory_order_relaxed)) {
+  const int64_t bytes = units * unit_floats * int64_t(sizeof(float));
+  if (units == 0 || bytes > g_max_prepared_bytes.load(std::memory_order_relaxed)) {
     std::fill(keys.begin(), keys.end(), PrefillKeys{});
     return keys.data();
   }

@@ -127,7 +127,7 @@ inline const float* cache_row(const AttentionParams& p, const Tensor& cache, con
 inline int64_t padded_dim(int64_t hd) { return (hd + 2 * kW - 1) / (2 * kW) * (2 * kW); }
 
 // Values are read where they are when they are contiguous F32 rows of whole tiles (one KV head),
-// otherwise copied into padded rows: a head's rows num_kv_heads·hd apart alias in L1 at 4 KiB strides.
+// otherwise copied into padded rows (reading a head's rows num_kv_heads·hd apart measured slower).
 inline bool values_in_place(const AttentionParams& p) {
   return p.kv_quant_bits == 0 && p.v_cache.dtype == DType::F32 && padded_dim(p.head_dim()) == p.head_dim() &&
          p.num_kv_heads() == 1;
@@ -136,7 +136,8 @@ inline bool values_in_place(const AttentionParams& p) {
 inline const KvQuantizer* quantizer(const AttentionParams& p) {
   thread_local const KvQuantizer* kq = nullptr;
   if (p.kv_quant_bits == 0) return nullptr;
-  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != p.kv_quant_bits) kq = &kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != p.kv_quant_bits)
+    kq = &kv_quantizer(p.head_dim(), p.kv_quant_bits);
   return kq;
 }
 
@@ -156,10 +157,11 @@ void fill_chunk(const AttentionParams& p, int64_t r, int64_t g, int64_t c0, int6
   thread_local std::vector<float> kb;  // converted keys (F16 / BF16 / quantized caches)
   kb.resize(size_t(kChunk * hd));
   const float* krows[kChunk];
+  const bool in_place = values_in_place(p);
   for (int64_t j = lo; j < hi; ++j) {
     const int64_t slot = slot_of(p, r, c0 + j);
     krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb.data() + j * hd);
-    if (values_in_place(p)) continue;
+    if (in_place) continue;
     float* v = vb + j * hdp;
     if (const float* src = cache_row(p, p.v_cache, kq, slot, g, v); src != v) std::copy_n(src, hd, v);
   }
@@ -172,7 +174,7 @@ int64_t prefill_unit_floats(const AttentionParams& p) {
   return p.head_dim() * kChunk + (values_in_place(p) ? 0 : kChunk * padded_dim(p.head_dim()));
 }
 
-// One unit of PrefillKeys: kt [hd, kChunk], then (unless values_in_place) vb [kChunk, row_stride].
+// One unit of PrefillKeys: kt [hd, kChunk], then (unless values_in_place) vb [kChunk, hdp].
 void prefill_prepare_chunk(const AttentionParams& p, int64_t r, int64_t g, int64_t c0, int64_t lo, int64_t hi,
                            float* unit) {
   fill_chunk(p, r, g, c0, lo, hi, unit, unit + p.head_dim() * kChunk);
@@ -197,7 +199,7 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
   float* qb = scratch.data();         // [R, hdp] scaled queries
   float* ob = qb + R * hdp;           // [R, hdp] accumulators
   float* sb = ob + R * hdp;           // [R, kChunk] scores, then probabilities
-  float* mrow = sb + R * kChunk;         // [R] running max
+  float* mrow = sb + R * kChunk;      // [R] running max
   float* lrow = mrow + R;             // [R] running sum
   float* alpha = lrow + R;            // [R] this chunk's rescale
   float* kt_own = alpha + R;          // [hd, kChunk] this tile's chunk, without pk
