@@ -290,30 +290,10 @@ void attention_tile(const AttentionParams& p, int64_t r, int64_t g0, int64_t g1,
         attend(F16Rows{}, g, j0, j1, p.k_cache.ptr<uint16_t>() + elem0, p.v_cache.ptr<uint16_t>() + elem0, kv_stride);
     }
   }
-  if (partial) {
-    for (int64_t m = 0; m < M; ++m) {
-      float* dst = partial + m * (hd + 2);
-      dst[0] = mrow[m], dst[1] = lrow[m];
-      std::copy(acc + m * hd, acc + (m + 1) * hd, dst + 2);
-    }
-    return;
-  }
   for (int64_t m = 0; m < M; ++m) {
     const int64_t ti = m / (G * group), g = g0 + (m / group) % G, h = g * group + m % group;
-    float l = lrow[m], scale_acc = 1.0f;
-    if (p.has_sinks()) {
-      const float sink = p.sinks.ptr<float>()[h];
-      const float mx = std::max(mrow[m], sink);
-      scale_acc = std::exp(mrow[m] - mx);
-      l = l * scale_acc + std::exp(sink - mx);
-    }
-    const F f = set1(scale_acc / l);
-    float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
-    const float* o = acc + m * hd;
-    for (int64_t d = 0; d < hd; d += kW) {
-      const int t = int(hd - d < kW ? hd - d : kW);
-      store_n(out + d, load_n(o + d, t) * f, t);
-    }
+    finish_row(p, h, mrow[m], lrow[m], acc + m * hd, p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd,
+               partial ? partial + m * (hd + 2) : nullptr);
   }
 }
 

@@ -294,28 +294,9 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
     }
     // row ri of head g is tile row m = (ti·G + (g − g0))·group + hh
     for (int64_t ri = 0; ri < R; ++ri) {
-      const int64_t ti = ri / group, hh = ri % group, m = (ti * G + (g - g0)) * group + hh;
-      const float* o = ob + ri * hdp;
-      if (partial) {
-        float* dst = partial + m * (hd + 2);
-        dst[0] = mrow[ri], dst[1] = lrow[ri];
-        std::copy(o, o + hd, dst + 2);
-        continue;
-      }
-      const int64_t h = g * group + hh;
-      float l = lrow[ri], scale_acc = 1.0f;
-      if (p.has_sinks()) {
-        const float sink = p.sinks.ptr<float>()[h];
-        const float mx = std::max(mrow[ri], sink);
-        scale_acc = std::exp(mrow[ri] - mx);
-        l = l * scale_acc + std::exp(sink - mx);
-      }
-      const F f = set1(scale_acc / l);
-      float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
-      for (int64_t d = 0; d < hd; d += kW) {
-        const int t = int(std::min<int64_t>(kW, hd - d));
-        store_n(out + d, load_n(o + d, t) * f, t);
-      }
+      const int64_t ti = ri / group, hh = ri % group, m = (ti * G + (g - g0)) * group + hh, h = g * group + hh;
+      finish_row(p, h, mrow[ri], lrow[ri], ob + ri * hdp, p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd,
+                 partial ? partial + m * (hd + 2) : nullptr);
     }
   }
 }

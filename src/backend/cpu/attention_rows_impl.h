@@ -1,11 +1,14 @@
-// Cache rows to float32, compiled once per ISA (see simd.h): shared by the attention tile kernels
-// (attention_impl.h, attention_prefill_impl.h).
+// Cache rows to float32 and finished output rows, compiled once per ISA (see simd.h): shared by the
+// attention tile kernels (attention_impl.h, attention_prefill_impl.h).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "backend/cpu/simd.h"
+#include "backend/op_params.h"
 #include "core/kv_quant.h"
 
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
@@ -55,6 +58,31 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 #else
   kq.dequantize_rotated(src, dst);
 #endif
+}
+
+// A row's online softmax state (max m, sum l, accumulator acc[hd]) for query head h, finished:
+// out = acc / l, a sink (if any) joining the sum; or, with partial, the state itself for the
+// split-K merge in attention.cc: partial = m, l, acc[hd].
+inline void finish_row(const AttentionParams& p, int64_t h, float m, float l, const float* acc, float* out,
+                       float* partial) {
+  const int64_t hd = p.head_dim();
+  if (partial) {
+    partial[0] = m, partial[1] = l;
+    std::copy(acc, acc + hd, partial + 2);
+    return;
+  }
+  float scale_acc = 1.0f;
+  if (p.has_sinks()) {
+    const float sink = p.sinks.ptr<float>()[h];
+    const float mx = std::max(m, sink);
+    scale_acc = std::exp(m - mx);
+    l = l * scale_acc + std::exp(sink - mx);
+  }
+  const F f = set1(scale_acc / l);
+  for (int64_t d = 0; d < hd; d += kW) {
+    const int t = int(hd - d < kW ? hd - d : kW);
+    store_n(out + d, load_n(acc + d, t) * f, t);
+  }
 }
 
 }  // namespace
