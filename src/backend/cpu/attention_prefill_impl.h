@@ -295,8 +295,8 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
     // row ri of head g is tile row m = (ti·G + (g − g0))·group + hh
     for (int64_t ri = 0; ri < R; ++ri) {
       const int64_t ti = ri / group, hh = ri % group, m = (ti * G + (g - g0)) * group + hh, h = g * group + hh;
-      finish_row(p, h, mrow[ri], lrow[ri], ob + ri * hdp, p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd,
-                 partial ? partial + m * (hd + 2) : nullptr);
+      float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
+      finish_row(p, h, mrow[ri], lrow[ri], ob + ri * hdp, out, partial ? partial + m * (hd + 2) : nullptr);
     }
   }
 }
