@@ -169,12 +169,14 @@ int main(int argc, char** argv) {
   auto* dec1f = make_batch({{4095, 1}}, 32, 8, 128, DType::F32);
   auto* dec16s = make_batch(std::vector<std::pair<int, int>>(16, {63, 1}), 16, 8, 128, DType::F32);
   auto* pre2k = make_batch({{0, 2048}}, 16, 8, 128, DType::F32);  // a Qwen3-0.6B layer's 2048-token prompt
+  auto* pre2kg = make_batch({{0, 2048}}, 4, 1, 256, DType::F32);  // a Gemma-3-270M global layer's prompt
 
   rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
   rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
   rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
   rows.push_back({"attn prefill 512 tokens F32", "GFLOP/s", [=] { ops::paged_attention(pre_f32->p); }, pre_f32->flops});
   rows.push_back({"attn prefill 2048 16q/8kv F32", "GFLOP/s", [=] { ops::paged_attention(pre2k->p); }, pre2k->flops});
+  rows.push_back({"attn prefill 2048 4q/1kv hd256 F32", "GFLOP/s", [=] { ops::paged_attention(pre2kg->p); }, pre2kg->flops});
   rows.push_back({"attn decode MQA 4q/1kv hd256 seq 8192", "GB/s", [=] { ops::paged_attention(mqa->p); }, mqa->kv_bytes});
   rows.push_back({"attn decode 1 req seq 4096 F32 (KV)", "GB/s", [=] { ops::paged_attention(dec1f->p); }, dec1f->kv_bytes});
   rows.push_back({"attn decode 16 req seq 64 16q/8kv F32", "GB/s", [=] { ops::paged_attention(dec16s->p); }, dec16s->kv_bytes});

@@ -39,6 +39,11 @@ namespace {
 // prefill kernel of attention_prefill_impl.h; 128 rows measured no better with it). Decode tiles
 // take several KV heads, so a block's tokens are read as long contiguous runs.
 int64_t tile_rows(int64_t head_dim) { return std::clamp<int64_t>(8192 / std::max<int64_t>(1, head_dim), 32, 64); }
+// Prefill tiles (attention_prefill_impl.h) keep 64 rows up to head_dim 256: at 256, 64 rows instead
+// of 32 made a Gemma-3-270M-shaped 2048-token prefill layer 11-18% faster on one thread.
+int64_t prefill_tile_rows(int64_t head_dim) {
+  return std::clamp<int64_t>(16384 / std::max<int64_t>(1, head_dim), 32, 64);
+}
 // Split-K only cuts key ranges into chunks of at least this many keys.
 constexpr int64_t kMinSplitKeys = 256;
 // The most bytes of keys prepared once per call for prefill tiles (set_prefill_shared_keys_limit).
@@ -202,14 +207,15 @@ void paged_attention_plain(const AttentionParams& p) {
   splits.assign(size_t(num_reqs + 1), ReqSplit{});
   // Heads per item: as many as fit trows, capped so that there are at least as many items
   // as threads when the batch is small (a single decode request).
-  const int64_t trows = tile_rows(p.head_dim());
+  const int64_t trows = tile_rows(p.head_dim()), prows = prefill_tile_rows(p.head_dim());
   for (int64_t cap = num_kv_heads;; cap = (cap + 1) / 2) {
     int64_t items = 0;
     for (int64_t r = 0; r < num_reqs; ++r) {
       ReqSplit& sp = splits[r];
       const int64_t query_len = qsl[r + 1] - qsl[r];
-      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, trows / group));
-      sp.heads_per_item = std::clamp<int64_t>(trows / (sp.tile_tokens * group), 1, cap);
+      const int64_t rows = query_len > 1 ? prows : trows;
+      sp.tile_tokens = std::max<int64_t>(1, std::min(query_len, rows / group));
+      sp.heads_per_item = std::clamp<int64_t>(rows / (sp.tile_tokens * group), 1, cap);
       sp.head_ranges = (num_kv_heads + sp.heads_per_item - 1) / sp.heads_per_item;
       sp.items_before = items;
       items += (query_len + sp.tile_tokens - 1) / sp.tile_tokens * sp.head_ranges;
@@ -230,7 +236,7 @@ void paged_attention_plain(const AttentionParams& p) {
     int64_t max_span = 0;
     for (int64_t r = 0; r < num_reqs; ++r) {
       if (qsl[r + 1] == qsl[r]) continue;
-      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + trows) : seq_lens[r];
+      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + prows) : seq_lens[r];
       max_span = std::max(max_span, span);
       max_rows = std::max(max_rows, split[r].tile_tokens * split[r].heads_per_item * group);
     }

@@ -19,14 +19,13 @@
 #include "backend/cpu/attention_rows_impl.h"
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
-#include "core/half.h"
 #include "core/kv_quant.h"
 
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
 
 constexpr int64_t kChunk = kPrefillChunk;  // kt and vb stay within L2 next to Q and O
-constexpr int kTileRows = 6;    // NR: 6 rows × 2 vectors = 12 accumulators, plus the shared loads
+constexpr int kTileRows = 6;  // NR: 6 rows × 2 vectors = 12 accumulators, plus the shared loads
 
 // s[i·kChunk + j] = q_i · k_j for rows i < NR (q rows qs apart) and keys j in [0, 2·kW) of kt.
 template <int NR>
