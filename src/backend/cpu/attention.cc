@@ -52,68 +52,8 @@ std::atomic<int64_t> g_max_prepared_bytes{int64_t(64) << 20};
 struct ReqSplit {
   int64_t tile_tokens, heads_per_item, head_ranges, items_before;
 };
-}  // namespace
 
-namespace {
 void paged_attention_plain(const AttentionParams& p);
-
-// Prefill over a quantized cache: every query tile would decode its whole key range again, so
-// when a request has more than one query (and the blocks fit kMaxCompactBytes) the blocks the
-// batch reads are decoded once into a compact F32 cache in the rotated space, with the block
-// table remapped to it, and the plain kernel runs on that. Returns false when it did not apply.
-constexpr int64_t kMaxCompactBytes = int64_t(64) << 20;
-
-bool attention_over_compact_f32(const AttentionParams& rp, const KvQuantizer& kq) {
-  const int64_t num_reqs = rp.num_reqs(), bs = rp.block_size(), nkv = rp.num_kv_heads(), hd = rp.head_dim();
-  const int64_t max_blocks = rp.max_blocks_per_req();
-  const int32_t* qsl = rp.query_start_loc.ptr<int32_t>();
-  const int32_t* seq_lens = rp.seq_lens.ptr<int32_t>();
-  const int32_t* table = rp.block_table.ptr<int32_t>();
-  bool prefill = false;
-  for (int64_t r = 0; r < num_reqs; ++r) prefill |= qsl[r + 1] - qsl[r] > 1;
-  if (!prefill) return false;
-  thread_local std::vector<int32_t> remap, used, new_table;
-  remap.assign(size_t(rp.num_blocks()), -1);
-  used.clear();
-  new_table.assign(size_t(num_reqs * max_blocks), 0);
-  for (int64_t r = 0; r < num_reqs; ++r) {
-    const int64_t query_len = qsl[r + 1] - qsl[r], seq_len = seq_lens[r];
-    if (query_len == 0) continue;
-    const int64_t first = seq_len - query_len;  // the keys ops/ validated: the same range
-    const int64_t k_lo = rp.sliding_window > 0 ? std::max<int64_t>(0, first - rp.sliding_window + 1) : 0;
-    for (int64_t b = k_lo / bs; b * bs < seq_len; ++b) {
-      const int32_t id = table[r * max_blocks + b];
-      if (remap[size_t(id)] < 0) remap[size_t(id)] = int32_t(used.size()), used.push_back(id);
-      new_table[size_t(r * max_blocks + b)] = remap[size_t(id)];
-    }
-  }
-  const int64_t num_vecs = int64_t(used.size()) * bs * nkv;
-  if (num_vecs * hd * 2 * int64_t(sizeof(float)) > kMaxCompactBytes) return false;
-  thread_local std::vector<float> kf, vf;  // [used blocks, bs, nkv, hd] each
-  kf.resize(size_t(num_vecs * hd)), vf.resize(size_t(num_vecs * hd));
-  float* kd = kf.data();
-  float* vd = vf.data();
-  const int32_t* ids = used.data();
-  const uint8_t* kc = rp.k_cache.ptr<uint8_t>();
-  const uint8_t* vc = rp.v_cache.ptr<uint8_t>();
-  const int64_t rb = kq.row_bytes(), per_block = bs * nkv;
-  // Whole blocks, unwritten slots included: their values are never read (masked keys).
-  parallel_for(num_vecs, row_grain(hd), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t src = int64_t(ids[i / per_block]) * per_block + i % per_block;
-      kq.dequantize_rotated(kc + src * rb, kd + i * hd);
-      kq.dequantize_rotated(vc + src * rb, vd + i * hd);
-    }
-  });
-  AttentionParams fp = rp;
-  const int64_t nu = int64_t(used.size());
-  fp.k_cache = Tensor(DType::F32, kd, {nu, bs, nkv, hd});
-  fp.v_cache = Tensor(DType::F32, vd, {nu, bs, nkv, hd});
-  fp.block_table = Tensor(DType::I32, new_table.data(), {num_reqs, max_blocks});
-  fp.kv_quant_bits = 0;
-  paged_attention_plain(fp);
-  return true;
-}
 }  // namespace
 
 int64_t set_prefill_shared_keys_limit(int64_t bytes) { return g_max_prepared_bytes.exchange(bytes); }
@@ -132,7 +72,7 @@ void paged_attention(const AttentionParams& p) {
   });
   AttentionParams rp = p;
   rp.q = Tensor(DType::F32, qr, {p.num_tokens(), p.num_heads(), hd});
-  if (!attention_over_compact_f32(rp, kq)) paged_attention_plain(rp);
+  paged_attention_plain(rp);  // prefill tiles decode each key once per call (prepare_prefill_keys)
   float* out = p.out.ptr<float>();
   parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) kq.unrotate(out + i * hd, out + i * hd);
