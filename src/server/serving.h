@@ -85,6 +85,11 @@ void require_model_field(const std::string& model);
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
                                                 const std::vector<sample::SampleResult>& results);
 
+/// The seed of choice `index` of a request that set `seed`: choice 0 keeps it (n = 1 reproduces the
+/// plain request), later ones get it mixed with the index (splitmix64), so choice 1 of seed s is not
+/// choice 0 of seed s + 1 and requests with nearby seeds draw independent samples.
+uint64_t choice_seed(uint64_t seed, int32_t index);
+
 /// The Generations behind one request (one per prompt × n), read as one stream of chunks.
 class GenerationGroup {
  public:

@@ -177,7 +177,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   for (int32_t i = 0; i < cr.common.n; ++i) {
     GenerationParams p = base;
-    if (base.sampling.seed) p.sampling.seed = *base.sampling.seed + uint64_t(i);
+    if (base.sampling.seed) p.sampling.seed = choice_seed(*base.sampling.seed, i);
     st->group->add(i, 0, std::move(p), default_seed + uint64_t(i));
   }
   st->group->start(st->deadline, st->timeout_s);

@@ -211,7 +211,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
     for (int32_t i = 0; i < n; ++i) {
       GenerationParams gp = base;
       gp.prompt_ids = ids;
-      if (base.sampling.seed) gp.sampling.seed = *base.sampling.seed + uint64_t(i);
+      if (base.sampling.seed) gp.sampling.seed = choice_seed(*base.sampling.seed, i);
       st->group->add(int32_t(p) * n + i, int32_t(p), std::move(gp), default_seed + uint64_t(i));
     }
   }

@@ -143,3 +143,16 @@ def test_n_greater_than_one_with_seed(srv, client):
     again = complete(client, srv, prompt=TEXTS[2], n=4, temperature=1.0, seed=99, max_tokens=16)
     assert [c.text for c in sorted(again.choices, key=lambda c: c.index)] == texts
     assert r.usage.completion_tokens == 4 * 16 and r.usage.prompt_tokens == len(G["prompts"][2])
+
+
+def test_choices_of_nearby_seeds_are_independent(srv, client):
+    # Choice 0 of a seeded request is the plain request with that seed; a later choice must not be
+    # another seed's choice 0 (as it was when choice i drew with seed + i).
+    def texts(seed, n):
+        r = complete(client, srv, prompt=TEXTS[2], n=n, temperature=1.0, seed=seed, max_tokens=16)
+        return [c.text for c in sorted(r.choices, key=lambda c: c.index)]
+
+    three = texts(500, 3)
+    assert texts(500, 1) == three[:1]
+    singles = [texts(500 + k, 1)[0] for k in (1, 2)]
+    assert three[1] not in singles and three[2] not in singles
