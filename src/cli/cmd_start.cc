@@ -228,7 +228,8 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_MEMORY_BUDGET")->capture_default_str();
   cmd->add_option("--max-context-len", o->max_context_len, "tokens per sequence")
       ->envname("OXYDLLM_MAX_CONTEXT_LEN")->capture_default_str();
-  cmd->add_option("--max-num-seqs", o->max_num_seqs, "sequences run together (0 = auto from the KV pool)")
+  cmd->add_option("--max-num-seqs", o->max_num_seqs,
+                  "sequences run together (0 = auto: 64, more if the KV pool holds more full contexts)")
       ->envname("OXYDLLM_MAX_NUM_SEQS")->capture_default_str();
   cmd->add_option("--max-queued-requests", o->max_queued_requests, "waiting requests per model; more get 429")
       ->envname("OXYDLLM_MAX_QUEUED_REQUESTS")->capture_default_str();

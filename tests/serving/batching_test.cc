@@ -88,6 +88,34 @@ TEST_P(Batching, PreemptionUnderSmallPoolEqualsAlone) {
   EXPECT_EQ(s.kv_blocks_used, 0);
 }
 
+// With max_num_seqs left to auto, short requests are limited by the pool's blocks, not by a fixed
+// count: the auto pool holds 16 full contexts (16 × 128 tokens here), so 48 requests of 8 + 16
+// tokens all run together, and each still gives its alone tokens at that batch size.
+TEST(BatchingAuto, FortyEightShortRequestsRunTogether) {
+  const Golden g = load_golden("llama");
+  auto m = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
+  ASSERT_GE(m->max_num_seqs(), 48);
+  std::vector<GenerationParams> ps;
+  for (int i = 0; i < 48; ++i) {
+    std::vector<int32_t> prompt = g.prompts[size_t(i) % g.prompts.size()];
+    prompt.resize(8);
+    std::rotate(prompt.begin(), prompt.begin() + i % 8, prompt.end());
+    GenerationParams p = greedy_params(prompt, 16);
+    p.ignore_eos = true;
+    ps.push_back(std::move(p));
+  }
+  std::vector<Result> alone;
+  for (auto& p : ps) alone.push_back(run_one(*m, p));
+  const auto rs = run_batch(*m, ps);
+  for (size_t i = 0; i < ps.size(); ++i) {
+    EXPECT_EQ(rs[i].tokens, alone[i].tokens) << "request " << i;
+    EXPECT_EQ(rs[i].tokens.size(), 16u) << "request " << i;
+  }
+  const engine::EngineStats s = wait_idle(*m);
+  EXPECT_EQ(s.num_preemptions, 0);
+  EXPECT_EQ(s.kv_blocks_used, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, Batching, ::testing::Values("llama", "gemma3", "qwen3", "mistral"),
                          [](const auto& info) { return std::string(info.param); });
 
