@@ -142,6 +142,8 @@ std::string Metrics::render(const std::vector<ModelGauges>& models) const {
        [](const ModelGauges& g) { return double(g.stats.prefix_cache.num_query_tokens); }},
       {"oxydllm_prefix_cache_hits_total", "counter", "Prompt tokens served from the prefix cache.",
        [](const ModelGauges& g) { return double(g.stats.prefix_cache.num_hit_tokens); }},
+      {"oxydllm_preemptions_total", "counter", "Requests set aside when the KV pool ran out (recomputed later).",
+       [](const ModelGauges& g) { return double(g.stats.num_preemptions); }},
       {"oxydllm_model_weights_bytes", "gauge", "Bytes of model weights.",
        [](const ModelGauges& g) { return double(g.weights_bytes); }},
       {"oxydllm_kv_cache_allocated_bytes", "gauge", "Bytes allocated for the KV cache.",

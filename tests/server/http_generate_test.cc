@@ -223,6 +223,47 @@ TEST_F(HttpGenerate, RequestTimeout) {
   post("/v1/completions", {{"model", kModelId}, {"prompt", "Hi"}, {"max_tokens", 2}});
 }
 
+// A 1 MB pool (1,024 tokens of the tiny Llama's F32 KV, 64 blocks) for 16 requests that each grow
+// to 8 + 110 tokens (8 blocks): the scheduler must set some aside and recompute them. Every request
+// still gets its 110 tokens, /metrics counts the preemptions, and the pool drains.
+TEST(HttpPreemption, SmallPoolFinishesEveryRequestAndCountsPreemptions) {
+  const fs::path dir = make_store();
+  ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--model", kModelId, "--no-pull",
+                        "--kv-cache-mb", "1", "--max-num-seqs", "16"});
+  ASSERT_GT(s.port(), 0) << s.stderr_text();
+  std::vector<int> status(16, 0), tokens(16, 0);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i)
+    clients.emplace_back([&, i] {
+      auto c = s.client();
+      const std::vector<int32_t> prompt = {1, 450, 4996 + i, 17354, 1701, 29916, 432, 17204};
+      const json req = {{"model", kModelId}, {"prompt", prompt}, {"max_tokens", 110}, {"temperature", 0},
+                        {"ignore_eos", true}};
+      if (auto r = c.Post("/v1/completions", req.dump(), "application/json")) {
+        status[size_t(i)] = r->status;
+        if (r->status == 200) tokens[size_t(i)] = json::parse(r->body)["usage"]["completion_tokens"].get<int>();
+      }
+    });
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(status[size_t(i)], 200) << "request " << i;
+    EXPECT_EQ(tokens[size_t(i)], 110) << "request " << i;
+  }
+  auto c = s.client();
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m);
+  const std::string series = std::string("oxydllm_preemptions_total{model=\"") + kModelId + "\"}";
+  EXPECT_GT(metric_value(m->body, series), 0.0) << m->body;
+  const std::string used = std::string("oxydllm_kv_blocks_used{model=\"") + kModelId + "\"}";
+  for (int i = 0; i < 100 && metric_value(m->body, used) > 0; ++i) {  // the gauge lags a step
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    m = c.Get("/metrics");
+    ASSERT_TRUE(m);
+  }
+  EXPECT_EQ(metric_value(m->body, used), 0.0);
+  fs::remove_all(dir);
+}
+
 // lm-eval's loglikelihood path: echo + logprobs on /v1/completions scores every prompt token.
 // Oracle: transformers float64 logits of every prompt position of the tiny F32 Llama
 // (tests/data/archs/llama/logits.bin, per prompt [len, vocab] f32). Also serves a model given

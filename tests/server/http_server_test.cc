@@ -116,7 +116,8 @@ TEST_F(HttpServer, MetricsHaveTheDocumentedNames) {
        {"oxydllm_requests_total", "oxydllm_ttft_milliseconds", "oxydllm_tokens_per_second", "oxydllm_queue_depth",
         "oxydllm_running_requests", "oxydllm_kv_blocks_used", "oxydllm_kv_blocks_total", "oxydllm_kv_cache_usage_ratio",
         "oxydllm_prefix_cache_queries_total", "oxydllm_prefix_cache_hits_total", "oxydllm_prompt_tokens_total",
-        "oxydllm_generation_tokens_total", "oxydllm_model_weights_bytes", "oxydllm_kv_cache_allocated_bytes"}) {
+        "oxydllm_generation_tokens_total", "oxydllm_preemptions_total", "oxydllm_model_weights_bytes",
+        "oxydllm_kv_cache_allocated_bytes"}) {
     EXPECT_NE(m.find(std::string("# HELP ") + name + " "), std::string::npos) << name;
     EXPECT_NE(m.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
   }
