@@ -1,5 +1,7 @@
 // POST /v1/completions request (OpenAI legacy completions). prompt is a string, a list of strings,
-// a list of token ids or a list of lists of token ids (each one prompt); none may be empty.
+// a list of token ids or a list of lists of token ids (each one prompt). A list of ids may not be
+// empty; a string may (as in OpenAI's API: the model starts a document from its BOS token; the
+// serving layer answers 400 when the tokenizer adds none).
 // max_tokens defaults to 16 as in OpenAI's API when absent; an explicit null means "up to the
 // context" (vLLM); 0 is allowed only with echo (scoring a prompt: its logprobs, no new tokens).
 #include <limits>
@@ -17,10 +19,7 @@ constexpr int32_t kDefaultMaxTokens = 16;
 
 std::string idx(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
 
-CompletionRequest::Prompt text_prompt(const json& v, const std::string& path) {
-  if (v.get_ref<const std::string&>().empty()) invalid_value(path, "a prompt must not be empty.");
-  return {v.get<std::string>(), {}, false};
-}
+CompletionRequest::Prompt text_prompt(const json& v) { return {v.get<std::string>(), {}, false}; }
 
 CompletionRequest::Prompt ids_prompt(const json& v, const std::string& path) {
   if (v.empty()) invalid_value(path, "a prompt must not be empty.");
@@ -36,7 +35,7 @@ std::vector<CompletionRequest::Prompt> parse_prompts(const json& body) {
   if (!v) missing("prompt");
   constexpr const char* kShape = "a string, an array of strings, an array of token ids or an array of arrays of "
                                  "token ids";
-  if (v->is_string()) return {text_prompt(*v, "prompt")};
+  if (v->is_string()) return {text_prompt(*v)};
   if (!v->is_array()) invalid_type("prompt", kShape, *v);
   if (v->empty()) invalid_value("prompt", "a prompt must not be empty.");
   const json& first = (*v)[0];
@@ -46,7 +45,7 @@ std::vector<CompletionRequest::Prompt> parse_prompts(const json& body) {
     const json& e = (*v)[i];
     const std::string p = idx("prompt", i);
     if (first.is_string() && e.is_string()) {
-      out.push_back(text_prompt(e, p));
+      out.push_back(text_prompt(e));
     } else if (first.is_array() && e.is_array()) {
       out.push_back(ids_prompt(e, p));
     } else {

@@ -199,7 +199,11 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   for (size_t p = 0; p < cr.prompts.size(); ++p) {
     const auto& pr = cr.prompts[p];
     std::vector<int32_t> ids = pr.is_ids ? pr.ids : m.encode_raw_prompt(pr.text);
-    if (ids.empty()) throw protocol::bad_request("prompt " + std::to_string(p) + " is empty", "prompt");
+    if (ids.empty())
+      throw protocol::bad_request("prompt " + std::to_string(p) +
+                                      " is empty, and this model's tokenizer adds no beginning-of-sequence token "
+                                      "to start from",
+                                  "prompt");
     const int64_t vocab = m.config().vocab_size;
     for (int32_t id : ids)
       if (id >= vocab)

@@ -5,6 +5,7 @@ too), seeds reproduce, max_tokens ends with "length" and exact usage."""
 from __future__ import annotations
 
 import numpy as np
+import openai
 import pytest
 
 import oracle
@@ -48,6 +49,18 @@ def test_token_id_prompt(srv, client):
     r = complete(client, srv, prompt=G["prompts"][2], temperature=0, max_tokens=32)
     assert r.choices[0].text == golden_text(2)
     assert r.usage.prompt_tokens == len(G["prompts"][2])
+
+
+def test_empty_string_prompt_starts_from_bos(srv, client):
+    # As in OpenAI's API, "" is a prompt: the Llama 2 tokenizer (HF tokenizers, the oracle) makes it
+    # [BOS] alone, so the answer is the one for the token-id prompt [BOS].
+    bos_only = oracle.llama2_tokenizer().encode("").ids
+    assert bos_only == [1]
+    r = complete(client, srv, prompt="", temperature=0, max_tokens=8)
+    assert r.usage.prompt_tokens == 1 and r.usage.completion_tokens == 8
+    assert r.choices[0].text == complete(client, srv, prompt=bos_only, temperature=0, max_tokens=8).choices[0].text
+    with pytest.raises(openai.BadRequestError):  # an empty list of ids has nothing to start from
+        complete(client, srv, prompt=[], max_tokens=8)
 
 
 def test_max_tokens_length_and_usage(srv, client):

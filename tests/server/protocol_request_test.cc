@@ -284,6 +284,11 @@ TEST(ProtocolCompletion, PromptShapesAndFields) {
   EXPECT_EQ(r.common.sampling.logprobs, 3);
   EXPECT_TRUE(r.echo);
 
+  r = parse(R"({"prompt": ["", "b"]})");  // an empty string is a prompt (the model's BOS alone)
+  ASSERT_EQ(r.prompts.size(), 2u);
+  EXPECT_EQ(r.prompts[0].text, "");
+  EXPECT_FALSE(r.prompts[0].is_ids);
+
   r = parse(R"({"prompt": [1, 2, 3], "max_tokens": 0, "echo": true})");
   ASSERT_EQ(r.prompts.size(), 1u);
   EXPECT_TRUE(r.prompts[0].is_ids);
@@ -299,9 +304,9 @@ TEST(ProtocolCompletion, PromptShapesAndFields) {
 
 TEST(ProtocolCompletion, EveryInvalidFieldIs400NamingIt) {
   const BadCase cases[] = {
-      {R"({})", "prompt"}, {R"({"prompt": null})", "prompt"}, {R"({"prompt": ""})", "prompt"},
+      {R"({})", "prompt"}, {R"({"prompt": null})", "prompt"},
       {R"({"prompt": []})", "prompt"}, {R"({"prompt": 5})", "prompt"}, {R"({"prompt": {"a": 1}})", "prompt"},
-      {R"({"prompt": [[]]})", "prompt[0]"}, {R"({"prompt": ["a", ""]})", "prompt[1]"},
+      {R"({"prompt": [[]]})", "prompt[0]"},
       {R"({"prompt": [1, -1]})", "prompt[1]"}, {R"({"prompt": [1, 1.5]})", "prompt[1]"},
       {R"({"prompt": [1, "a"]})", "prompt[1]"}, {R"({"prompt": ["a", 1]})", "prompt[1]"},
       {R"({"prompt": [[1], "a"]})", "prompt[1]"}, {R"({"prompt": [[1], [2, -3]]})", "prompt[1][1]"},
