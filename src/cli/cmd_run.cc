@@ -163,7 +163,8 @@ void register_run(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();
-  cmd->add_option("--top-p", o->top_p, "nucleus sampling mass in (0, 1]")->capture_default_str();
+  cmd->add_option("--top-p", o->top_p, "nucleus sampling mass in [0, 1] (0: the top token only)")
+      ->capture_default_str();
   cmd->add_option("--min-p", o->min_p, "drop tokens below min_p x the top probability; 0 = off")->capture_default_str();
   cmd->add_option("--repeat-penalty", o->repeat_penalty, "repetition penalty (HF); 1 = off")->capture_default_str();
   cmd->add_option("--seed", o->seed, "sampling seed (default: random)");

@@ -47,7 +47,7 @@ int32_t argmax_first(std::span<const float> x) {
 
 void SamplingParams::validate(int32_t vocab_size) const {
   if (!(temperature >= 0 && std::isfinite(temperature))) bad("temperature", ">= 0", temperature);
-  if (!(top_p > 0 && top_p <= 1)) bad("top_p", "in (0, 1]", top_p);
+  if (!(top_p >= 0 && top_p <= 1)) bad("top_p", "in [0, 1]", top_p);  // 0: the top token only (HF, OpenAI)
   if (!(min_p >= 0 && min_p <= 1)) bad("min_p", "in [0, 1]", min_p);
   if (!(typical_p > 0 && typical_p <= 1)) bad("typical_p", "in (0, 1]", typical_p);
   if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty))) bad("repetition_penalty", "> 0", repetition_penalty);

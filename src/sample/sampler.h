@@ -25,7 +25,7 @@ inline constexpr int kMaxTopLogprobs = 20;
 struct SamplingParams {
   float temperature = 1.0f;  // 0 = greedy
   int32_t top_k = 0;         // <= 0: off
-  float top_p = 1.0f;        // (0, 1]
+  float top_p = 1.0f;        // [0, 1]; 0 keeps the top token only
   float min_p = 0.0f;        // [0, 1]
   float typical_p = 1.0f;    // (0, 1]
   float repetition_penalty = 1.0f;  // > 0

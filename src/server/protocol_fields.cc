@@ -154,7 +154,7 @@ void parse_common(const json& body, CommonParams& p) {
   if (auto m = opt_string(body, "model", "model")) p.model = *m;
   sample::SamplingParams& s = p.sampling;
   if (auto t = opt_number(body, "temperature", "temperature", 0, 2)) s.temperature = static_cast<float>(*t);
-  if (auto t = opt_number(body, "top_p", "top_p", 0, 1, /*lo_open=*/true)) s.top_p = static_cast<float>(*t);
+  if (auto t = opt_number(body, "top_p", "top_p", 0, 1)) s.top_p = static_cast<float>(*t);
   if (auto t = opt_number(body, "presence_penalty", "presence_penalty", -2, 2)) s.presence_penalty = float(*t);
   if (auto t = opt_number(body, "frequency_penalty", "frequency_penalty", -2, 2)) s.frequency_penalty = float(*t);
   if (const json* lb = field(body, "logit_bias")) parse_logit_bias(*lb, s);

@@ -63,6 +63,14 @@ def test_empty_string_prompt_starts_from_bos(srv, client):
         complete(client, srv, prompt=[], max_tokens=8)
 
 
+def test_top_p_zero_is_greedy(srv, client):
+    # top_p = 0 (allowed by OpenAI's API and HF's warper) keeps the top token alone: the transformers
+    # greedy golden at temperature 1, whatever the seed.
+    for seed in (1, 2):
+        r = complete(client, srv, prompt=TEXTS[0], temperature=1.0, top_p=0, seed=seed, max_tokens=16)
+        assert r.choices[0].text == golden_text(0, 16)
+
+
 def test_max_tokens_length_and_usage(srv, client):
     r = complete(client, srv, prompt=TEXTS[0], temperature=0, max_tokens=5)
     assert r.choices[0].finish_reason == "length"

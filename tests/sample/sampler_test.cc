@@ -239,7 +239,8 @@ TEST(Sample, RawLogprobs) {
 TEST(Sample, ValidateRejectsBadParams) {
   auto bad = [](auto set) { SamplingParams p; set(p); EXPECT_THROW(p.validate(10), Error); };
   bad([](SamplingParams& p) { p.temperature = -1; });
-  bad([](SamplingParams& p) { p.top_p = 0; });
+  bad([](SamplingParams& p) { p.top_p = -0.1f; });
+  bad([](SamplingParams& p) { p.top_p = 1.5f; });
   bad([](SamplingParams& p) { p.min_p = 1.5f; });
   bad([](SamplingParams& p) { p.typical_p = 0; });
   bad([](SamplingParams& p) { p.repetition_penalty = 0; });
@@ -250,6 +251,28 @@ TEST(Sample, ValidateRejectsBadParams) {
   bad([](SamplingParams& p) { p.temperature = NAN; });
   SamplingParams ok;
   EXPECT_NO_THROW(ok.validate(10));
+}
+
+// top_p = 0 is allowed, as HF's TopPLogitsWarper and OpenAI's API allow it: the nucleus is the
+// top token alone (a warper keeps at least one), so sampling is greedy whatever the seed, on the
+// small-vocab path and on the 262k-vocab fast path.
+TEST(Sample, TopPZeroKeepsOnlyTheTopToken) {
+  for (const int32_t V : {7, 262144}) {
+    std::mt19937 g(3);
+    std::normal_distribution<float> nd(0, 0.5f);  // flat: at temperature 1 other tokens are likely
+    std::vector<float> x(static_cast<size_t>(V));
+    for (auto& v : x) v = nd(g);
+    const int32_t top = int32_t(std::max_element(x.begin(), x.end()) - x.begin());
+    SamplingParams p;
+    p.temperature = 1.0f;
+    p.top_p = 0.0f;
+    ASSERT_NO_THROW(p.validate(V));
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      p.seed = seed;
+      RequestSampler s(p, V, {}, 0);
+      EXPECT_EQ(s.sample(x).token, top) << "vocab " << V << " seed " << seed;
+    }
+  }
 }
 
 // 262k vocab: the partial-sort fast paths equal a full sort, and report the time per sample.

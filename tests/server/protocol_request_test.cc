@@ -170,7 +170,7 @@ TEST(ProtocolChat, EveryInvalidFieldIs400NamingIt) {
   const BadCase cases[] = {
       {R"("model": 3)", "model"},
       {R"("temperature": "hot")", "temperature"}, {R"("temperature": -0.1)", "temperature"},
-      {R"("temperature": 2.01)", "temperature"}, {R"("top_p": 0)", "top_p"}, {R"("top_p": 1.5)", "top_p"},
+      {R"("temperature": 2.01)", "temperature"}, {R"("top_p": -0.1)", "top_p"}, {R"("top_p": 1.5)", "top_p"},
       {R"("top_p": true)", "top_p"}, {R"("n": 0)", "n"}, {R"("n": 129)", "n"}, {R"("n": 2.0)", "n"},
       {R"("max_tokens": 0)", "max_tokens"}, {R"("max_tokens": -5)", "max_tokens"},
       {R"("max_tokens": 1.5)", "max_tokens"}, {R"("max_tokens": 4294967296)", "max_tokens"},
