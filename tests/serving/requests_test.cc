@@ -101,7 +101,7 @@ TEST(Errors, BadRequestsThrowInvalidArgument) {
   EXPECT_EQ(code(greedy_params({1, -1}, 4)), ErrorCode::INVALID_ARGUMENT);
   EXPECT_EQ(code(greedy_params({1, 2}, 0)), ErrorCode::INVALID_ARGUMENT);
   GenerationParams p = greedy_params({1, 2}, 4);
-  p.sampling.top_p = 0.0f;
+  p.sampling.top_p = -0.5f;
   EXPECT_EQ(code(p), ErrorCode::INVALID_ARGUMENT);
   EXPECT_EQ(wait_idle(*m).num_running, 0);
 }
