@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/splitmix64.h"
 
 namespace oxyd {
 namespace {
@@ -63,14 +64,7 @@ KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits)
   pow2_ = (head_dim & (head_dim - 1)) == 0;
   uint64_t state = kKvQuantSignSeed;
   signs_.resize(size_t(head_dim));
-  for (float& s : signs_) {  // splitmix64
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    s = (z >> 63) ? -1.0f : 1.0f;
-  }
+  for (float& s : signs_) s = (splitmix64_next(state) >> 63) ? -1.0f : 1.0f;
   const std::vector<double>& c = lloyd_max_normal_centroids(bits);
   const double inv_sqrt_d = 1.0 / std::sqrt(double(head_dim));
   for (double v : c) levels_.push_back(float(v * inv_sqrt_d));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/splitmix64.h"
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -124,11 +125,8 @@ GenerationGroup::~GenerationGroup() {
 }
 
 uint64_t choice_seed(uint64_t seed, int32_t index) {
-  if (index == 0) return seed;
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * uint64_t(index);  // splitmix64's step and finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  // Output `index` of a splitmix64 stream seeded with `seed`.
+  return index == 0 ? seed : splitmix64_mix(seed + kSplitmix64Step * uint64_t(index));
 }
 
 void GenerationGroup::add(int32_t index, int32_t prompt_idx, GenerationParams params, uint64_t seed) {
