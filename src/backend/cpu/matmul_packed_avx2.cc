@@ -114,6 +114,27 @@ struct KQuant : Fmt<4, QH_, !XS, XS> {
   }
 };
 
+// The codes of step d (elements 4d.. in lo, 16 + 4d.. in hi) of half h of a nibble-format block
+// at p: 4-bit codes, with Q5's fifth bits, or IQ4_NL's int8 table values.
+template <class F>
+inline void unpack(const uint8_t* p, int h, int d, __m256i m0f, __m256i& lo, __m256i& hi) {
+  const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
+  lo = _mm256_and_si256(T, m0f);
+  hi = _mm256_and_si256(_mm256_srli_epi16(T, 4), m0f);
+  if constexpr (F::QH) {  // bit d of a mask byte: element 4d + j's fifth bit; bit 4 + d: 16 + 4d + j's
+    const __m256i M = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * h));
+    const __m256i b4 = _mm256_set1_epi8(0x10);
+    lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(M, 4 - d), b4));
+    hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(M, d), b4));
+  }
+  if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
+    const __m256i lut = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                                         -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+    lo = _mm256_shuffle_epi8(lut, lo);
+    hi = _mm256_shuffle_epi8(lut, hi);
+  }
+}
+
 // Signed codes w against broadcast activation codes x: 8 int32 sums of 4 products.
 inline __m256i dot_signed(__m256i aw, __m256i w, __m256i x, __m256i ones) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), ones);
@@ -123,9 +144,9 @@ inline __m256i dot_signed(__m256i aw, __m256i w, __m256i x, __m256i ones) {
 // q = H·r + hh is row r against half h0 + hh, and out[q][L'] gets its lane L'. pf: the next group's
 // first byte, prefetched block by block (null: none). One or two rows take both halves in one
 // pass, so a group's weights stream from memory once, not once per half.
-template <class F, int R, int H>
+template <class F, int R, int H, bool DEC>
 void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
-               const uint8_t* pf) {
+               const uint8_t* pf, const uint8_t* dec) {
   constexpr int Q = R * H;
   // Up to four slots keep their f32 sums in registers; eight (4 rows × 2 halves) need the registers
   // for the integer sums and accumulate in out (L1) once per block.
@@ -187,22 +208,12 @@ void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t a
         __m256i lo[H], hi[H];
 #pragma GCC unroll 2
         for (int hh = 0; hh < H; ++hh) {
-          const int h = h0 + hh;
-          const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * d + 32 * h));
-          lo[hh] = _mm256_and_si256(T, m0f);
-          hi[hh] = _mm256_and_si256(_mm256_srli_epi16(T, 4), m0f);
-          if constexpr (kQh) {  // bit d of a mask byte: element 4d + j's fifth bit; bit 4 + d: 16 + 4d + j's
-            const __m256i M = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * h));
-            const __m256i b4 = _mm256_set1_epi8(0x10);
-            lo[hh] = _mm256_or_si256(lo[hh], _mm256_and_si256(_mm256_slli_epi16(M, 4 - d), b4));
-            hi[hh] = _mm256_or_si256(hi[hh], _mm256_and_si256(_mm256_srli_epi16(M, d), b4));
-          }
-          if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
-            const __m256i lut =
-                _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, -127, -104,
-                                 -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-            lo[hh] = _mm256_shuffle_epi8(lut, lo[hh]);
-            hi[hh] = _mm256_shuffle_epi8(lut, hi[hh]);
+          if constexpr (DEC) {
+            const uint8_t* c = dec + (b * 2 + h0 + hh) * 256 + 32 * d;
+            lo[hh] = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
+            hi[hh] = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 128));
+          } else {
+            unpack<F>(p, h0 + hh, d, m0f, lo[hh], hi[hh]);
           }
         }
 #pragma GCC unroll 8
@@ -253,10 +264,33 @@ void half_rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t a
 template <class F>
 struct Rows {
   static constexpr bool kFourRowsBothHalves = true;
+  static constexpr bool kDecodes = F::ND == 4;
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
-                   const uint8_t* pf) {
-    half_rows<F, R, H>(g, nb, h0, a, as, out, pf);
+                   const uint8_t* pf, const uint8_t* dec) {
+    if (dec)
+      half_rows<F, R, H, true>(g, nb, h0, a, as, out, pf, dec);
+    else
+      half_rows<F, R, H, false>(g, nb, h0, a, as, out, pf, nullptr);
+  }
+  // The group's codes as half_rows<DEC> reads them: per block and half 256 bytes, the 4 lo then the
+  // 4 hi registers of unpack.
+  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec, const uint8_t* pf) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = F::block(g, b);
+      if (pf)
+        for (int64_t o = 0; o < F::BB; o += 64) __builtin_prefetch(pf + b * F::BB + o, 0, 3);
+      for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 4
+        for (int d = 0; d < 4; ++d) {
+          __m256i lo, hi;
+          unpack<F>(p, h, d, m0f, lo, hi);
+          uint8_t* c = dec + (b * 2 + h) * 256 + 32 * d;
+          _mm256_store_si256(reinterpret_cast<__m256i*>(c), lo);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(c + 128), hi);
+        }
+    }
   }
 };
 

@@ -50,9 +50,11 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 // and gained nothing at 2 rows).
 struct Q6K {
   static constexpr bool kFourRowsBothHalves = false;
+  static constexpr bool kDecodes = false;
+  static void decode(const uint8_t*, int64_t, uint8_t*, const uint8_t*) {}
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
-                   const uint8_t* pf) {
+                   const uint8_t* pf, const uint8_t* = nullptr) {
     if constexpr (R > 1 && H > 1) {
       for (int hh = 0; hh < H; ++hh) {
         float half_out[R][8];
