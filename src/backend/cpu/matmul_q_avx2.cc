@@ -1,88 +1,23 @@
 // AVX2/FMA kernels for the most used weight formats: Q4_0, Q8_0 (per 32-block, vpmaddubsw with
 // the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
 // scales), BF16/F16/F32 (widened to f32, FMA). Activations are quantized once per matmul to a
-// plain Q8 layout (Q8_0-like for 32-blocks, Q8_K-like with per-16 sums for K-quants). Other
-// formats use the generic path of matmul_avx2.cc.
+// plain Q8 layout (Q8_0-like for 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K
+// and MXFP4 are in matmul_lowbit_avx2.cc; other formats use the generic path of matmul_avx2.cc.
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/matmul_quant_avx2.h"
+#include "backend/cpu/matmul_rowdot_avx2.h"
 #include "backend/cpu/matmul_tile.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
 
 MatmulKernel avx2_special_kernel(DType t);
+MatmulKernel avx2_lowbit_kernel(DType t);  // matmul_lowbit_avx2.cc
 
 namespace {
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline float f16(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
-// Q8_0-like activation block.
-struct alignas(8) A32 {
-  int8_t qs[32];
-  float d;
-  float pad;
-};
-static_assert(sizeof(A32) == 40);
-
-int64_t a32_row_bytes(int64_t k) { return (k / 32 * int64_t(sizeof(A32)) + 63) / 64 * 64; }
-
-void prep_a32(const float* x, int64_t k, uint8_t* out) {
-  A32* b = reinterpret_cast<A32*>(out);
-  for (int64_t i = 0; i < k / 32; ++i) {
-    const float amax = amax8(x + 32 * i, 32);
-    quant8(x + 32 * i, 32, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
-    b[i].d = f16_to_f32(f32_to_f16(amax / 127.0f));  // f16 like ggml's Q8_0 (matmul_q32_avx512.cc)
-    b[i].pad = 0.0f;
-  }
-}
-
-// Q8_K-like activation super-block, natural order.
-struct alignas(32) A256 {
-  int8_t qs[256];
-  int16_t bsum16[16];  // Σ codes per 16
-  float d;
-  float pad[7];
-};
-static_assert(sizeof(A256) == 320);
-
-int64_t a256_row_bytes(int64_t k) { return k / 256 * int64_t(sizeof(A256)); }
-
-void prep_a256(const float* x, int64_t k, uint8_t* out) {
-  A256* b = reinterpret_cast<A256*>(out);
-  for (int64_t i = 0; i < k / 256; ++i) {
-    const float amax = amax8(x + 256 * i, 256);
-    quant8(x + 256 * i, 256, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
-    b[i].d = amax / 127.0f;
-    for (int s = 0; s < 16; ++s) {
-      int sum = 0;
-      for (int j = 0; j < 16; ++j) sum += b[i].qs[16 * s + j];
-      b[i].bsum16[s] = int16_t(sum);
-    }
-    std::memset(b[i].pad, 0, sizeof(b[i].pad));
-  }
-}
-
-// Σ over pairs of signed w · signed x as 8 int32 (via |w| · sign(x, w), no saturation for
-// |w| ≤ 127 or w = −128 with |x| ≤ 127: 2·128·127 < 32768).
-inline __m256i dot_s8(__m256i w, __m256i x) {
-  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
 
 struct Q4_0Kernel {
   template <int NR>
@@ -294,7 +229,7 @@ MatmulKernel avx2_special_kernel(DType t) {
     case DType::BF16: m.tile = tile_rows<FloatKernel<DType::BF16>>; break;
     case DType::F16: m.tile = tile_rows<FloatKernel<DType::F16>>; break;
     case DType::F32: m.tile = tile_rows<FloatKernel<DType::F32>>; break;
-    default: break;
+    default: return avx2_lowbit_kernel(t);
   }
   return m;
 }
