@@ -13,6 +13,9 @@ llama.cpp and oxydllm both load the file as a normal qwen3 model.
 Command (from the repository root; ~1 min per file on 2 cores, files are 340 / 640 MB, never committed):
   /work/venv/bin/python tools/gen_qwen3_shaped_gguf.py --out build/models --types Q4_0 Q8_0
 Writes build/models/qwen3-0.6b-shaped-{Q4_0,Q8_0}.gguf (skips a file that already exists).
+F16 is written the same way. The K-quant mixes gguf-py cannot make (Q2_K, Q3_K_M, Q4_K_M) are
+llama.cpp's own llama_model_quantize of the F16 file (llama-cpp-python, importable as in bench/, e.g.
+PYTHONPATH=build/pylib), so they hold exactly the tensor types llama-quantize gives a real model.
 """
 import argparse
 import json
@@ -97,7 +100,8 @@ def write_file(path, qtype_name, tok_dir, seed):
     w.add_value_length(HEAD_DIM)
     w.add_rope_freq_base(1e6)
     w.add_layer_norm_rms_eps(1e-6)
-    w.add_file_type({"Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[qtype_name])
+    w.add_file_type({"Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+                     "F16": gguf.LlamaFileType.MOSTLY_F16}[qtype_name])
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     add_qwen3_vocab(w, tok_dir)
     for name, shape in tensor_shapes():
@@ -106,7 +110,7 @@ def write_file(path, qtype_name, tok_dir, seed):
             w.add_tensor(name, np.ones(shape, dtype=np.float32))
             continue
         data = (rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02))
-        q = gguf.quants.quantize(data, qtype)
+        q = data.astype(np.float16) if qtype_name == "F16" else gguf.quants.quantize(data, qtype)
         w.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -118,19 +122,41 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(root, "build", "models"))
-    ap.add_argument("--types", nargs="+", default=["Q4_0", "Q8_0"], choices=["Q4_0", "Q8_0"])
+    ap.add_argument("--types", nargs="+", default=["Q4_0", "Q8_0"], choices=["Q4_0", "Q8_0", "F16"] + list(LLAMA_MIXES))
     ap.add_argument("--tokenizer", default=os.path.join(root, "..", "shared", "data", "tokenizers", "qwen3"))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for t in args.types:
-        path = os.path.join(args.out, f"qwen3-0.6b-shaped-{t}.gguf")
+    def path_of(t):
+        return os.path.join(args.out, f"qwen3-0.6b-shaped-{t}.gguf")
+    # The llama.cpp mixes are made from the F16 file: write it first when one is asked for.
+    todo = (["F16"] if any(t in LLAMA_MIXES for t in args.types) else []) + args.types
+    for t in dict.fromkeys(todo):
+        path = path_of(t)
         if os.path.exists(path):
             print(path, "exists")
             continue
-        write_file(path + ".tmp", t, args.tokenizer, args.seed)
+        if t in LLAMA_MIXES:
+            llama_quantize(path_of("F16"), path + ".tmp", t)
+        else:
+            write_file(path + ".tmp", t, args.tokenizer, args.seed)
         os.replace(path + ".tmp", path)
         print(path, os.path.getsize(path))
+
+
+# llama.cpp file types (llama.h's llama_ftype) of the mixes made with its quantizer.
+LLAMA_MIXES = {"Q2_K": 10, "Q3_K_M": 12, "Q4_K_M": 15}
+
+
+def llama_quantize(src, dst, mix):
+    import ctypes
+    import llama_cpp
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = LLAMA_MIXES[mix]
+    params.nthread = os.cpu_count() or 1
+    rc = llama_cpp.llama_model_quantize(src.encode(), dst.encode(), ctypes.byref(params))
+    if rc != 0:
+        raise SystemExit(f"llama_model_quantize {src} -> {mix} failed ({rc})")
 
 
 if __name__ == "__main__":
