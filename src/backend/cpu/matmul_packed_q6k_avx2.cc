@@ -50,22 +50,64 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 // and gained nothing at 2 rows).
 struct Q6K {
   static constexpr bool kFourRowsBothHalves = false;
-  static constexpr bool kDecodes = false;
-  static void decode(const uint8_t*, int64_t, uint8_t*, const uint8_t*) {}
+  static constexpr bool kDecodes = true;
+
+  // Register d (of 4) of sub-block j's half h as 6-bit codes: lo its low nibbles' elements
+  // (4d + i), hi its high nibbles' (16 + 4d + i); c: the sub-block's 384 bytes.
+  static void codes(const uint8_t* c, int d, int h, __m256i& lo, __m256i& hi) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 64 * d + 32 * h));
+    const __m256i P = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 256 + 64 * (d / 2) + 32 * h));
+    // High bits of register d: bits 4(d%2)..+1 (its low nibbles' elements), +2..+3 (high).
+    const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
+    const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
+    lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
+    hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
+  }
+  // Byte offset in a decoded group (packed_tile's dec) of register d of sub-block j of
+  // super-block sb, half h: lo there, hi 32 bytes on (nb · 512 bytes in all).
+  static int64_t dec_at(int64_t sb, int j, int d, int h) { return (((sb * 8 + j) * 4 + d) * 2 + h) * 64; }
+  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec, const uint8_t* pf) {
+    for (int64_t sb = 0; sb < nb / 8; ++sb)
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* c = g + sb * kSB + 384 * j;
+        if (pf)
+          for (int64_t o = 448 * j; o < std::min<int64_t>(kSB, 448 * (j + 1)); o += 64)
+            __builtin_prefetch(pf + sb * kSB + o, 0, 3);
+#pragma GCC unroll 4
+        for (int d = 0; d < 4; ++d)
+          for (int h = 0; h < 2; ++h) {
+            __m256i lo, hi;
+            codes(c, d, h, lo, hi);
+            uint8_t* o = dec + dec_at(sb, j, d, h);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(o), lo);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(o + 32), hi);
+          }
+      }
+  }
+
   template <int R, int H>
   static void rows(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
-                   const uint8_t* pf, const uint8_t* = nullptr) {
+                   const uint8_t* pf, const uint8_t* dec) {
+    if (dec)
+      rows_impl<R, H, true>(g, nb, h0, a, as, out, pf, dec);
+    else
+      rows_impl<R, H, false>(g, nb, h0, a, as, out, pf, nullptr);
+  }
+
+  template <int R, int H, bool DEC>
+  static void rows_impl(const uint8_t* g, int64_t nb, int h0, const uint8_t* a, int64_t as, float (*out)[8],
+                        const uint8_t* pf, const uint8_t* dec) {
     if constexpr (R > 1 && H > 1) {
       for (int hh = 0; hh < H; ++hh) {
         float half_out[R][8];
-        rows<R, 1>(g, nb, h0 + hh, a, as, half_out, hh == 0 ? pf : nullptr);
+        rows_impl<R, 1, DEC>(g, nb, h0 + hh, a, as, half_out, hh == 0 ? pf : nullptr, dec);
         for (int r = 0; r < R; ++r) std::memcpy(out[H * r + hh], half_out[r], sizeof half_out[r]);
       }
       return;
     }
     constexpr int Q = R * H;
     const int64_t nsb = nb / 8;
-    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     // vpshufb patterns: each int32 lane (sc_lo, sc_hi) as int16 → (sc_lo, sc_lo) / (sc_hi, sc_hi).
     const __m256i dup_lo = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5,
                                             8, 9, 8, 9, 12, 13, 12, 13);
@@ -99,14 +141,14 @@ struct Q6K {
 #pragma GCC unroll 2
           for (int hh = 0; hh < H; ++hh) {
             const int h = h0 + hh;
-            const __m256i T = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 64 * d + 32 * h));
-            const __m256i P = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 256 + 64 * (d / 2) + 32 * h));
-            // High bits of register d: bits 4(d%2)..+1 (its low nibbles' elements), +2..+3 (high).
-            const __m256i plo = d % 2 == 0 ? _mm256_slli_epi16(P, 4) : P;
-            const __m256i phi = d % 2 == 0 ? _mm256_slli_epi16(P, 2) : _mm256_srli_epi16(P, 2);
-            const __m256i lo = _mm256_or_si256(_mm256_and_si256(T, m0f), _mm256_and_si256(plo, m30));
-            const __m256i hi =
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(T, 4), m0f), _mm256_and_si256(phi, m30));
+            __m256i lo, hi;
+            if constexpr (DEC) {
+              const uint8_t* o = dec + dec_at(sb, j, d, h);
+              lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(o));
+              hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(o + 32));
+            } else {
+              codes(c, d, h, lo, hi);
+            }
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) {
               const uint8_t* x = a + r * as + 256 * sb + 32 * j;
