@@ -1,8 +1,9 @@
 // AVX2/FMA kernels for the most used weight formats: Q4_0, Q8_0 (per 32-block, vpmaddubsw with
 // the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
-// scales), BF16/F16/F32 (widened to f32, FMA). Activations are quantized once per matmul to a
-// plain Q8 layout (Q8_0-like for 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K
-// and MXFP4 are in matmul_lowbit_avx2.cc; other formats use the generic path of matmul_avx2.cc.
+// scales). Activations are quantized once per matmul to a plain Q8 layout (Q8_0-like for
+// 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K and MXFP4 are in
+// matmul_lowbit_avx2.cc, the float formats in matmul_float_avx2.cc; other formats use the generic
+// path of matmul_avx2.cc.
 #include <immintrin.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@ namespace oxyd::backend::cpu {
 
 MatmulKernel avx2_special_kernel(DType t);
 MatmulKernel avx2_lowbit_kernel(DType t);  // matmul_lowbit_avx2.cc
+MatmulKernel avx2_float_kernel(DType t);   // matmul_float_avx2.cc
 
 namespace {
 
@@ -168,55 +170,6 @@ struct Q6KKernel {
   }
 };
 
-// BF16 / F16 / F32 weights against exact f32 activations.
-template <DType T>
-struct FloatKernel {
-  static __m256 load8(const uint8_t* w, int64_t e) {
-    if constexpr (T == DType::BF16)
-      return _mm256_castsi256_ps(_mm256_slli_epi32(
-          _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * e))), 16));
-    else if constexpr (T == DType::F16)
-      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * e)));
-    else
-      return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + e);
-  }
-  static float scalar(const uint8_t* w, int64_t e) {
-    if constexpr (T == DType::BF16) {
-      uint32_t u = uint32_t(w[2 * e] | (w[2 * e + 1] << 8)) << 16;
-      float f;
-      std::memcpy(&f, &u, 4);
-      return f;
-    } else if constexpr (T == DType::F16) {
-      return f16(w + 2 * e);
-    } else {
-      float f;
-      std::memcpy(&f, w + 4 * e, 4);
-      return f;
-    }
-  }
-  template <int NR>
-  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
-    __m256 acc0[NR], acc1[NR];
-    for (int r = 0; r < NR; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
-    int64_t e = 0;
-    for (; e + 16 <= k; e += 16) {
-      prefetch_ahead<T == DType::F32 ? 64 : 32>(w + e * (T == DType::F32 ? 4 : 2));
-      const __m256 w0 = load8(w, e), w1 = load8(w, e + 8);
-      for (int r = 0; r < NR; ++r) {
-        const float* x = reinterpret_cast<const float*>(a + r * a_stride) + e;
-        acc0[r] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x), acc0[r]);
-        acc1[r] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + 8), acc1[r]);
-      }
-    }
-    for (int r = 0; r < NR; ++r) {
-      const float* x = reinterpret_cast<const float*>(a + r * a_stride);
-      float tail = 0.0f;
-      for (int64_t t = e; t < k; ++t) tail += scalar(w, t) * x[t];
-      out[r] = hsum8(_mm256_add_ps(acc0[r], acc1[r])) + tail;
-    }
-  }
-};
-
 }  // namespace
 
 MatmulKernel avx2_special_kernel(DType t) {
@@ -226,9 +179,7 @@ MatmulKernel avx2_special_kernel(DType t) {
     case DType::Q8_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q8_0Kernel>; break;
     case DType::Q4_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q4KKernel>; break;
     case DType::Q6_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q6KKernel>; break;
-    case DType::BF16: m.tile = tile_rows<FloatKernel<DType::BF16>>; break;
-    case DType::F16: m.tile = tile_rows<FloatKernel<DType::F16>>; break;
-    case DType::F32: m.tile = tile_rows<FloatKernel<DType::F32>>; break;
+    case DType::BF16: case DType::F16: case DType::F32: return avx2_float_kernel(t);
     default: return avx2_lowbit_kernel(t);
   }
   return m;
