@@ -3,16 +3,10 @@
 #include <immintrin.h>
 
 #include "backend/cpu/matmul_generic.h"
+#include "backend/cpu/matmul_rowdot_avx2.h"
 
 namespace oxyd::backend::cpu {
 namespace {
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 struct Avx2Dot {
   static void rows(const float* w, const float* x, int64_t x_stride, int nr, int64_t len, float* acc) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul_rowdot_avx2.h"
 #include "backend/cpu/matmul_tile.h"
 #include "core/half.h"
 
@@ -18,13 +19,6 @@ namespace oxyd::backend::cpu {
 MatmulKernel avx2_float_kernel(DType t);
 
 namespace {
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 template <DType T>
 struct Float {

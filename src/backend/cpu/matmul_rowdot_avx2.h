@@ -1,7 +1,8 @@
 // The row-dot AVX2 kernels' shared parts (matmul_q_avx2.cc, matmul_lowbit_avx2.cc): activation
 // rows quantized once per matmul to a plain Q8 layout, A32 (Q8_0-like, the scale rounded to f16
 // as ggml's Q8_0) for 32-element blocks and A256 (Q8_K-like, with the code sums per 16) for the
-// K-quants, and the signed int8 dot. Include only from *_avx2.cc.
+// K-quants, the signed int8 dot, and the horizontal sum (also for matmul_float_avx2.cc and the
+// generic tile of matmul_avx2.cc). Include only from *_avx2.cc.
 #pragma once
 
 #include <immintrin.h>
