@@ -424,6 +424,28 @@ TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
   }
 }
 
+// The AVX2 kernels on the file's rows (the float formats, Q2_K, Q3_K, MXFP4 and the others when
+// unpacked) compute each output alone: a row alone and the same row among 20 give bit-identical
+// outputs, with an odd n so the float tile's two-weight-row and one-weight-row paths both run.
+TEST_P(MatmulFormat, Avx2RowDotRowsAreBatchInvariant) {
+  const DType t = GetParam();
+  if (!backend::cpu::isa_supported(Isa::AVX2)) GTEST_SKIP() << "no AVX2";
+  const int64_t m = 20, k = block_k(t, 640), n = 45;
+  std::mt19937 rng(21);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  const std::vector<float> x = random_x(m, k, rng);
+  const Tensor tw(t, wb.data(), {n, k});
+  float* xs = const_cast<float*>(x.data());
+  std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n));
+  IsaGuard guard;
+  backend::cpu::set_isa_override(Isa::AVX2);
+  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), tw, Tensor(DType::F32, all.data(), {m, n}));
+  for (int64_t i = 0; i < m; ++i) {
+    backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), tw, Tensor(DType::F32, one.data(), {1, n}));
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
+  }
+}
+
 TEST_P(MatmulFormat, GetRowsMatchesReference) {
   const DType t = GetParam();
   std::mt19937 rng(7);
