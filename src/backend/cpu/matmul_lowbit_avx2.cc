@@ -77,7 +77,8 @@ struct Q2KKernel {
           const int j = 8 * h + 2 * sh;
           const __m256i sv = scale_pair(scales8, j);
           for (int r = 0; r < NR; ++r) {
-            const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(a256(a, a_stride, r, sb).qs + 32 * (j / 2)));
+            const int8_t* xq = a256(a, a_stride, r, sb).qs + 32 * (j / 2);
+            const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq));
             s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(_mm256_maddubs_epi16(c, x), sv));
           }
         }
@@ -125,7 +126,8 @@ struct Q3KKernel {
           const int j = 8 * h + 2 * sh;
           const __m256i sv = scale_pair(scales8, j);
           for (int r = 0; r < NR; ++r) {
-            const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(a256(a, a_stride, r, sb).qs + 32 * (j / 2)));
+            const int8_t* xq = a256(a, a_stride, r, sb).qs + 32 * (j / 2);
+            const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq));
             s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), sv));
           }
         }

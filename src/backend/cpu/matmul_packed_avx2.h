@@ -35,10 +35,11 @@ inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
 // K::rows<R, H>(g, nb, h0, a, a_stride, out, pf, dec): R activation rows against halves h0..h0+H-1
 // of the group at g (nb 32-element blocks); out[H·r + hh][L'] gets lane L' of row r, half h0 + hh;
 // pf: the next group, to prefetch (null: none); dec: the group's codes as K::decode(g, nb, dec, pf)
-// wrote them, read instead of unpacking g's (null: unpack; only where K::kDecodes). Every pass takes both halves of a group, so its weights
-// are read once per pass (at m = 1 that keeps decode at the memory bandwidth; at 4 rows it was
-// 5-25% faster than a pass per half on weights streamed from memory, most for Q8_0), except Q6_K
-// at 4 rows (K::kFourRowsBothHalves false: one half per pass, its registers allow no more).
+// wrote them, read instead of unpacking g's (null: unpack; only where K::kDecodes). Every pass
+// takes both halves of a group, so its weights are read once per pass (at m = 1 that keeps decode
+// at the memory bandwidth; at 4 rows it was 5-25% faster than a pass per half on weights streamed
+// from memory, most for Q8_0), except Q6_K at 4 rows (K::kFourRowsBothHalves false: one half per
+// pass, its registers allow no more).
 template <class K>
 void packed_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ws = t.w_stride;
