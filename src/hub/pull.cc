@@ -164,6 +164,7 @@ PullResult pull(HubClient& hub, const PullOptions& opts, Progress& progress, std
   RepoInfo info = hub.model_info(opts.repo, opts.revision);
   const std::string rev = !info.sha.empty() ? info.sha : (opts.revision.empty() ? "main" : opts.revision);
   std::vector<Variant> vs = list_variants(info);
+  flag_unsupported_quants(vs);
   if (vs.empty())
     throw_error(ErrorCode::NOT_FOUND, opts.repo + " has no GGUF or safetensors weights (" +
                                           std::to_string(info.files.size()) + " files listed)");

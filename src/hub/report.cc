@@ -99,6 +99,7 @@ std::string remote_estimate(HubClient& hub, const RemoteEstimateOptions& opt) {
   RepoInfo info = hub.model_info(opt.repo, opt.revision);
   const std::string rev = info.sha.empty() ? (opt.revision.empty() ? "main" : opt.revision) : info.sha;
   std::vector<Variant> vs = list_variants(info);
+  flag_unsupported_quants(vs);
   if (vs.empty()) throw_error(ErrorCode::NOT_FOUND, opt.repo + " has no GGUF or safetensors weights");
   int rec = default_variant(vs);
   if (!opt.variant.empty()) {

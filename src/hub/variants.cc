@@ -163,6 +163,16 @@ std::vector<Variant> list_variants(const RepoInfo& info) {
   return out;
 }
 
+void flag_unsupported_quants(std::vector<Variant>& vs) {
+  for (Variant& v : vs) {
+    const std::string q = upper(v.label);
+    const bool unsupported = q.rfind("IQ1_", 0) == 0 || q.rfind("IQ2_", 0) == 0 || q.rfind("IQ3_", 0) == 0 ||
+                             q == "TQ1_0" || q == "TQ2_0";
+    if (v.is_gguf && unsupported && v.problem.empty())
+      v.problem = v.label + " weights are not supported (no kernels); Q2_K, Q3_K_M or IQ4_XS are the smallest that are";
+  }
+}
+
 int default_variant(const std::vector<Variant>& vs) {
   auto usable = [&](size_t i) { return vs[i].problem.empty(); };
   static const std::array<const char*, 8> kPreferred = {"Q4_K_M", "Q4_K_S", "Q4_K", "Q4_0",

@@ -47,6 +47,11 @@ bool is_model_aux_file(const std::string& path);
 /// (`mmproj`) GGUFs are not variants. Variants with a `problem` are included, flagged.
 std::vector<Variant> list_variants(const RepoInfo& info);
 
+/// Flags (sets `problem` of) the GGUF variants whose quant oxydllm has no kernels for: the IQ1,
+/// IQ2 and IQ3 families and the ternary TQ1_0/TQ2_0, so `pull` and `estimate` refuse them before
+/// downloading. Local files are not flagged (the loader names the unsupported tensor type).
+void flag_unsupported_quants(std::vector<Variant>& variants);
+
 /// The recommended variant: Q4_K_M, else the first of Q4_K_S, Q4_K, Q4_0, Q4_1, IQ4_NL, IQ4_XS,
 /// Q5_K_M (oxydLLM's list); beyond oxydLLM: else the smallest other 4-bit-or-wider GGUF
 /// (Q5*, Q6_K, Q8_0, BF16, F16, F32), else safetensors, else the smallest usable one. -1 if none.

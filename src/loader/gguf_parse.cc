@@ -13,6 +13,25 @@
 namespace oxyd::loader {
 namespace {
 
+// ggml types a GGUF may hold that oxydllm has no kernels for (gguf-py's GGMLQuantizationType),
+// named in the load error so the user knows which file variant to pick instead.
+const char* unsupported_ggml_type_name(uint32_t t) {
+  switch (t) {
+    case 16: return "IQ2_XXS";
+    case 17: return "IQ2_XS";
+    case 18: return "IQ3_XXS";
+    case 19: return "IQ1_S";
+    case 21: return "IQ3_S";
+    case 22: return "IQ2_S";
+    case 29: return "IQ1_M";
+    case 34: return "TQ1_0";
+    case 35: return "TQ2_0";
+    case 40: return "NVFP4";
+    case 41: return "Q1_0";
+    default: return nullptr;
+  }
+}
+
 constexpr uint32_t kMaxArrayDepth = 8;
 constexpr uint64_t kMaxKeyBytes = 65535;
 constexpr uint64_t kMinKvBytes = 8 + 1 + 4 + 1;       // key length, 1-byte key, type, u8 value
@@ -212,8 +231,12 @@ GgufTensorInfo read_tensor_info(Reader& r, uint64_t idx) {
   }
   t.ggml_type = r.read<uint32_t>(what + " type");
   auto dt = dtype_from_ggml(t.ggml_type);
-  if (!dt)
+  if (!dt) {
+    if (const char* name = unsupported_ggml_type_name(t.ggml_type))
+      r.fail(what + ": ggml type " + std::to_string(t.ggml_type) + " (" + name +
+             ") is not supported; use a Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0, IQ4_XS or IQ4_NL variant of the model");
     r.fail(what + ": unknown or unsupported ggml type " + std::to_string(t.ggml_type));
+  }
   t.dtype = *dt;
   const DTypeTraits& tr = dtype_traits(t.dtype);
   if (t.ne[0] % tr.block_elems != 0)

@@ -79,6 +79,22 @@ TEST(Variants, MissingShardIsFlaggedAndNeverDefault) {
   EXPECT_EQ(vs[default_variant(vs)].label, "Q5_K_M");
 }
 
+TEST(Variants, UnsupportedQuantsAreFlaggedAndNeverDefault) {
+  auto vs = list_variants(repo({{"m-IQ2_XXS.gguf", 100},
+                                {"m-IQ3_M.gguf", 150},
+                                {"m-TQ2_0.gguf", 120},
+                                {"m-IQ4_XS.gguf", 200},
+                                {"m-Q2_K.gguf", 180}}));
+  flag_unsupported_quants(vs);
+  for (const char* bad : {"IQ2_XXS", "IQ3_M", "TQ2_0"}) {
+    const int i = find_variant(vs, bad);
+    ASSERT_GE(i, 0) << bad;
+    EXPECT_NE(vs[size_t(i)].problem.find("not supported"), std::string::npos) << bad;
+  }
+  for (const char* good : {"IQ4_XS", "Q2_K"}) EXPECT_TRUE(vs[size_t(find_variant(vs, good))].problem.empty()) << good;
+  EXPECT_EQ(vs[size_t(default_variant(vs))].label, "IQ4_XS");
+}
+
 TEST(Variants, DefaultIsQ4KMThenFallbacksInOrder) {
   // oxydLLM's order: Q4_K_M, then Q4_K_S, Q4_K, Q4_0, Q4_1, IQ4_NL, IQ4_XS, Q5_K_M.
   std::vector<std::string> order = {"Q4_K_M", "Q4_K_S", "Q4_K", "Q4_0", "Q4_1", "IQ4_NL", "IQ4_XS", "Q5_K_M"};

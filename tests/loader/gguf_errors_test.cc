@@ -111,6 +111,9 @@ TEST(GgufErrors, Tensors) {
   expect_bad(one({1, 1, 1, 1, 1}, 0, 0, 32), {"tensor 'w'", "n_dims 5"});
   expect_bad(one({4}, 99, 0, 32), {"tensor 'w'", "ggml type 99"});
   expect_bad(one({4}, 1000, 0, 32), {"tensor 'w'", "ggml type 1000"});
+  // ggml types without kernels here are named (gguf-py's GGMLQuantizationType numbering).
+  expect_bad(one({256}, 16, 0, 66), {"tensor 'w'", "ggml type 16 (IQ2_XXS) is not supported", "Q4_K"});
+  expect_bad(one({256}, 35, 0, 66), {"ggml type 35 (TQ2_0)"});
   expect_bad(one({10}, 8, 0, 64), {"tensor 'w'", "Q8_0 block size 32"});
   expect_bad(one({4}, 0, 4, 64), {"tensor 'w'", "offset 4", "alignment 32"});
   expect_bad(one({4, 2}, 0, 0, 31), {"tensor 'w'", "past the end"});
