@@ -361,6 +361,19 @@ TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   }
 }
 
+// x [m, k] · w on the current ISA, all rows at once, and each row alone: every row alone must give
+// bit-identical outputs (batch invariance). `all` gets the batched result.
+void batch_matches_rows_alone(const Tensor& w, float* x, int64_t m, std::vector<float>& all) {
+  const int64_t k = w.cols(), n = w.rows();
+  all.assign(static_cast<size_t>(m * n), 0.0f);
+  std::vector<float> one(static_cast<size_t>(n));
+  backend::cpu::matmul(Tensor(DType::F32, x, {m, k}), w, Tensor(DType::F32, all.data(), {m, n}));
+  for (int64_t i = 0; i < m; ++i) {
+    backend::cpu::matmul(Tensor(DType::F32, x + i * k, {1, k}), w, Tensor(DType::F32, one.data(), {1, n}));
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
+  }
+}
+
 // On packed weights every row is computed by the same code whatever else is in the batch, so a
 // row alone and the same row among 20 give bit-identical outputs (batch invariance). The AVX-512
 // packed kernel's equal the unpacked panel kernel's, and the AVX2 kernel's equal the AVX-512 one's
@@ -379,15 +392,12 @@ TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
   for (auto [isa, layout] : paths) {
     if (!backend::cpu::packable(t, layout)) continue;
     SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
-    std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n));
     const PackedWeight pw(tw, layout);
     IsaGuard guard;
     backend::cpu::set_isa_override(isa);
-    backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), pw.tensor, Tensor(DType::F32, all.data(), {m, n}));
-    for (int64_t i = 0; i < m; ++i) {
-      backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), pw.tensor, Tensor(DType::F32, one.data(), {1, n}));
-      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
-    }
+    std::vector<float> all;
+    batch_matches_rows_alone(pw.tensor, xs, m, all);
+    if (HasFatalFailure()) return;
     if (layout == PackLayout::AVX512) {
       std::vector<float> panel(static_cast<size_t>(m * n));
       AmxGuard amx_guard;
@@ -436,14 +446,10 @@ TEST_P(MatmulFormat, Avx2RowDotRowsAreBatchInvariant) {
   const std::vector<float> x = random_x(m, k, rng);
   const Tensor tw(t, wb.data(), {n, k});
   float* xs = const_cast<float*>(x.data());
-  std::vector<float> all(static_cast<size_t>(m * n)), one(static_cast<size_t>(n));
   IsaGuard guard;
   backend::cpu::set_isa_override(Isa::AVX2);
-  backend::cpu::matmul(Tensor(DType::F32, xs, {m, k}), tw, Tensor(DType::F32, all.data(), {m, n}));
-  for (int64_t i = 0; i < m; ++i) {
-    backend::cpu::matmul(Tensor(DType::F32, xs + i * k, {1, k}), tw, Tensor(DType::F32, one.data(), {1, n}));
-    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(i * n + j)]) << "row " << i << " col " << j;
-  }
+  std::vector<float> all;
+  batch_matches_rows_alone(tw, xs, m, all);
 }
 
 TEST_P(MatmulFormat, GetRowsMatchesReference) {
