@@ -69,14 +69,19 @@ struct Tensor {
   }
 };
 
-/// Owning, 64-byte aligned host memory.
+/// Owning, 64-byte aligned host memory (2 MiB-aligned from 2 MiB on, see tensor.cc).
 class Buffer {
  public:
   Buffer() = default;
   explicit Buffer(size_t bytes) : bytes_(bytes) {
     if (bytes == 0) return;
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) throw Error(ErrorCode::OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
+    // From 2 MiB on, 2 MiB-aligned so that its whole 2 MiB pages can be huge pages (the tail is not
+    // rounded up: it stays on small pages and no memory is wasted).
+    const size_t align = bytes >= kHugePage ? kHugePage : 64;
+    void* p = nullptr;
+    if (::posix_memalign(&p, align, (bytes + 63) / 64 * 64) != 0 || !p)
+      throw Error(ErrorCode::OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
+    if (align == kHugePage) advise_huge_pages(p, bytes / kHugePage * kHugePage);
     ptr_.reset(static_cast<uint8_t*>(p));
   }
   uint8_t* data() const { return ptr_.get(); }
@@ -84,6 +89,8 @@ class Buffer {
   template <typename T> T* as() const { return reinterpret_cast<T*>(ptr_.get()); }
 
  private:
+  static constexpr size_t kHugePage = size_t(2) << 20;
+  static void advise_huge_pages(void* p, size_t bytes);
   struct Free { void operator()(uint8_t* p) const { std::free(p); } };
   std::unique_ptr<uint8_t, Free> ptr_;
   size_t bytes_ = 0;
