@@ -117,20 +117,31 @@ int64_t Weights::mapped_bytes() const {
 }
 
 void Weights::pack_for_matmul() {
+  // Every packed copy is a 64-byte-aligned slice of one buffer: a decode step sweeps all of them,
+  // and one allocation is backed by huge pages as a whole (see Buffer), where per-tensor buffers of
+  // a small model (1-2 MiB each) were all on 4 KiB pages. Pages become resident as they are
+  // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
+  std::vector<Tensor*> todo;
+  if (ops::matmul_wants_packed(lm_head)) todo.push_back(&lm_head);
+  for (LayerWeights& L : layers)
+    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down})
+      if (ops::matmul_wants_packed(*t)) todo.push_back(t);
+  auto slice_bytes = [](const Tensor& t) { return (size_t(ops::matmul_packed_bytes(t)) + 63) / 64 * 64; };
+  size_t total = 0;
+  for (const Tensor* t : todo) total += slice_bytes(*t);
+  if (total == 0) return;
+  const Buffer& b = impl_->packed.emplace_back(total);
+  size_t at = 0;
+  for (Tensor* t : todo) {
+    ops::matmul_pack(*t, b.data() + at);
+    at += slice_bytes(*t);
+    if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
+  }
   // A tied head is the embedding: packed once, and the lookups read the copy too.
-  auto pack = [&](Tensor& t) {
-    if (!ops::matmul_wants_packed(t)) return;
-    Buffer& b = impl_->packed.emplace_back(size_t(ops::matmul_packed_bytes(t)));
-    ops::matmul_pack(t, b.data());
-    if (impl_->gguf) impl_->gguf->release(t.data, size_t(t.nbytes()));
-  };
-  pack(lm_head);
   if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype) {
     embed.packed = lm_head.packed;
     embed.packed_layout = lm_head.packed_layout;
   }
-  for (LayerWeights& L : layers)
-    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) pack(*t);
 }
 
 int64_t Weights::owned_bytes() const {
