@@ -275,12 +275,10 @@ struct Rows {
   }
   // The group's codes as half_rows<DEC> reads them: per block and half 256 bytes, the 4 lo then the
   // 4 hi registers of unpack.
-  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec, const uint8_t* pf) {
+  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec) {
     const __m256i m0f = _mm256_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* p = F::block(g, b);
-      if (pf)
-        for (int64_t o = 0; o < F::BB; o += 64) __builtin_prefetch(pf + b * F::BB + o, 0, 3);
       for (int h = 0; h < 2; ++h)
 #pragma GCC unroll 4
         for (int d = 0; d < 4; ++d) {

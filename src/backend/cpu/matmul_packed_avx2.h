@@ -34,8 +34,12 @@ inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
 
 // K::rows<R, H>(g, nb, h0, a, a_stride, out, pf, dec): R activation rows against halves h0..h0+H-1
 // of the group at g (nb 32-element blocks); out[H·r + hh][L'] gets lane L' of row r, half h0 + hh;
-// pf: the next group, to prefetch (null: none); dec: the group's codes as K::decode(g, nb, dec, pf)
-// wrote them, read instead of unpacking g's (null: unpack; only where K::kDecodes). Every pass
+// pf: the next group, to prefetch (null: none); dec: the group's codes as K::decode(g, nb, dec)
+// wrote them, read instead of unpacking g's (null: unpack; only where K::kDecodes). The first
+// tile over a group prefetches the next one block by block as it computes, also when the group
+// was decoded first: decode's pass is short, and its prefetching the whole next group at once
+// (9 KiB at k = 1024) overran the misses a core can track (one core, 16 rows of a 151936×1024
+// head, four interleaved rounds: Q6_K 81 → 108, Q4_0 132 → 146 GOP/s, Q4_K equal). Every pass
 // takes both halves of a group, so its weights are read once per pass (at m = 1 that keeps decode
 // at the memory bandwidth; at 4 rows it was 5-25% faster than a pass per half on weights streamed
 // from memory, most for Q8_0), except Q6_K at 4 rows (K::kFourRowsBothHalves false: one half per
@@ -73,24 +77,23 @@ void packed_tile(const TileArgs& t) {
       const uint8_t* pf = j0 + 16 < t.n ? g + 16 * ws : nullptr;
       const int halves = rows > 2 ? 2 : 1;  // half 0 holds rows 0, 1, 4, 5, ...
       const uint8_t* d = dec && i1 - i0 >= kDecodeRows ? dec : nullptr;
-      if (d) K::decode(g, nb, dec, pf);
-      const uint8_t* pf0 = d ? nullptr : pf;  // decode prefetched the next group
+      if (d) K::decode(g, nb, dec);
       int64_t i = i0;
       if (K::kFourRowsBothHalves && halves == 2)
         for (; i1 - i >= 4; i += 4) {
-          K::template rows<4, 2>(g, nb, 0, t.a + i * t.a_stride, t.a_stride, out, i == i0 ? pf0 : nullptr, d);
+          K::template rows<4, 2>(g, nb, 0, t.a + i * t.a_stride, t.a_stride, out, i == i0 ? pf : nullptr, d);
           store(i, 4, 0, 2, rows, j0);
         }
       for (; i1 - i >= 4; i += 4)
         for (int h = 0; h < halves; ++h) {
-          K::template rows<4, 1>(g, nb, h, t.a + i * t.a_stride, t.a_stride, out, h == 0 && i == i0 ? pf0 : nullptr,
+          K::template rows<4, 1>(g, nb, h, t.a + i * t.a_stride, t.a_stride, out, h == 0 && i == i0 ? pf : nullptr,
                                  d);
           store(i, 4, h, 1, rows, j0);
         }
       for (; i < i1;) {
         const int r = i1 - i >= 2 ? 2 : 1;
         const uint8_t* a = t.a + i * t.a_stride;
-        const uint8_t* pfr = i == i0 ? pf0 : nullptr;
+        const uint8_t* pfr = i == i0 ? pf : nullptr;
         if (halves == 2)
           r == 2 ? K::template rows<2, 2>(g, nb, 0, a, t.a_stride, out, pfr, d)
                  : K::template rows<1, 2>(g, nb, 0, a, t.a_stride, out, pfr, d);

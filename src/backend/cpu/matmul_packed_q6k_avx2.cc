@@ -67,13 +67,10 @@ struct Q6K {
   // Byte offset in a decoded group (packed_tile's dec) of register d of sub-block j of
   // super-block sb, half h: lo there, hi 32 bytes on (nb · 512 bytes in all).
   static int64_t dec_at(int64_t sb, int j, int d, int h) { return (((sb * 8 + j) * 4 + d) * 2 + h) * 64; }
-  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec, const uint8_t* pf) {
+  static void decode(const uint8_t* g, int64_t nb, uint8_t* dec) {
     for (int64_t sb = 0; sb < nb / 8; ++sb)
       for (int j = 0; j < 8; ++j) {
         const uint8_t* c = g + sb * kSB + 384 * j;
-        if (pf)
-          for (int64_t o = 448 * j; o < std::min<int64_t>(kSB, 448 * (j + 1)); o += 64)
-            __builtin_prefetch(pf + sb * kSB + o, 0, 3);
 #pragma GCC unroll 4
         for (int d = 0; d < 4; ++d)
           for (int h = 0; h < 2; ++h) {
