@@ -2,11 +2,14 @@
 """The ceiling of bench/serving_bench.py's "C=16 ÷ C=1" ratio on this machine, from the model file
 and measured kernel speeds, for dense GGUF models.
 
-C=16 ceiling: tokens/s if every output token cost only its matmuls at the packed kernels' batch-16
-speed (bin/matmul_bench --pack --cpu-time on one core, on the model's own weight shapes, times the
-thread count) and nothing else took time (no attention, norms, sampling, synchronization, HTTP):
-  decode per output token  = Σ over weights of 2·elements / speed(format)      (head included)
-  prefill per output token = (PROMPT · non-head part + one head row) / OUT      (a request's prompt)
+C=16 ceiling: tokens/s if every output token cost only its matmuls at the packed kernels' best speed
+(bin/matmul_bench --pack --cpu-time on one core, on the model's own weight shapes, best of the reps,
+times the thread count) and nothing else took time (no attention, norms, sampling, synchronization,
+HTTP):
+  decode per output token  = Σ over weights of 2·elements / speed16(format)    (head included)
+  prefill per output token = (PROMPT · non-head part + one head row) / OUT
+                             at speedP(format), the faster of 16 rows and 16·PROMPT rows (the
+                             server prefills a wave's prompts in one step)
 C=1: the engine's own single stream, PROMPT-token prefill + (OUT − 1) one-row decode steps
 (bin/model_decode_bench, as bench/serving_bound.sh). Their quotient bounds what any scheduling can
 reach; serving_bound.sh gives the bound of the engine as it is.
@@ -39,15 +42,16 @@ def weights(path):
     return out
 
 
-def kernel_gops(fmt, n, k):
-    """Batch-16 GOP/s of one core on an n x k weight of this format (best of the reps)."""
-    cmd = [os.path.join(BIN, "matmul_bench"), f"--formats={fmt}", f"--shapes={n}x{k}", "--batches=16", "--pack",
-           "--cpu-time", "--reps=10"]
+def kernel_gops(fmt, n, k, prefill_rows):
+    """(16-row, prefill_rows-row) GOP/s of one core on an n x k weight of this format (best of the reps)."""
+    cmd = [os.path.join(BIN, "matmul_bench"), f"--formats={fmt}", f"--shapes={n}x{k}",
+           f"--batches=16,{prefill_rows}", "--pack", "--cpu-time", "--reps=10"]
     text = subprocess.run(cmd, env={**os.environ, "OXYD_NUM_THREADS": "1"}, capture_output=True, text=True,
                           check=True).stdout
     for line in text.splitlines():
         if line.startswith(fmt + " "):
-            return float(line.split()[-1])
+            b16, bp = (float(x) for x in line.split()[-2:])
+            return b16, max(b16, bp)
     raise RuntimeError(f"no {fmt} row in matmul_bench output:\n{text}")
 
 
@@ -77,21 +81,23 @@ def main():
     speed = {}
     for path in args.models:
         ws = weights(path)
-        head_s = rest_s = 0.0
+        head_s = rest_s = rest_p = 0.0
         lines = []
         for fmt, items in sorted(ws.items()):
             _, n, k, _ = max(items)  # the format's largest weight stands for all of it
             if (fmt, n, k) not in speed:
-                speed[(fmt, n, k)] = kernel_gops(fmt, n, k)
-            gops = speed[(fmt, n, k)] * args.threads
+                speed[(fmt, n, k)] = kernel_gops(fmt, n, k, 16 * args.prompt)
+            g16, gp = (g * args.threads * 1e9 for g in speed[(fmt, n, k)])
             head = sum(e for e, *_, h in items if h)
             rest = sum(e for e, *_, h in items if not h)
-            head_s += 2 * head / (gops * 1e9)
-            rest_s += 2 * rest / (gops * 1e9)
-            lines.append(f"  {fmt}: {rest / 1e6:.1f} M weights + {head / 1e6:.1f} M head, "
-                         f"{speed[(fmt, n, k)]:.0f} GOP/s per core on {n}x{k}")
+            head_s += 2 * head / g16
+            rest_s += 2 * rest / g16
+            rest_p += 2 * rest / gp
+            lines.append(f"  {fmt}: {rest / 1e6:.1f} M weights + {head / 1e6:.1f} M head, per core on {n}x{k} "
+                         f"{speed[(fmt, n, k)][0]:.0f} GOP/s at 16 rows, {speed[(fmt, n, k)][1]:.0f} at "
+                         f"{16 * args.prompt} (or 16)")
         decode = head_s + rest_s
-        prefill = (args.prompt * rest_s + head_s) / args.out
+        prefill = (args.prompt * rest_p + head_s) / args.out
         ceiling = 1.0 / (decode + prefill)
         p, d = single_stream(path, args.threads, args.prompt, args.out)
         c1 = args.out / (p + (args.out - 1) * d)
