@@ -39,7 +39,7 @@ inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
 // tile over a group prefetches the next one block by block as it computes, also when the group
 // was decoded first: decode's pass is short, and its prefetching the whole next group at once
 // (9 KiB at k = 1024) overran the misses a core can track (one core, 16 rows of a 151936×1024
-// head, four interleaved rounds: Q6_K 81 → 108, Q4_0 132 → 146 GOP/s, Q4_K equal). Every pass
+// head, interleaved rounds: Q6_K 81 → 108, Q4_0 132 → 146 GOP/s, Q4_K within the noise). Every pass
 // takes both halves of a group, so its weights are read once per pass (at m = 1 that keeps decode
 // at the memory bandwidth; at 4 rows it was 5-25% faster than a pass per half on weights streamed
 // from memory, most for Q8_0), except Q6_K at 4 rows (K::kFourRowsBothHalves false: one half per
