@@ -1,6 +1,6 @@
 // Buffer's alignment contract: 64 bytes always (the kernels' aligned loads), 2 MiB from 2 MiB on (so
-// the kernel can back big weight and KV buffers with huge pages), and the whole size writable. The
-// huge-page advice itself is not observable portably (THP may be off or split by the kernel).
+// Linux can back big weight and KV buffers with huge pages), and the whole size writable. Whether
+// huge pages are granted is not asserted: THP may be off, and Linux may split them later.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,7 +20,7 @@ TEST(Buffer, AlignmentBySize) {
     const uintptr_t p = reinterpret_cast<uintptr_t>(b.data());
     EXPECT_EQ(p % 64, 0u) << bytes;
     if (bytes >= (size_t(2) << 20)) EXPECT_EQ(p % (size_t(2) << 20), 0u) << bytes;
-    std::memset(b.data(), 0xA5, bytes);  // every byte of the size is ours (ASan would catch less)
+    std::memset(b.data(), 0xA5, bytes);  // every byte of the size is writable
     EXPECT_EQ(b.data()[bytes - 1], 0xA5);
   }
   EXPECT_EQ(Buffer(0).data(), nullptr);
