@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/quant.h"
+#include "core/thread_pool.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
 
@@ -450,6 +452,45 @@ TEST_P(MatmulFormat, Avx2RowDotRowsAreBatchInvariant) {
   backend::cpu::set_isa_override(Isa::AVX2);
   std::vector<float> all;
   batch_matches_rows_alone(tw, xs, m, all);
+}
+
+// The threads split the output columns into chunks claimed at run time, which shrink as the work
+// runs out; every column must be computed exactly once and by the same code, so any thread count
+// gives the 1-thread result bit for bit: file rows and, where this CPU packs the format, the packed
+// copy. n = 3000 (no multiple of 16) makes several chunks at every m, also at m = 1 where a chunk
+// is ≥ 256 KiB of weights.
+TEST_P(MatmulFormat, EveryThreadCountGivesTheSameResult) {
+  const DType t = GetParam();
+  const int64_t k = block_k(t, 256), n = 3000, m_max = 17;
+  std::mt19937 rng(31);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  const std::vector<float> x = random_x(m_max, k, rng);
+  const Tensor tw(t, wb.data(), {n, k});
+  std::optional<PackedWeight> pw;
+  if (backend::cpu::matmul_packs(t)) pw.emplace(tw, backend::cpu::matmul_pack_layout(t));
+  struct Restore {
+    ~Restore() { ThreadPool::set_global_threads(int(std::thread::hardware_concurrency())); }
+  } restore;
+  for (const Tensor* w : {&tw, pw ? static_cast<const Tensor*>(&pw->tensor) : nullptr}) {
+    if (!w) continue;
+    for (int64_t m : {1, 3, 17}) {
+      std::vector<float> one_thread;
+      for (int threads : {1, 2, 3, 5}) {
+        SCOPED_TRACE(testing::Message() << (w == &tw ? "file rows" : "packed") << ", m " << m << ", threads "
+                                        << threads);
+        ThreadPool::set_global_threads(threads);
+        std::vector<float> y(size_t(m * n), std::nanf(""));
+        backend::cpu::matmul(Tensor(DType::F32, const_cast<float*>(x.data()), {m, k}), *w,
+                             Tensor(DType::F32, y.data(), {m, n}));
+        if (threads == 1) {
+          one_thread = y;
+          for (size_t i = 0; i < y.size(); ++i) ASSERT_FALSE(std::isnan(y[i])) << "element " << i << " unwritten";
+        } else {
+          for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], one_thread[i]) << "element " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST_P(MatmulFormat, GetRowsMatchesReference) {
