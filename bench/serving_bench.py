@@ -3,10 +3,12 @@
 concurrencies, oxydllm's server vs llama.cpp's OpenAI-compatible server (llama-cpp-python's
 llama_cpp.server) on the same GGUF and thread count, both up in the same run.
 
-Load generator (this file, asyncio + httpx): at concurrency C, C clients each send REQS_PER_CLIENT
-streamed POST /v1/completions one after another (temperature 0, max_tokens MAX_TOKENS, ignore_eos
-where the server honours it). Every request of a run has its own prompt (a request number unique across the warm-up and all
-levels first, then a fixed English text), so no server can answer one request from another's prefix cache.
+Load generator (this file, asyncio + httpx): at concurrency C, C clients each send
+max(REQS_PER_CLIENT, ceil(MIN_REQUESTS / C)) streamed POST /v1/completions one after another
+(temperature 0, max_tokens MAX_TOKENS, ignore_eos where the server honours it); MIN_REQUESTS (8)
+makes a low level run long enough to measure: two requests at C=1 took ~1 s and swung by 30%.
+Every request of a run has its own prompt (a request number unique across the warm-up and all levels
+first, then a fixed English text), so no server can answer one request from another's prefix cache.
   TTFT: request sent -> first SSE chunk carrying a choice.
   output tokens: usage.completion_tokens when the server streams it; else MAX_TOKENS when
     finish_reason is "length", else the number of chunks with text (one per token in both servers).
@@ -178,7 +180,8 @@ async def bench_model(model, args, log):
             row = {"concurrency": c}
             for name in order:
                 base, mname = servers[name]
-                row[name] = await run_level(base, mname, c, args.reqs_per_client, args.max_tokens)
+                reqs = max(args.reqs_per_client, -(-args.min_requests // c))
+                row[name] = await run_level(base, mname, c, reqs, args.max_tokens)
                 print(f"  c={c} {name}: {row[name]['agg_tok_s']:.1f} tok/s, TTFT median "
                       f"{row[name]['ttft_median_s']:.3f} s ({row[name]['tokens']} tokens, "
                       f"{row[name]['wall_s']:.1f} s, {row[name]['errors']} errors {row[name]['first_error']})",
@@ -197,8 +200,8 @@ async def bench_model(model, args, log):
 
 
 def print_table(results, args):
-    print(f"\nthreads {args.threads}, max_tokens {args.max_tokens}, {args.reqs_per_client} request(s) per client, "
-          "temperature 0\n")
+    print(f"\nthreads {args.threads}, max_tokens {args.max_tokens}, {args.reqs_per_client} request(s) per client "
+          f"and at least {args.min_requests} per level, temperature 0\n")
     print("| model | concurrency | ours tok/s | llama.cpp tok/s | ratio | ours ×single | ours TTFT med (s) "
           "| llama.cpp TTFT med (s) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -217,6 +220,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
     ap.add_argument("--reqs-per-client", type=int, default=1)
+    ap.add_argument("--min-requests", type=int, default=8, help="requests per level at least (more per client)")
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--n-ctx", type=int, default=2048, help="llama.cpp server context")
     ap.add_argument("--log", default=os.path.join(ROOT, "build", "serving_bench.log"))
