@@ -19,7 +19,9 @@ TEST(Buffer, AlignmentBySize) {
     EXPECT_EQ(b.size(), bytes);
     const uintptr_t p = reinterpret_cast<uintptr_t>(b.data());
     EXPECT_EQ(p % 64, 0u) << bytes;
-    if (bytes >= (size_t(2) << 20)) EXPECT_EQ(p % (size_t(2) << 20), 0u) << bytes;
+    if (bytes >= (size_t(2) << 20)) {
+      EXPECT_EQ(p % (size_t(2) << 20), 0u) << bytes;
+    }
     std::memset(b.data(), 0xA5, bytes);  // every byte of the size is writable
     EXPECT_EQ(b.data()[bytes - 1], 0xA5);
   }
