@@ -363,6 +363,19 @@ TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   }
 }
 
+// Random weights [n, k] of type t (w views them) and random activations x [m, k], from `seed`.
+struct RandomCase {
+  std::vector<uint8_t> wb;
+  std::vector<float> x;
+  Tensor w;
+  RandomCase(DType t, int64_t m, int64_t k, int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    wb = random_weights(t, n, k, rng);
+    x = random_x(m, k, rng);
+    w = Tensor(t, wb.data(), {n, k});
+  }
+};
+
 // x [m, k] · w on the current ISA, all rows at once, and each row alone: every row alone must give
 // bit-identical outputs (batch invariance). `all` gets the batched result.
 void batch_matches_rows_alone(const Tensor& w, float* x, int64_t m, std::vector<float>& all) {
@@ -385,11 +398,9 @@ TEST_P(MatmulPacked, PackedRowsAreBatchInvariantAndEqualAcrossKernels) {
   const auto paths = packed_paths();
   if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel (AVX2 with BMI2, or AVX-512 VNNI) on this CPU";
   const int64_t m = 20, k = block_k(t, 640), n = 45;
-  std::mt19937 rng(12);
-  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
-  const std::vector<float> x = random_x(m, k, rng);
-  const Tensor tw(t, wb.data(), {n, k});
-  float* xs = const_cast<float*>(x.data());
+  RandomCase c(t, m, k, n, 12);
+  const Tensor& tw = c.w;
+  float* xs = c.x.data();
   std::vector<std::vector<float>> results;
   for (auto [isa, layout] : paths) {
     if (!backend::cpu::packable(t, layout)) continue;
@@ -443,15 +454,11 @@ TEST_P(MatmulFormat, Avx2RowDotRowsAreBatchInvariant) {
   const DType t = GetParam();
   if (!backend::cpu::isa_supported(Isa::AVX2)) GTEST_SKIP() << "no AVX2";
   const int64_t m = 20, k = block_k(t, 640), n = 45;
-  std::mt19937 rng(21);
-  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
-  const std::vector<float> x = random_x(m, k, rng);
-  const Tensor tw(t, wb.data(), {n, k});
-  float* xs = const_cast<float*>(x.data());
+  RandomCase c(t, m, k, n, 21);
   IsaGuard guard;
   backend::cpu::set_isa_override(Isa::AVX2);
   std::vector<float> all;
-  batch_matches_rows_alone(tw, xs, m, all);
+  batch_matches_rows_alone(c.w, c.x.data(), m, all);
 }
 
 // The threads split the output columns into chunks claimed at run time, which shrink as the work
@@ -462,10 +469,8 @@ TEST_P(MatmulFormat, Avx2RowDotRowsAreBatchInvariant) {
 TEST_P(MatmulFormat, EveryThreadCountGivesTheSameResult) {
   const DType t = GetParam();
   const int64_t k = block_k(t, 256), n = 3000, m_max = 17;
-  std::mt19937 rng(31);
-  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
-  const std::vector<float> x = random_x(m_max, k, rng);
-  const Tensor tw(t, wb.data(), {n, k});
+  RandomCase c(t, m_max, k, n, 31);
+  const Tensor& tw = c.w;
   std::optional<PackedWeight> pw;
   if (backend::cpu::matmul_packs(t)) pw.emplace(tw, backend::cpu::matmul_pack_layout(t));
   struct Restore {
@@ -480,7 +485,7 @@ TEST_P(MatmulFormat, EveryThreadCountGivesTheSameResult) {
                                         << threads);
         ThreadPool::set_global_threads(threads);
         std::vector<float> y(size_t(m * n), std::nanf(""));
-        backend::cpu::matmul(Tensor(DType::F32, const_cast<float*>(x.data()), {m, k}), *w,
+        backend::cpu::matmul(Tensor(DType::F32, c.x.data(), {m, k}), *w,
                              Tensor(DType::F32, y.data(), {m, n}));
         if (threads == 1) {
           one_thread = y;
