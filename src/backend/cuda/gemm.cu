@@ -1,0 +1,152 @@
+// cuBLAS GEMM and the batched matmul (see gemm.h).
+#include "backend/cuda/gemm.h"
+
+#include <string>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/kernel_utils.cuh"
+#include "backend/cuda/matmul.h"
+
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+namespace oxyd::backend::cuda {
+namespace {
+
+#ifndef OXYD_CUDA_HAVE_CUBLAS
+[[noreturn]] void no_cublas() {
+  throw Error(ErrorCode::UNSUPPORTED, "cuda gemm: this build has no cuBLAS");
+}
+#endif
+
+template <typename T>
+__global__ void convert_kernel(const float* __restrict__ x, T* __restrict__ y, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = from_float<T>(x[i]);
+}
+
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+void check_cublas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::OUT_OF_MEMORY : ErrorCode::INTERNAL,
+                std::string("cuBLAS ") + what + " failed: " + cublasGetStatusString(s));
+}
+
+cudaDataType cuda_type(DType t) {
+  return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+#endif
+
+}  // namespace
+
+bool Gemm::available() {
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+Gemm::Gemm() {
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+  cublasHandle_t h = nullptr;
+  check_cublas(cublasCreate(&h), "cublasCreate");
+  handle_ = h;
+#else
+  no_cublas();
+#endif
+}
+
+Gemm::~Gemm() {
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+  if (handle_) (void)cublasDestroy(static_cast<cublasHandle_t>(handle_));
+#endif
+}
+
+void Gemm::gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
+  require_device(x, "gemm", "x");
+  require_device(w, "gemm", "w");
+  require_device(y, "gemm", "y");
+  if (x.dtype != DType::F16 && x.dtype != DType::BF16)
+    throw Error(ErrorCode::UNSUPPORTED, "cuda gemm: x dtype " + std::string(dtype_traits(x.dtype).name) +
+                                            " not supported (F16 or BF16)");
+  require_dtype(w, x.dtype, "gemm", "w");
+  if (y.dtype != DType::F32) require_dtype(y, x.dtype, "gemm", "y");
+  const int64_t m = x.rows(), k = x.cols(), n = w.rows();
+  if (w.ndim != 2 || w.cols() != k || y.rows() != m || y.cols() != n || m > INT32_MAX ||
+      n > INT32_MAX || k > INT32_MAX)
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda gemm: x " + x.shape_str() + ", w " +
+                                                 w.shape_str() + ", y " + y.shape_str() +
+                                                 " do not make y = x·wᵀ");
+  if (m == 0 || n == 0) return;
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+  cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
+  check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+  const float alpha = 1.0f, beta = 0.0f;
+  // Column-major: yᵀ [n, m] = w [k, n]ᵀ · xᵀ [k, m].
+  check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data,
+                            cuda_type(w.dtype), int(k), x.data, cuda_type(x.dtype), int(k), &beta,
+                            y.data, cuda_type(y.dtype), int(n), CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+#else
+  (void)stream;
+  no_cublas();
+#endif
+}
+
+void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
+  const int64_t m = x.rows(), k = x.cols(), n = w.rows();
+  if (m <= kGemvMaxRows) return gemv(x, w, y, stream);
+  require_device(x, "matmul", "x");
+  require_device(w, "matmul", "w");
+  require_device(y, "matmul", "y");
+  require_dtype(x, DType::F32, "matmul", "x");
+  require_dtype(y, DType::F32, "matmul", "y");
+  if (!gemv_supports(w.dtype))
+    throw Error(ErrorCode::UNSUPPORTED, "cuda matmul: weight dtype " +
+                                            std::string(dtype_traits(w.dtype).name) + " not supported");
+  if (w.ndim != 2 || w.cols() != k || y.rows() != m || y.cols() != n)
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda matmul: x " + x.shape_str() + ", w " +
+                                                 w.shape_str() + ", y " + y.shape_str() +
+                                                 " do not make y = x·wᵀ");
+  if (n == 0) return;
+  // Activations in the weight's 16-bit type (BF16 for block formats: their range).
+  const DType half = w.dtype == DType::F16 ? DType::F16 : DType::BF16;
+  void* xh = x_ws_.get(size_t(m * k) * 2);
+  dispatch_float(half, "matmul", [&](auto tag) {
+    using T = decltype(tag);
+    convert_kernel<T><<<ceil_div(m * k, 256), 256, 0, stream.handle()>>>(
+        x.ptr<const float>(), static_cast<T*>(xh), m * k);
+    OXYD_CUDA_CHECK_LAUNCH();
+  });
+  const Tensor xt(half, xh, {m, k}, Device::CUDA);
+  if (w.dtype == DType::F16 || w.dtype == DType::BF16) return gemm(xt, w, y, stream);
+  // Block formats: dequantize `chunk` rows of w at a time, each chunk a column slice of y.
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(n, int64_t(chunk_bytes_) / (k * 2)));
+  void* wh = w_ws_.get(size_t(chunk * k) * 2);
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    const int64_t nc = std::min(chunk, n - n0);
+    Tensor wc = w;
+    wc.data = w.row<uint8_t>(n0);
+    wc.shape[0] = nc;
+    const Tensor wd(DType::BF16, wh, {nc, k}, Device::CUDA);
+    dequantize(wc, wd, stream);
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+    // y[:, n0:n0+nc] is the column-major [nc, m] block at y + n0 with leading dimension n.
+    cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
+    check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+    const float alpha = 1.0f, beta = 0.0f;
+    check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(nc), int(m), int(k), &alpha, wh,
+                              CUDA_R_16BF, int(k), xh, CUDA_R_16BF, int(k), &beta,
+                              y.ptr<float>() + n0, CUDA_R_32F, int(n), CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+#else
+    no_cublas();
+#endif
+  }
+}
+
+}  // namespace oxyd::backend::cuda

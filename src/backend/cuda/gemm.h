@@ -1,0 +1,43 @@
+// GEMM through cuBLAS (cublasGemmEx, fp32 accumulation) and the batched matmul built on it.
+// Gemm owns one cuBLAS handle and a scratch Workspace; use one per stream. Row-major y = x · wᵀ
+// is the column-major product yᵀ = w · xᵀ, so no transposition is ever materialized.
+// Built without cuBLAS (OXYD_CUDA_HAVE_CUBLAS unset), available() is false and calls throw.
+#pragma once
+
+#include <memory>
+
+#include "backend/cuda/device.h"
+#include "backend/cuda/workspace.h"
+#include "core/tensor.h"
+
+namespace oxyd::backend::cuda {
+
+class Gemm {
+ public:
+  /// Creates the cuBLAS handle (needs a GPU). Throws UNSUPPORTED when built without cuBLAS.
+  Gemm();
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  /// Whether this build links cuBLAS.
+  static bool available();
+
+  /// x [m, k] and w [n, k] both F16 or both BF16; y [m, n] F32 or x's dtype. fp32 accumulation.
+  void gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
+
+  /// x F32 [m, k], w [n, k] (F16, BF16 or a block format gemv() takes), y F32 [m, n].
+  /// m ≤ kGemvMaxRows: gemv(). Otherwise x is converted to BF16 (or w's F16), quantized w is
+  /// dequantized to BF16 in chunks of rows in the workspace, and each chunk goes through gemm().
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
+
+  /// Bytes of dequantized weight one chunk of matmul() may hold (default 256 MiB); for tests.
+  void set_chunk_bytes(size_t bytes) { chunk_bytes_ = bytes; }
+
+ private:
+  void* handle_ = nullptr;  // cublasHandle_t
+  Workspace x_ws_, w_ws_;
+  size_t chunk_bytes_ = size_t(256) << 20;
+};
+
+}  // namespace oxyd::backend::cuda
