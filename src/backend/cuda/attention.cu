@@ -1,0 +1,224 @@
+// CUDA paged attention (see attention.h). Split kernel: grid (tokens·heads, splits), 4 warps per
+// CTA; warp w takes keys j0 + w, j0 + w + 4, ... of the split, lane l holds head-dim elements
+// l, l + 32, ... of q, k, v (coalesced row reads), a warp-shuffle sum gives each score. Combine
+// kernel: one CTA per (token, head) merges the splits' partials and the sink.
+#include "backend/cuda/attention.h"
+
+#include <cmath>
+#include <string>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/kernel_utils.cuh"
+
+namespace oxyd::backend::cuda {
+namespace {
+
+constexpr int kAttnWarps = 4;
+constexpr int kMinSplitKeys = 256;
+constexpr int kMaxSplits = 128;
+
+struct AttnArgs {
+  const float* q;
+  const void* k;
+  const void* v;
+  const int32_t* qsl;
+  const int32_t* seq_lens;
+  const int32_t* block_table;
+  const float* sinks;  // nullptr: none
+  float* part_acc;     // [tokens·heads, splits, head_dim]
+  float* part_ml;      // [tokens·heads, splits, 2]: running max, sum of exp
+  float* out;
+  int num_reqs, num_heads, num_kv_heads, head_dim, block_size, max_blocks, window, splits;
+  float scale, softcap;
+};
+
+template <typename KV, int DPL>
+__global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a) {
+  __shared__ float sm_m[kAttnWarps], sm_l[kAttnWarps];
+  __shared__ float sm_acc[kAttnWarps][DPL * 32];
+  const int th = int(blockIdx.x), split = int(blockIdx.y);
+  const int token = th / a.num_heads, h = th % a.num_heads;
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  // Request r: qsl[r] ≤ token < qsl[r + 1] (empty requests own no token).
+  int lo = 0, hi = a.num_reqs;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (a.qsl[mid] <= token) lo = mid;
+    else hi = mid;
+  }
+  const int r = lo;
+  const int query_len = a.qsl[r + 1] - a.qsl[r];
+  const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
+  const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  const int len = pos + 1 - start;
+  const int chunk = (len + a.splits - 1) / a.splits;
+  const int j0 = start + split * chunk, j1 = min(pos + 1, j0 + chunk);
+  const int g = h / (a.num_heads / a.num_kv_heads);
+  const KV* kc = static_cast<const KV*>(a.k);
+  const KV* vc = static_cast<const KV*>(a.v);
+  const int32_t* bt = a.block_table + int64_t(r) * a.max_blocks;
+
+  float qv[DPL], acc[DPL];
+  const float* qp = a.q + int64_t(th) * a.head_dim;
+#pragma unroll
+  for (int i = 0; i < DPL; ++i) {
+    const int d = lane + 32 * i;
+    qv[i] = d < a.head_dim ? qp[d] : 0.0f;
+    acc[i] = 0.0f;
+  }
+  float m = -INFINITY, l = 0.0f;
+  for (int j = j0 + warp; j < j1; j += kAttnWarps) {
+    const int64_t block = bt[j / a.block_size];
+    const int64_t off = ((block * a.block_size + j % a.block_size) * a.num_kv_heads + g) * a.head_dim;
+    float kd[DPL], vd[DPL];
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      const int d = lane + 32 * i;
+      kd[i] = d < a.head_dim ? to_float(kc[off + d]) : 0.0f;
+      vd[i] = d < a.head_dim ? to_float(vc[off + d]) : 0.0f;
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) s = fmaf(qv[i], kd[i], s);
+    s = warp_sum(s) * a.scale;
+    if (a.softcap > 0.0f) s = a.softcap * tanhf(s / a.softcap);
+    const float m_new = fmaxf(m, s);
+    const float corr = expf(m - m_new), p = expf(s - m_new);
+    l = l * corr + p;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) acc[i] = fmaf(acc[i], corr, p * vd[i]);
+    m = m_new;
+  }
+  if (lane == 0) sm_m[warp] = m, sm_l[warp] = l;
+#pragma unroll
+  for (int i = 0; i < DPL; ++i) sm_acc[warp][lane + 32 * i] = acc[i];
+  __syncthreads();
+  float mx = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < kAttnWarps; ++w) mx = fmaxf(mx, sm_m[w]);
+  float wt[kAttnWarps];
+#pragma unroll
+  for (int w = 0; w < kAttnWarps; ++w) wt[w] = sm_m[w] == -INFINITY ? 0.0f : expf(sm_m[w] - mx);
+  const int64_t part = int64_t(th) * a.splits + split;
+  for (int d = int(threadIdx.x); d < a.head_dim; d += kAttnWarps * 32) {
+    float o = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kAttnWarps; ++w) o = fmaf(sm_acc[w][d], wt[w], o);
+    a.part_acc[part * a.head_dim + d] = o;
+  }
+  if (threadIdx.x == 0) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kAttnWarps; ++w) sum = fmaf(sm_l[w], wt[w], sum);
+    a.part_ml[2 * part] = mx;
+    a.part_ml[2 * part + 1] = sum;
+  }
+}
+
+__global__ void attn_combine_kernel(AttnArgs a) {
+  const int th = int(blockIdx.x), h = th % a.num_heads;
+  const float* ml = a.part_ml + int64_t(th) * a.splits * 2;
+  float mx = a.sinks ? a.sinks[h] : -INFINITY;
+  for (int s = 0; s < a.splits; ++s) mx = fmaxf(mx, ml[2 * s]);
+  float sum = a.sinks ? expf(a.sinks[h] - mx) : 0.0f;
+  for (int s = 0; s < a.splits; ++s)
+    if (ml[2 * s] != -INFINITY) sum = fmaf(ml[2 * s + 1], expf(ml[2 * s] - mx), sum);
+  const float inv = 1.0f / sum;
+  const float* acc = a.part_acc + int64_t(th) * a.splits * a.head_dim;
+  for (int d = int(threadIdx.x); d < a.head_dim; d += blockDim.x) {
+    float o = 0.0f;
+    for (int s = 0; s < a.splits; ++s)
+      if (ml[2 * s] != -INFINITY) o = fmaf(acc[int64_t(s) * a.head_dim + d], expf(ml[2 * s] - mx), o);
+    a.out[int64_t(th) * a.head_dim + d] = o * inv;
+  }
+}
+
+template <typename KV>
+__global__ void cache_write_kernel(const float* __restrict__ key, const float* __restrict__ value,
+                                   KV* k_cache, KV* v_cache, const int32_t* __restrict__ slots,
+                                   int row) {
+  const int64_t t = blockIdx.x;
+  const int32_t slot = slots[t];
+  if (slot < 0) return;
+  for (int i = int(threadIdx.x); i < row; i += blockDim.x) {
+    k_cache[int64_t(slot) * row + i] = from_float<KV>(key[t * row + i]);
+    v_cache[int64_t(slot) * row + i] = from_float<KV>(value[t * row + i]);
+  }
+}
+
+int sm_count() {
+  int dev = 0, n = 0;
+  OXYD_CUDA_CHECK(cudaGetDevice(&dev));
+  OXYD_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+
+}  // namespace
+
+void paged_attention(const AttentionParams& p, Workspace& ws, const Stream& stream, int max_splits) {
+  const char* op = "paged_attention";
+  for (const auto& [t, name] : {std::pair{&p.q, "q"}, {&p.k_cache, "k_cache"}, {&p.v_cache, "v_cache"},
+                                {&p.query_start_loc, "query_start_loc"}, {&p.seq_lens, "seq_lens"},
+                                {&p.block_table, "block_table"}, {&p.out, "out"}})
+    require_device(*t, op, name);
+  if (p.has_sinks()) require_device(p.sinks, op, "sinks");
+  require_dtype(p.q, DType::F32, op, "q");
+  require_dtype(p.out, DType::F32, op, "out");
+  require_dtype(p.v_cache, p.k_cache.dtype, op, "v_cache");
+  if (p.kv_quant_bits > 0)
+    throw Error(ErrorCode::UNSUPPORTED, "cuda paged_attention: quantized KV cache (--kv-quant) not supported");
+  const int64_t tokens = p.num_tokens(), heads = p.num_heads(), d = p.head_dim();
+  if (d > 256 || p.num_kv_heads() <= 0 || heads % p.num_kv_heads() != 0)
+    throw Error(ErrorCode::UNSUPPORTED, "cuda paged_attention: head_dim " + std::to_string(d) +
+                                            " (≤ 256) / heads " + std::to_string(heads) +
+                                            " per kv head not supported");
+  if (tokens == 0 || heads == 0) return;
+  int64_t max_keys = p.max_blocks_per_req() * p.block_size();
+  if (p.sliding_window > 0) max_keys = std::min<int64_t>(max_keys, p.sliding_window);
+  const int64_t items = tokens * heads;
+  int64_t splits = std::min<int64_t>((max_keys + kMinSplitKeys - 1) / kMinSplitKeys,
+                                     (int64_t(sm_count()) * 8 + items - 1) / items);
+  splits = std::clamp<int64_t>(splits, 1, max_splits > 0 ? max_splits : kMaxSplits);
+  const size_t acc_floats = size_t(items * splits * d), ml_floats = size_t(items * splits * 2);
+  float* scratch = static_cast<float*>(ws.get((acc_floats + ml_floats) * sizeof(float)));
+  AttnArgs a{p.q.ptr<const float>(), p.k_cache.data, p.v_cache.data,
+             p.query_start_loc.ptr<const int32_t>(), p.seq_lens.ptr<const int32_t>(),
+             p.block_table.ptr<const int32_t>(), p.has_sinks() ? p.sinks.ptr<const float>() : nullptr,
+             scratch, scratch + acc_floats, p.out.ptr<float>(), int(p.num_reqs()), int(heads),
+             int(p.num_kv_heads()), int(d), int(p.block_size()), int(p.max_blocks_per_req()),
+             p.sliding_window, int(splits), p.scale, p.logit_softcap};
+  const dim3 grid{unsigned(items), unsigned(splits)};
+  dispatch_float(p.k_cache.dtype, op, [&](auto tag) {
+    using KV = decltype(tag);
+    if (d <= 64) attn_split_kernel<KV, 2><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
+    else if (d <= 128) attn_split_kernel<KV, 4><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
+    else attn_split_kernel<KV, 8><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
+    OXYD_CUDA_CHECK_LAUNCH();
+  });
+  attn_combine_kernel<<<unsigned(items), d <= 128 ? 128 : 256, 0, stream.handle()>>>(a);
+  OXYD_CUDA_CHECK_LAUNCH();
+}
+
+void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
+                       const Tensor& v_cache, const Tensor& slot_mapping, const Stream& stream) {
+  const char* op = "reshape_and_cache";
+  require_device(key, op, "key");
+  require_device(value, op, "value");
+  require_device(k_cache, op, "k_cache");
+  require_device(v_cache, op, "v_cache");
+  require_device(slot_mapping, op, "slot_mapping");
+  require_dtype(key, DType::F32, op, "key");
+  require_dtype(value, DType::F32, op, "value");
+  require_dtype(v_cache, k_cache.dtype, op, "v_cache");
+  const int64_t tokens = key.dim(0), row = key.dim(1) * key.dim(2);
+  if (tokens == 0) return;
+  dispatch_float(k_cache.dtype, op, [&](auto tag) {
+    using KV = decltype(tag);
+    cache_write_kernel<KV><<<unsigned(tokens), 256, 0, stream.handle()>>>(
+        key.ptr<const float>(), value.ptr<const float>(), k_cache.ptr<KV>(), v_cache.ptr<KV>(),
+        slot_mapping.ptr<const int32_t>(), int(row));
+    OXYD_CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace oxyd::backend::cuda
