@@ -13,4 +13,11 @@ namespace oxyd::backend::cuda {
 void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y,
               const Stream& stream);
 
+/// Fused residual add + RMSNorm: h = x + residual, rounded to the storage dtype and written back
+/// to `residual` (the new residual stream), then y = rms_norm(h) · w from the rounded h, as
+/// add followed by rms_norm would give. x, residual, y [rows, n] of one dtype; y may alias x, not
+/// residual.
+void add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor* weight, float eps,
+                  const Tensor& y, const Stream& stream);
+
 }  // namespace oxyd::backend::cuda
