@@ -1,5 +1,5 @@
 // CUDA paged attention (see attention.h). Split kernel: grid (tokens·heads, splits), 4 warps per
-// CTA; warp w takes keys j0 + w, j0 + w + 4, ... of the split, lane l holds head-dim elements
+// CTA; the warps take runs of 4 consecutive keys of the split in turn, lane l holds head-dim elements
 // l, l + 32, ... of q, k, v (coalesced row reads), a warp-shuffle sum gives each score. Combine
 // kernel: one CTA per (token, head) merges the splits' partials and the sink.
 #include "backend/cuda/attention.h"
@@ -14,6 +14,7 @@ namespace oxyd::backend::cuda {
 namespace {
 
 constexpr int kAttnWarps = 4;
+constexpr int kKeysPerIter = 4;
 constexpr int kMinSplitKeys = 256;
 constexpr int kMaxSplits = 128;
 
@@ -67,27 +68,51 @@ __global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a)
     acc[i] = 0.0f;
   }
   float m = -INFINITY, l = 0.0f;
-  for (int j = j0 + warp; j < j1; j += kAttnWarps) {
-    const int64_t block = bt[j / a.block_size];
-    const int64_t off = ((block * a.block_size + j % a.block_size) * a.num_kv_heads + g) * a.head_dim;
-    float kd[DPL], vd[DPL];
+  // Warp w takes runs of kKeysPerIter consecutive keys, runs dealt round-robin to the warps; a
+  // run's K and V rows are all loaded before the first score is reduced (memory parallelism).
+  for (int base = j0 + warp * kKeysPerIter; base < j1; base += kAttnWarps * kKeysPerIter) {
+    float kd[kKeysPerIter][DPL], vd[kKeysPerIter][DPL];
 #pragma unroll
-    for (int i = 0; i < DPL; ++i) {
-      const int d = lane + 32 * i;
-      kd[i] = d < a.head_dim ? to_float(kc[off + d]) : 0.0f;
-      vd[i] = d < a.head_dim ? to_float(vc[off + d]) : 0.0f;
+    for (int u = 0; u < kKeysPerIter; ++u) {
+      const int j = base + u;  // the same for every lane: no divergence
+      if (j < j1) {
+        const int64_t block = bt[j / a.block_size];
+        const int64_t off =
+            ((block * a.block_size + j % a.block_size) * a.num_kv_heads + g) * a.head_dim;
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) {
+          const int d = lane + 32 * i;
+          kd[u][i] = d < a.head_dim ? to_float(kc[off + d]) : 0.0f;
+          vd[u][i] = d < a.head_dim ? to_float(vc[off + d]) : 0.0f;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) kd[u][i] = vd[u][i] = 0.0f;
+      }
     }
-    float s = 0.0f;
+    float s[kKeysPerIter];
 #pragma unroll
-    for (int i = 0; i < DPL; ++i) s = fmaf(qv[i], kd[i], s);
-    s = warp_sum(s) * a.scale;
-    if (a.softcap > 0.0f) s = a.softcap * tanhf(s / a.softcap);
-    const float m_new = fmaxf(m, s);
-    const float corr = expf(m - m_new), p = expf(s - m_new);
-    l = l * corr + p;
+    for (int u = 0; u < kKeysPerIter; ++u) {
+      float dot = 0.0f;
 #pragma unroll
-    for (int i = 0; i < DPL; ++i) acc[i] = fmaf(acc[i], corr, p * vd[i]);
-    m = m_new;
+      for (int i = 0; i < DPL; ++i) dot = fmaf(qv[i], kd[u][i], dot);
+      s[u] = dot;
+    }
+#pragma unroll
+    for (int u = 0; u < kKeysPerIter; ++u) {
+      s[u] = warp_sum(s[u]) * a.scale;
+      if (a.softcap > 0.0f) s[u] = a.softcap * tanhf(s[u] / a.softcap);
+    }
+#pragma unroll
+    for (int u = 0; u < kKeysPerIter; ++u) {
+      if (base + u >= j1) break;
+      const float m_new = fmaxf(m, s[u]);
+      const float corr = expf(m - m_new), p = expf(s[u] - m_new);
+      l = l * corr + p;
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) acc[i] = fmaf(acc[i], corr, p * vd[u][i]);
+      m = m_new;
+    }
   }
   if (lane == 0) sm_m[warp] = m, sm_l[warp] = l;
 #pragma unroll
