@@ -29,6 +29,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
   float acc[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) acc[r] = 0.0f;
+#pragma unroll 2  // two pieces' loads in flight per lane
   for (int p = lane; p < pieces; p += 32) {
     float wv[P];
     Dec::decode(wr, p, wv);
