@@ -202,14 +202,23 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
 
 // ---- copies ----
 
+// cudaMemcpy from pageable host memory may return once the data is staged, before the DMA into
+// device memory is done; a kernel on one of our non-blocking streams does not wait for the legacy
+// stream, so it could read the old bytes (seen on the H200 under 4 concurrent test processes:
+// outputs of 0 where the input had not landed yet). Waiting on the legacy stream makes the copy
+// complete when this returns, as the synchronous API promises callers.
 void copy_to_device(void* dst, const void* src, size_t bytes) {
-  if (bytes) OXYD_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  if (!bytes) return;
+  OXYD_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  OXYD_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 void copy_to_host(void* dst, const void* src, size_t bytes) {
   if (bytes) OXYD_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 void copy_device_to_device(void* dst, const void* src, size_t bytes) {
-  if (bytes) OXYD_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  if (!bytes) return;
+  OXYD_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));  // async w.r.t. host
+  OXYD_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 void copy_to_device_async(void* dst, const void* src, size_t bytes, const Stream& stream) {
   if (bytes)
