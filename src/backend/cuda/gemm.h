@@ -36,7 +36,7 @@ class Gemm {
 
  private:
   void* handle_ = nullptr;  // cublasHandle_t
-  Workspace x_ws_, w_ws_;
+  Workspace x_ws_, w_ws_, y_ws_;
   size_t chunk_bytes_ = size_t(256) << 20;
 };
 
