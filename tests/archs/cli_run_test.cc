@@ -57,7 +57,7 @@ class CliRun : public ::testing::Test {
     const fs::path src = arch_dir("llama_tok");
     for (const char* f : {"config.json", "generation_config.json", "model.safetensors"})
       fs::copy_file(src / f, tmp / "model" / f);
-    const fs::path tok = fs::path(OXYD_SHARED_DIR) / "data" / "tokenizers" / "llama2";
+    const fs::path tok = fs::path(OXYD_TEST_DATA_DIR) / "tokenizers" / "llama2";
     fs::copy_file(tok / "tokenizer.json", tmp / "model" / "tokenizer.json");
   }
   void TearDown() override { fs::remove_all(tmp); }

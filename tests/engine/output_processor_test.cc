@@ -11,8 +11,8 @@ namespace {
 
 const tokenizer::Tokenizer& qwen3() {
   static const auto tok = tokenizer::Tokenizer::from_hf_files(
-      std::string(OXYD_SHARED_DIR) + "/data/tokenizers/qwen3/tokenizer.json",
-      std::string(OXYD_SHARED_DIR) + "/data/tokenizers/qwen3/tokenizer_config.json");
+      std::string(OXYD_TEST_DATA_DIR) + "/tokenizers/qwen3/tokenizer.json",
+      std::string(OXYD_TEST_DATA_DIR) + "/tokenizers/qwen3/tokenizer_config.json");
   return *tok;
 }
 
