@@ -1,6 +1,6 @@
 // `oxydllm run` end to end, the real binary as a subprocess: the tiny Llama checkpoint
 // (tests/data/archs/llama_tok, goldens from transformers in float64) with the Llama 2
-// tokenizer.json from ../shared must print the decoded golden greedy continuation; bad inputs
+// tokenizer.json from tests/data/tokenizers must print the decoded golden greedy continuation; bad inputs
 // exit 1 with one line on stderr naming the path.
 #include <sys/wait.h>
 

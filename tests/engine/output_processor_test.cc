@@ -1,4 +1,4 @@
-// OutputProcessor with the real Qwen3 tokenizer (../shared): streamed text, fed one token per
+// OutputProcessor with the real Qwen3 tokenizer (tests/data/tokenizers): streamed text, fed one token per
 // step, concatenates to HF-equivalent decode(all ids) cut by the stop-string oracle, for stop
 // strings that span tokens and multi-byte characters; EOS adds no text; a match asks for abort.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Helpers for the HTTP tests: a model store holding the tiny Llama (tests/data/archs/llama_tok,
-// transformers float64 greedy goldens) with the real Llama 2 tokenizer from ../shared, the real
+// transformers float64 greedy goldens) with the real Llama 2 tokenizer from tests/data/tokenizers, the real
 // `oxydllm start` binary run as a child process (stderr to a file, ready line awaited), and SSE
 // parsing of a raw streamed body.
 #pragma once
