@@ -65,7 +65,7 @@ static json make_messages() {
 }
 
 int main(int argc, char** argv) {
-  std::string path = "../shared/data/chat_templates/Qwen-Qwen3-0.6B.jinja";
+  std::string path = "tests/data/chat_templates/Qwen-Qwen3-0.6B.jinja";
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

@@ -1,6 +1,6 @@
 // Tokenizer throughput: encode ~1 MB of mixed text (the golden corpus, concatenated and repeated)
 // on one thread, best of 3, per vocabulary; decode throughput on the resulting ids.
-// Usage: tokenizer_bench [repo_root] [shared_dir]  (bench/tokenizer_bench.py runs it next to
+// Usage: tokenizer_bench [repo_root]  (bench/tokenizer_bench.py runs it next to
 // Hugging Face tokenizers on the same text and prints the ratio).
 #include <chrono>
 #include <cstdio>
@@ -29,14 +29,13 @@ static std::string bench_text(const std::string& root) {
 
 int main(int argc, char** argv) {
   const std::string root = argc > 1 ? argv[1] : ".";
-  const std::string shared = argc > 2 ? argv[2] : root + "/../shared";
   const std::string text = bench_text(root);
   const char* vocabs[] = {"qwen3", "llama3_1", "gemma3", "gptoss", "llama2", "deepseek_v3", "minilm"};
   std::printf("text: %zu bytes\n", text.size());
   std::printf("%-12s %10s %12s %12s %12s\n", "vocab", "tokens", "encode MB/s", "Mtok/s", "decode MB/s");
   for (const char* v : vocabs) {
     std::string dir = std::string(v) == "minilm" ? root + "/tests/data/tokenizer/minilm"
-                                                 : shared + "/data/tokenizers/" + v;
+                                                 : root + "/tests/data/tokenizers/" + v;
     auto tok = Tokenizer::from_hf_files(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
     double best = 1e9, best_dec = 1e9;
     std::vector<int32_t> ids;

@@ -5,7 +5,7 @@ equality is what tests/tokenizer checks; here only the token counts are compared
 
 Command (from the repository root, after building the tokenizer_bench target):
   TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1 /work/venv/bin/python bench/tokenizer_bench.py \
-      --bin build/bin/tokenizer_bench --shared ../shared
+      --bin build/bin/tokenizer_bench
 """
 import argparse
 import json
@@ -38,9 +38,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/bin/tokenizer_bench")
     ap.add_argument("--root", default=".")
-    ap.add_argument("--shared", default="../shared")
     args = ap.parse_args()
-    res = subprocess.run([args.bin, args.root, args.shared], capture_output=True, text=True, check=True).stdout
+    res = subprocess.run([args.bin, args.root], capture_output=True, text=True, check=True).stdout
     ours = {}
     for line in res.splitlines():
         if line.startswith("RESULT"):
@@ -50,7 +49,7 @@ def main():
     print(f"text: {len(text.encode())} bytes, single thread, best of 3")
     print(f"{'vocab':12} {'tokens':>9} {'oxyd Mtok/s':>12} {'HF Mtok/s':>10} {'ratio':>7} {'same count':>10}")
     for v, (n, s) in ours.items():
-        d = os.path.join(args.root, "tests/data/tokenizer/minilm") if v == "minilm" else os.path.join(args.shared, "data/tokenizers", v)
+        d = os.path.join(args.root, "tests/data/tokenizer/minilm") if v == "minilm" else os.path.join(args.root, "tests/data/tokenizers", v)
         tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
         tok.no_truncation()
         tok.no_padding()

@@ -37,7 +37,7 @@ endfunction()
 
 # oxyd_add_test_dir(DIR LABEL LIBS...): one GoogleTest executable `test_<DIR with _>` from every
 # .cc in tests/DIR, each test registered with ctest under LABEL. OXYD_SOURCE_DIR points tests at
-# committed fixtures; OXYD_SHARED_DIR at ../shared (read-only real tokenizers and templates).
+# committed fixtures; OXYD_TEST_DATA_DIR at tests/data (fixtures, real tokenizers and templates).
 find_package(GTest REQUIRED)
 include(GoogleTest)
 function(oxyd_add_test_dir dir label)
@@ -49,7 +49,7 @@ function(oxyd_add_test_dir dir label)
   add_executable(${tname} ${srcs})
   target_link_libraries(${tname} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${tname} PRIVATE
-    OXYD_SOURCE_DIR="${CMAKE_SOURCE_DIR}" OXYD_SHARED_DIR="${CMAKE_SOURCE_DIR}/../shared")
+    OXYD_SOURCE_DIR="${CMAKE_SOURCE_DIR}" OXYD_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data")
   set_target_properties(${tname} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   gtest_discover_tests(${tname} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endfunction()

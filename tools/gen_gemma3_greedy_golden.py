@@ -3,7 +3,7 @@
 
 Oracle for tests/archs/real_gemma3_test.cc. Each prompt is tokenized by llama.cpp (BOS added,
 special tokens parsed), fed as ids, then argmax decode one token per step, N tokens, 2 threads.
-The "chat" prompts are rendered by jinja2 from ../shared/data/chat_templates/google-gemma-3-it.jinja
+The "chat" prompts are rendered by jinja2 from tests/data/chat_templates/google-gemma-3-it.jinja
 (the GGUF carries no template), like `oxydllm run --chat-template` does.
 
   MAKEFLAGS=-j2 CMAKE_ARGS="-DGGML_NATIVE=ON" /work/venv/bin/pip install llama-cpp-python
@@ -23,7 +23,7 @@ import numpy as np
 PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.", "Count from 1 to 10."]
 N = 32
 HERE = os.path.dirname(os.path.abspath(__file__))
-TEMPLATE = os.path.join(HERE, "..", "..", "shared", "data", "chat_templates", "google-gemma-3-it.jinja")
+TEMPLATE = os.path.join(HERE, "..", "tests", "data", "chat_templates", "google-gemma-3-it.jinja")
 
 
 def render_chat(user):

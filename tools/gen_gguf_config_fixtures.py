@@ -2,7 +2,7 @@
 """Writes metadata-only GGUFs (tests/data/gguf/config_<name>.gguf) the way llama.cpp's
 convert_hf_to_gguf.py set_gguf_parameters() describes the HF configs in tests/data/configs/
 (key names and value types come from gguf-py's GGUFWriter helpers; values from the HF config via
-transformers; the per-arch choices follow ARCHITECTURES.md §2/§4). tests/loader/model_config_test.cc
+transformers; the per-arch choices follow llama.cpp's convert_hf_to_gguf.py and llama-arch.cpp). tests/loader/model_config_test.cc
 checks that model_config_from_gguf() of each file agrees with parse_hf_config() of its source.
 An `output.weight` tensor is written only for untied models (llama.cpp ties when it is absent).
 Run from the repository root:  /work/venv/bin/python tools/gen_gguf_config_fixtures.py

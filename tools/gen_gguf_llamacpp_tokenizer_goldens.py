@@ -2,7 +2,7 @@
 """Golden token ids and detokenized text from llama.cpp's own tokenizer (llama-cpp-python,
 vocab_only) for every GGUF under tests/data/archs, the Llama 2 vocabulary fixture
 tests/data/tokenizer/gguf/llama2.gguf, and the real Gemma 3 270M GGUF, and from Hugging
-Face `tokenizers` for each file's safetensors twin (tokenizer.json beside it, or ../shared for
+Face `tokenizers` for each file's safetensors twin (tokenizer.json beside it, or tests/data/tokenizers for
 llama_tok and Gemma 3). Read by tests/tokenizer/gguf_llamacpp_test.cc.
 
 Text set: a hand-written list (English, code, whitespace runs, digits, emoji, CJK, characters with
@@ -26,8 +26,8 @@ Output: tests/data/tokenizer/gguf_llamacpp.json
 With --vocab-ggufs, also the full HF vocabularies converted to GGUF by tools/gen_tokenizer_gguf.py
 (files named $OXYD_TOKENIZER_GGUF_DIR/<name>.gguf in the goldens; the test runs them when that is set).
 Command (repository root; needs llama-cpp-python and tokenizers in /work/venv):
-  /work/venv/bin/python tools/gen_tokenizer_gguf.py --shared ../shared --out /tmp/tok_ggufs --all
-  /work/venv/bin/python tools/gen_gguf_llamacpp_tokenizer_goldens.py --shared ../shared \
+  /work/venv/bin/python tools/gen_tokenizer_gguf.py --tests tests --out /tmp/tok_ggufs --all
+  /work/venv/bin/python tools/gen_gguf_llamacpp_tokenizer_goldens.py --tests tests \
       --gemma /work/models/gemma-3-270m-q4_k_m.gguf --vocab-ggufs /tmp/tok_ggufs
 """
 import argparse
@@ -141,7 +141,7 @@ def run_hf(tok_json, texts):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--tests", default="tests", help="the folder holding data/tokenizers (default: tests)")
     ap.add_argument("--gemma", default="")
     ap.add_argument("--vocab-ggufs", default="", help="folder of tools/gen_tokenizer_gguf.py --all output")
     args = ap.parse_args()
@@ -156,19 +156,19 @@ def main():
         tj = os.path.join(d, "tokenizer.json")
         if not os.path.exists(tj):
             cfg = json.load(open(os.path.join(d, "goldens.json")))
-            tj = os.path.join(args.shared, cfg["tokenizer"], "tokenizer.json")
+            tj = os.path.join(args.tests, cfg["tokenizer"], "tokenizer.json")
         files.append((rel, path, tj))
     # The gguf-py-written Llama 2 vocabulary fixture (SentencePiece, scores -id, merges llama.cpp ignores).
     files.append(("tokenizer/gguf/llama2.gguf", os.path.join(root, "tests/data/tokenizer/gguf/llama2.gguf"),
-                  os.path.join(args.shared, "data/tokenizers/llama2/tokenizer.json")))
+                  os.path.join(args.tests, "data/tokenizers/llama2/tokenizer.json")))
     # Optional: the full vocabularies written by tools/gen_tokenizer_gguf.py --all (not committed).
     if args.vocab_ggufs:
         for n in VOCAB_GGUFS:
             files.append((f"$OXYD_TOKENIZER_GGUF_DIR/{n}.gguf", os.path.join(args.vocab_ggufs, f"{n}.gguf"),
-                          os.path.join(args.shared, "data/tokenizers", n, "tokenizer.json") if n != "minilm"
+                          os.path.join(args.tests, "data/tokenizers", n, "tokenizer.json") if n != "minilm"
                           else os.path.join(root, "tests/data/tokenizer/minilm/tokenizer.json")))
     if args.gemma:
-        files.append(("$OXYD_GEMMA_GGUF", args.gemma, os.path.join(args.shared, "data/tokenizers/gemma3/tokenizer.json")))
+        files.append(("$OXYD_GEMMA_GGUF", args.gemma, os.path.join(args.tests, "data/tokenizers/gemma3/tokenizer.json")))
 
     groups = []
     for name, path, tj in files:

@@ -6,7 +6,7 @@ tied embeddings (no output.weight: the LM head reads token_embd), q/k RMSNorm, r
 Weights are N(0, 0.02) (norms 1), seeded per tensor name, so every file of one seed holds the same
 underlying values. Every 2-D weight, token_embd included, is stored in the requested type
 (like llama-quantize --pure); norms stay F32. Quantization is gguf-py's own (gguf.quants.quantize).
-Tokenizer metadata: the real Qwen3 vocabulary (tokenizer.json from ../shared/data/tokenizers/qwen3,
+Tokenizer metadata: the real Qwen3 vocabulary (tokenizer.json from tests/data/tokenizers/qwen3,
 151669 tokens padded with UNUSED "[PADi]" tokens to 151936, as convert_hf_to_gguf.py does), so
 llama.cpp and oxydllm both load the file as a normal qwen3 model.
 
@@ -123,7 +123,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(root, "build", "models"))
     ap.add_argument("--types", nargs="+", default=["Q4_0", "Q8_0"], choices=["Q4_0", "Q8_0", "F16"] + list(LLAMA_MIXES))
-    ap.add_argument("--tokenizer", default=os.path.join(root, "..", "shared", "data", "tokenizers", "qwen3"))
+    ap.add_argument("--tokenizer", default=os.path.join(root, "tests", "data", "tokenizers", "qwen3"))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

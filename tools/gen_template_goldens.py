@@ -22,7 +22,7 @@ from transformers import AutoTokenizer
 from transformers.utils import chat_template_utils as ctu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(ROOT, "..", "shared", "data")
+DATA = os.path.join(ROOT, "tests", "data")
 OUT = os.path.join(ROOT, "tests", "data", "chat")
 FIXED_NOW = datetime.datetime(2025, 7, 26, 14, 5, 9)
 
@@ -168,13 +168,13 @@ JINJA_SPECIALS = [  # file prefix → special tokens transformers would pass fro
 
 def template_sources():
     out = []
-    for path in sorted(glob.glob(os.path.join(SHARED, "chat_templates", "*.jinja"))):
+    for path in sorted(glob.glob(os.path.join(DATA, "chat_templates", "*.jinja"))):
         name = os.path.basename(path)[:-len(".jinja")]
         with open(path, encoding="utf-8") as f:
             src = f.read()
         specials = next(s for p, s in JINJA_SPECIALS if name.startswith(p))
         out.append((name, src, dict(specials)))
-    for cfg in sorted(glob.glob(os.path.join(SHARED, "tokenizers", "*", "tokenizer_config.json"))):
+    for cfg in sorted(glob.glob(os.path.join(DATA, "tokenizers", "*", "tokenizer_config.json"))):
         with open(cfg, encoding="utf-8") as f:
             tmpl = json.load(f).get("chat_template")
         if not isinstance(tmpl, str):

@@ -24,7 +24,7 @@ Tokenizers: a byte-level BPE trained with Hugging Face `tokenizers` on a few KB 
 tokens to exactly vocab_size (the tests feed token ids; the tokenizer is there so the converter and a
 loader see a real-format file). The GGUF tokenizer metadata uses pre-tokenizer "default".
 Exceptions: mistral has no GGUFs (llama.cpp's `llama` arch drops its sliding window); llama_tok uses the
-real Llama 2 vocabulary from ../shared (tokenizer not committed), F16 weights, logits of the last position
+real Llama 2 vocabulary from tests/data/tokenizers/llama2 (not copied beside the model), F16 weights, logits of the last position
 only, and only F16 and Q8_0 GGUFs, converted with that real tokenizer (the converter's own vocab path;
 quant_logits.bin: last position only). qwen3_bf16 is a BF16 checkpoint (oracle: float64 on the
 bf16 weights; goldens.json also gives the same oracle with every linear input rounded to bf16, the
@@ -47,7 +47,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+TESTS = ROOT / "tests"
 OUT = ROOT / "tests" / "data" / "archs"
 PROMPT_LENS = [20, 33, 40]
 NUM_GREEDY = 32
@@ -112,7 +112,7 @@ def family_configs():
                     num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
                     embedding_multiplier=2.0, attention_multiplier=0.1, residual_multiplier=1.5,
                     logits_scaling=4.0, rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
-        # The real Llama 2 vocabulary (32000, ../shared/data/tokenizers/llama2): tiny hidden size and F16
+        # The real Llama 2 vocabulary (32000, tests/data/tokenizers/llama2): tiny hidden size and F16
         # weights keep it near 2 MB; prompts are real text tokenized by HF tokenizers. No GGUFs (size).
         "llama_tok": ("LlamaConfig", dict(base, vocab_size=32000, hidden_size=32, intermediate_size=64,
                       num_hidden_layers=2, num_attention_heads=1, num_key_value_heads=1, head_dim=64,
@@ -124,7 +124,7 @@ def family_configs():
     }
 
 
-REAL_TOKENIZER = {"llama_tok": "llama2"}  # family -> ../shared/data/tokenizers/<name> (not committed)
+REAL_TOKENIZER = {"llama_tok": "llama2"}  # family -> tests/data/tokenizers/<name> (not copied)
 REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. Both cities are old.",
              "def add(a, b):\n    return a + b\n\nprint(add(2, 3))  # prints five, of course",
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
@@ -160,7 +160,8 @@ def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
 
 def init_weights(model, family: str, seed: int):
     """N(0, 1/fan_in) matrices, norms 1 + 0.1·noise (Gemma: stored w = 0.1·noise, i.e. 1 + w), final
-    norm ×4 so the next-token distribution is peaked (ORACLE-NOTES.md)."""
+    norm ×4 so the next-token distribution is peaked (with N(0, 0.02²) and unit norms the top-2 logits
+    of a tiny model differ by ~0.003 nats: greedy is then decided by rounding noise)."""
     import torch
     g = torch.Generator().manual_seed(seed)
     gemma = family in GEMMA_STYLE
@@ -170,7 +171,7 @@ def init_weights(model, family: str, seed: int):
                 scale = 1.0
                 if name == "model.norm.weight":
                     scale = 4.0
-                elif "post_" in name and gemma:  # sandwich post-norms (ORACLE-NOTES: needs larger)
+                elif "post_" in name and gemma:  # sandwich post-norms (smaller ones repeat one token)
                     scale = 2.0
                 eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
                 p.copy_((eff - 1.0) if gemma else eff)
@@ -391,7 +392,7 @@ def main():
         gen.save_pretrained(out)
         if real_tok:
             from tokenizers import Tokenizer
-            tok = Tokenizer.from_file(str(SHARED / "data" / "tokenizers" / real_tok / "tokenizer.json"))
+            tok = Tokenizer.from_file(str(TESTS / "data" / "tokenizers" / real_tok / "tokenizer.json"))
             prompts = [tok.encode(t).ids for t in REAL_TEXT]
         else:
             make_tokenizer(out, kw["vocab_size"])
@@ -419,7 +420,7 @@ def main():
         if wdtype == "bfloat16":
             golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
-            golden["tokenizer"] = f"data/tokenizers/{real_tok}"  # under ../shared
+            golden["tokenizer"] = f"data/tokenizers/{real_tok}"  # under tests/
             golden["prompt_text"] = REAL_TEXT
             golden["greedy_text"] = [tok.decode(g) for g in greedy_ref]
 
@@ -445,7 +446,7 @@ def main():
             shutil.rmtree(conv_dir, ignore_errors=True)
             shutil.copytree(out, conv_dir)
             for fn in ["tokenizer.json", "tokenizer_config.json"]:
-                shutil.copy(SHARED / "data" / "tokenizers" / real_tok / fn, conv_dir / fn)
+                shutil.copy(TESTS / "data" / "tokenizers" / real_tok / fn, conv_dir / fn)
         qlog_all = []
         for fmt, outtype, force in fmts:
             path = out / f"model-{fmt}.gguf"

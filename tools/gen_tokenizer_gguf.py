@@ -14,7 +14,7 @@ tokenizer.ggml.* keys for that family:
   Special ids come from tokenizer_config.json; add_bos/add_eos from the post_processor template.
 
 Command (from the repository root; writes the small committed fixtures):
-  /work/venv/bin/python tools/gen_tokenizer_gguf.py --shared ../shared
+  /work/venv/bin/python tools/gen_tokenizer_gguf.py --tests tests
 """
 import argparse
 import json
@@ -134,7 +134,7 @@ def write_vocab_gguf(name, tok_dir, out_path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shared", default="../shared")
+    ap.add_argument("--tests", default="tests", help="the folder holding data/tokenizers (default: tests)")
     ap.add_argument("--out", default=os.path.join("tests", "data", "tokenizer", "gguf"))
     ap.add_argument("--all", action="store_true", help="also the large vocabularies (not committed)")
     args = ap.parse_args()
@@ -143,7 +143,7 @@ def main():
     if args.all:
         names.update({k: f"data/tokenizers/{k}" for k in ("qwen3", "llama3", "llama3_1", "gemma3", "gptoss", "deepseek_v3")})
     for name, rel in names.items():
-        d = os.path.join(args.shared, rel) if rel else os.path.join("tests", "data", "tokenizer", "minilm")
+        d = os.path.join(args.tests, rel) if rel else os.path.join("tests", "data", "tokenizer", "minilm")
         out = os.path.join(args.out, f"{name}.gguf")
         write_vocab_gguf(name, d, out)
         print(out, os.path.getsize(out))

@@ -20,7 +20,7 @@ records carry the corpus index "i") cover every third corpus string under 4 KB.
 Truncation and padding declared in a tokenizer.json are switched off (the engine never uses them).
 
 Command (from the repository root):
-  /work/venv/bin/python tools/gen_tokenizer_goldens.py --shared ../shared
+  /work/venv/bin/python tools/gen_tokenizer_goldens.py --tests tests
 """
 import argparse
 import json
@@ -322,7 +322,7 @@ def entry_text(e):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shared", default="../shared")
+    ap.add_argument("--tests", default="tests", help="the folder holding data/tokenizers (default: tests)")
     ap.add_argument("--minilm", default=None, help="dir with MiniLM tokenizer.json to (re)copy")
     args = ap.parse_args()
     out_dir = os.path.join("tests", "data", "tokenizer")
@@ -338,7 +338,7 @@ def main():
     texts = [entry_text(e) for e in entries]
     print(f"corpus: {len(texts)} strings")
     for name, rel in VOCABS.items():
-        d = os.path.join(args.shared, rel) if rel else os.path.join(out_dir, name)
+        d = os.path.join(args.tests, rel) if rel else os.path.join(out_dir, name)
         tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
         tok.no_truncation()
         tok.no_padding()
@@ -362,7 +362,7 @@ def main():
 
     variants = {}
     for vname, (base, fn) in VARIANTS.items():
-        d = os.path.join(args.shared, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, base)
+        d = os.path.join(args.tests, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, base)
         base_json = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
         override = fn(base_json)
         variants[vname] = {"base": base, "override": override}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peer timing for bench/jinja_bench.cc: transformers' render_jinja_template on the same input.
     build/bin/jinja_bench --dump /tmp/jinja_ctx.json
-    /work/venv/bin/python tools/jinja_peer_bench.py /tmp/jinja_ctx.json ../shared/data/chat_templates/Qwen-Qwen3-0.6B.jinja
+    /work/venv/bin/python tools/jinja_peer_bench.py /tmp/jinja_ctx.json tests/data/chat_templates/Qwen-Qwen3-0.6B.jinja
 """
 import json
 import sys

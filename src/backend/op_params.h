@@ -9,7 +9,7 @@
 
 namespace oxyd::backend {
 
-/// RoPE pairing (ARCHITECTURES.md §0.2). NEOX = HF rotate_half: pairs (i, i + rot_dim/2).
+/// RoPE pairing (docs/architecture.md §9). NEOX = HF rotate_half: pairs (i, i + rot_dim/2).
 /// INTERLEAVED = GPT-J / ggml NORM: pairs (2i, 2i + 1).
 enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
 
@@ -18,7 +18,7 @@ enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
 enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
 
 /// One paged-attention call: one layer, one step, queries of many requests packed flat (vLLM v1
-/// layout, DESIGN.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);
+/// layout, docs/architecture.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);
 /// its query_len queries sit at the LAST query_len positions of its seq_lens[r] cached tokens
 /// (the step's own K/V are already in the cache). Token t of request r lives in cache block
 /// block_table[r, t / block_size] at offset t % block_size.

@@ -35,6 +35,7 @@ void register_pull(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-hf-cache", o->no_hf_cache, "do not use models already in the Hugging Face cache");
   cmd->callback([o, &exit_code] {
     hub::HubClient client(hub::hub_endpoint_from_env(), hub::hub_token_from_env(o->token));
+    client.set_notify([](const std::string& line) { std::cerr << line << std::endl; });
     hub::PullOptions p;
     p.repo = o->repo;
     p.models_dir = models_dir_or_default(o->models_dir);

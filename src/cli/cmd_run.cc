@@ -41,7 +41,9 @@ struct RunOpts {
   std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = default_kv_dtype_flag(),
                                                                  kv_quant = "off";
   bool raw = false, stats = false;
-  int max_tokens = -1;
+  // An answer ends at the model's end-of-turn / EOS tokens; this bounds one that never emits them
+  // (a base model looping until the context was full took 161 s, issue 21).
+  int max_tokens = 1024;
   double temperature = 0.0, top_p = 1.0, min_p = 0.0, repeat_penalty = 1.0;
   int top_k = 0;
   int max_context_len = 4096;
@@ -153,7 +155,10 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--system", o->system, "system prompt");
   cmd->add_flag("--raw", o->raw, "feed each prompt as is (BOS added) instead of through the chat template; no history");
   cmd->add_option("--chat-template", o->chat_template_file, "Jinja chat template file (overrides the model's)");
-  cmd->add_option("--max-tokens", o->max_tokens, "most tokens per answer; -1 = up to the context")->capture_default_str();
+  cmd->add_option("--max-tokens", o->max_tokens,
+                  "most tokens per answer (an answer also ends at the model's end-of-turn token); -1 = up to "
+                  "the context")
+      ->capture_default_str();
   cmd->add_option("--max-context-len", o->max_context_len, "context length (prompt + answer; clamped to the model's)")
       ->capture_default_str();
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: f32, f16 or bf16")

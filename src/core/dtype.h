@@ -63,7 +63,7 @@ std::optional<DType> dtype_from_ggml(uint32_t id);
 /// "Q4_K", "bf16", "F8_E4M3" (case-insensitive) → dtype.
 std::optional<DType> dtype_from_name(std::string_view name);
 
-// Quantized block layouts (ARCHITECTURES.md §5.1). Scales stored as uint16_t are IEEE f16.
+// Quantized block layouts (ggml-common.h, docs/architecture.md §9). Scales stored as uint16_t are IEEE f16.
 inline constexpr int kQK4_0 = 32;
 inline constexpr int kQK_K = 256;      // super-block size of the K-quants
 inline constexpr int kKScaleBytes = 12;

@@ -1,4 +1,4 @@
-// oxyd::Error — the one exception type of the project (DESIGN.md §6), and OXYD_CHECK, an
+// oxyd::Error — the one exception type of the project (docs/architecture.md §6), and OXYD_CHECK, an
 // always-on invariant check that survives release builds. Kernels and per-token loops must not
 // throw; validate once at the op front end instead.
 #pragma once

@@ -1,7 +1,7 @@
 // Scalar quantize / dequantize for every weight format of DType (GGUF block formats, FP8, plain
 // ints/floats). This is the oracle-grade path: plain, readable, bit-exact with gguf-py / ggml's
 // reference code (tests/quant). It is not the fast path (backend/cpu has SIMD kernels that are
-// tested against this). Byte layouts: shared/ARCHITECTURES.md §5 and the Block* structs in dtype.h.
+// tested against this). Byte layouts: ggml-common.h (docs/architecture.md §9) and the Block* structs in dtype.h.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ bool can_quantize(DType t);
 /// Throws Error(UNSUPPORTED) / Error(INVALID_ARGUMENT) like dequantize_row().
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
-/// Block-scaled FP8 E4M3 weight (DeepSeek-style checkpoints, ARCHITECTURES.md §5.3):
+/// Block-scaled FP8 E4M3 weight (DeepSeek-style checkpoints, docs/architecture.md §9):
 /// w [rows, cols] FP8 E4M3 bytes, scale_inv [ceil(rows/block_rows), ceil(cols/block_cols)] f32,
 /// out [rows, cols] f32 with out[i][j] = fp8(w[i][j]) * scale_inv[i/block_rows][j/block_cols].
 /// Despite its name, scale_inv is the multiplier. Throws Error(INVALID_ARGUMENT) on bad sizes.

@@ -19,7 +19,7 @@
 //     (a window straddles at most one extra block), what a windowed pool would need.
 //     head_vector_bytes(d) = d × 4 (f32: the server's default, server::kDefaultKvDType, and
 //     EstimateParams::kv_dtype's), d × 2 (f16/bf16), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
-//     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; DESIGN.md §4; core/kv_quant.h).
+//     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; docs/architecture.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
 //     Hv × dk × dv (delta-rule state) + (2·Hk·dk + Hv·dv) × (kernel − 1) (conv state).

@@ -77,8 +77,9 @@ std::string HttpResponse::header(const std::string& lower_name) const {
 bool is_transient(const HttpResponse& r) {
   if (!r.transfer_ok()) {
     switch (CURLcode(r.curl_code)) {
-      case CURLE_COULDNT_CONNECT:
-      case CURLE_COULDNT_RESOLVE_HOST:
+      // Not retried: a host name that does not resolve or a connection refused (no hub, no
+      // network, a wrong HF_ENDPOINT) answers the same way seconds later; retrying only made the
+      // user wait 31 s in silence (issue 21). A link that drops mid-transfer is retried below.
       case CURLE_PARTIAL_FILE:
       case CURLE_OPERATION_TIMEDOUT:
       case CURLE_GOT_NOTHING:

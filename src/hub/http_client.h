@@ -24,7 +24,8 @@ struct HttpResponse {
   std::string header(const std::string& lower_name) const;
 };
 
-/// True for failures worth retrying: connection problems, truncated bodies, timeouts, 429, 5xx.
+/// True for failures worth retrying: dropped connections, truncated bodies, timeouts, 429, 5xx.
+/// False for a host name that does not resolve and a refused connection: they fail at once.
 bool is_transient(const HttpResponse& r);
 
 struct HttpOptions {

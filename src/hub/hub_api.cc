@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -124,7 +125,14 @@ HttpResponse HubClient::get_with_retry(const std::string& url, const std::string
     bytes_received_ += int64_t(r.body.size());
     if (r.transfer_ok() && r.status >= 200 && r.status < 300) return r;
     if (!is_transient(r) || ++failures >= retry_.max_attempts) return r;
-    sleep_seconds(retry_.delay_s(failures, r.header("retry-after")));
+    const double delay = retry_.delay_s(failures, r.header("retry-after"));
+    if (notify_) {
+      char when[96];
+      std::snprintf(when, sizeof when, "; retrying in %.1f s (attempt %d of %d)", delay, failures + 1,
+                    retry_.max_attempts);
+      notify_(what + ": " + (r.transfer_ok() ? "HTTP " + std::to_string(r.status) : r.curl_error) + when);
+    }
+    sleep_seconds(delay);
   }
 }
 

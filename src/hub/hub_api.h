@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ class HubClient {
 
   HttpClient& http() { return http_; }
   void set_retry(const RetryPolicy& p) { retry_ = p; }
+  /// Receives one line per retry of a metadata request ("...; retrying in 2.0 s (attempt 2 of 6)"),
+  /// so a user waiting on a slow or failing hub sees why. Unset: silent.
+  void set_notify(std::function<void(const std::string&)> notify) { notify_ = std::move(notify); }
   const RetryPolicy& retry() const { return retry_; }
   const std::string& token() const { return token_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -73,6 +77,7 @@ class HubClient {
   std::string endpoint_, token_;
   HttpClient http_;
   RetryPolicy retry_;
+  std::function<void(const std::string&)> notify_;
   int64_t bytes_received_ = 0;
 };
 

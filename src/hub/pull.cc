@@ -161,6 +161,7 @@ PullResult pull(HubClient& hub, const PullOptions& opts, Progress& progress, std
   check_repo_id(opts.repo);
   const std::string dest_name = opts.name.empty() ? opts.repo : opts.name;
   check_model_id(dest_name);
+  out << "listing " << opts.repo << " on " << hub.endpoint() << std::endl;  // before any wait
   RepoInfo info = hub.model_info(opts.repo, opts.revision);
   const std::string rev = !info.sha.empty() ? info.sha : (opts.revision.empty() ? "main" : opts.revision);
   std::vector<Variant> vs = list_variants(info);

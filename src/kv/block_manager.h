@@ -1,4 +1,4 @@
-// Paged-KV block manager (DESIGN.md §4): a pool of num_blocks block ids with ref counts, an LRU
+// Paged-KV block manager (docs/architecture.md §4): a pool of num_blocks block ids with ref counts, an LRU
 // free list that keeps freed blocks hashed until they are evicted, and a prefix cache
 // `hash → block` over chained block hashes. It holds NO device memory: the runner owns the
 // [num_blocks, block_size, ...] K/V tensors and indexes them with the ids handed out here.

@@ -1,4 +1,4 @@
-// GGUF header decoding from a byte buffer (the format: ARCHITECTURES.md §4.1, ggml docs/gguf.md).
+// GGUF header decoding from a byte buffer (the format: ggml docs/gguf.md).
 // A Reader walks the buffer; reading past its end either throws NeedMore (buffer is a prefix of a
 // larger file) or a "truncated" Error. Counts are checked against the bytes that can still exist
 // before anything is reserved, and nesting depth is bounded, so hostile input cannot make us

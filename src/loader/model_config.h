@@ -1,7 +1,7 @@
 // ModelConfig: the normalized hyperparameters the model layer builds a transformer from, read
 // either from a Hugging Face config.json (text_config of *ForConditionalGeneration wrappers,
 // rope_scaling / rope_parameters in v4 and v5 style, per-layer-type rope) or from GGUF metadata
-// (<arch>.* keys with llama.cpp's defaults, ARCHITECTURES.md §4.3). Field names are the Hugging
+// (<arch>.* keys with llama.cpp's defaults, llama-arch.cpp). Field names are the Hugging
 // Face ones. Every optional HF key has its transformers default here; a missing required key is
 // Error(INVALID_ARGUMENT) naming the file and key; an unknown family is Error(UNSUPPORTED).
 #pragma once
@@ -18,7 +18,7 @@
 
 namespace oxyd::loader {
 
-/// One RoPE configuration (HF modeling_rope_utils vocabulary, ARCHITECTURES.md §1.1).
+/// One RoPE configuration (HF modeling_rope_utils vocabulary).
 struct RopeParameters {
   std::string rope_type = "default";  // default|linear|dynamic|llama3|yarn|longrope|proportional
   double rope_theta = 10000.0;
@@ -47,7 +47,7 @@ struct RopeParameters {
   bool operator==(const RopeParameters&) const = default;
 };
 
-/// HF quantization_config (block FP8 checkpoints, ARCHITECTURES.md §5.3; mxfp4 for gpt-oss).
+/// HF quantization_config (block FP8 checkpoints, docs/architecture.md §9; mxfp4 for gpt-oss).
 struct QuantizationConfig {
   std::string quant_method;                     // "fp8", "mxfp4", …
   std::string fmt;                              // "e4m3"

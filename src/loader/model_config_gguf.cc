@@ -1,4 +1,4 @@
-// ModelConfig from GGUF metadata: `<arch>.*` keys (ARCHITECTURES.md §4.3) with llama.cpp's
+// ModelConfig from GGUF metadata: `<arch>.*` keys (llama.cpp's llama-arch.cpp) with llama.cpp's
 // loader defaults (head_count_kv = head_count, key_length = n_embd / n_head, rope.dimension_count
 // = key_length, rope.freq_base 10000) and its hard-coded per-arch facts (Gemma 2/3 query scale,
 // SWA patterns, gpt-oss SwiGLU limit). Values the converter changed (norm +1, Q/K permutation)

@@ -1,4 +1,4 @@
-// ForwardBatch: the flat batch of one model step (DESIGN.md §3, vLLM v1 layout). Prefill chunks
+// ForwardBatch: the flat batch of one model step (docs/architecture.md §3, vLLM v1 layout). Prefill chunks
 // and decode tokens of many requests are packed back to back; attention reads K/V through each
 // request's block table and this step's K/V are written at slot_mapping first.
 #pragma once

@@ -1,5 +1,5 @@
 // KvCache: the paged K/V storage of one model, per layer [num_blocks, block_size, num_kv_heads,
-// head_dim] (DESIGN.md §4), or with kv_quant_bits 2..4 (--kv-quant) U8 [num_blocks, block_size,
+// head_dim] (docs/architecture.md §4), or with kv_quant_bits 2..4 (--kv-quant) U8 [num_blocks, block_size,
 // num_kv_heads, kv_quant_row_bytes(head_dim, bits)] in core/kv_quant.h's format. It owns memory
 // only; which request holds which block is kv/'s job.
 #pragma once

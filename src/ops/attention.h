@@ -1,4 +1,4 @@
-// Op front ends for paged attention and the KV-cache write (vLLM v1 layout, DESIGN.md §3;
+// Op front ends for paged attention and the KV-cache write (vLLM v1 layout, docs/architecture.md §3;
 // semantics in backend/op_params.h AttentionParams). On the CPU the batch metadata
 // (query_start_loc, seq_lens, block_table, slot_mapping) is validated too, so a bad block id
 // or slot is an Error, never an out-of-bounds read or write.

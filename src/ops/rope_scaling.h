@@ -1,4 +1,4 @@
-// RoPE frequencies from a model's rope scaling parameters (ARCHITECTURES.md §1.1): the
+// RoPE frequencies from a model's rope scaling parameters (transformers' modeling_rope_utils): the
 // inv_freq table and the attention_factor that multiplies cos and sin, for HF's rope types
 // default, linear, dynamic, llama3, yarn, longrope and proportional, matching transformers'
 // ROPE_INIT_FUNCTIONS (checked against goldens made by tools/gen_rope_goldens.py). Host-side,

@@ -1,4 +1,4 @@
-// ForwardBatch: the flat per-step batch the model consumes (DESIGN.md §3, vLLM v1 layout), built
+// ForwardBatch: the flat per-step batch the model consumes (docs/architecture.md §3, vLLM v1 layout), built
 // from a SchedulerOutput and the block manager's block tables. Host vectors only; the runner
 // copies them to the device. Out-of-window block-table entries stay kv::kNullBlock (-1): the
 // attention op never reads them (it validates only blocks inside the window).

@@ -174,6 +174,12 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
     } else if (pre == "deepseek-v3") {
       for (const char* re : kDeepseekV3Re) seq.children.push_back(split_isolated(re, where));
       seq.children.push_back(byte_level_no_regex());
+    } else if (pre == "smollm") {
+      // llama.cpp: "\p{N}" (every digit alone), then the GPT-2 pattern; SmolLM2's tokenizer.json
+      // says the same with Digits(individual_digits) + ByteLevel(use_regex).
+      PreTokenizer bl = byte_level_no_regex();
+      bl.use_regex = true;
+      seq.children = {split_isolated(R"(\p{N})", where), bl};
     } else if (pre == "default" || pre == "gpt2") {
       PreTokenizer bl = byte_level_no_regex();
       bl.use_regex = true;
@@ -181,7 +187,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
     } else {
       throw_error(ErrorCode::UNSUPPORTED,
                   src + ": tokenizer.ggml.pre: pre-tokenizer '" + pre +
-                      "' is not supported (known: llama-bpe, qwen2, gpt-4o, deepseek-v3, default)");
+                      "' is not supported (known: llama-bpe, qwen2, gpt-4o, deepseek-v3, smollm, default)");
     }
     t->pre_tokenizer_ = std::move(seq);
     t->decoder_.kind = Decoder::Kind::BYTE_LEVEL;

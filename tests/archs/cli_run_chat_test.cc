@@ -134,7 +134,7 @@ class CliRunChat : public ::testing::Test {
     tmp = fs::temp_directory_path() / ("oxyd_cli_chat_" + std::to_string(::getpid()));
     fs::remove_all(tmp);
     const fs::path src = arch_dir("llama_tok");
-    const fs::path tok = fs::path(OXYD_SHARED_DIR) / "data" / "tokenizers" / "llama2";
+    const fs::path tok = fs::path(OXYD_TEST_DATA_DIR) / "tokenizers" / "llama2";
     // model_long: the same weights with a longer position range, for an answer long enough to stop.
     for (const char* dir : {"model", "model_long"}) {
       fs::create_directories(tmp / dir);

@@ -1,6 +1,6 @@
 // `oxydllm run` end to end, the real binary as a subprocess: the tiny Llama checkpoint
 // (tests/data/archs/llama_tok, goldens from transformers in float64) with the Llama 2
-// tokenizer.json from ../shared must print the decoded golden greedy continuation; bad inputs
+// tokenizer.json from tests/data/tokenizers must print the decoded golden greedy continuation; bad inputs
 // exit 1 with one line on stderr naming the path.
 #include <sys/wait.h>
 
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "archs_util.h"
@@ -57,7 +58,7 @@ class CliRun : public ::testing::Test {
     const fs::path src = arch_dir("llama_tok");
     for (const char* f : {"config.json", "generation_config.json", "model.safetensors"})
       fs::copy_file(src / f, tmp / "model" / f);
-    const fs::path tok = fs::path(OXYD_SHARED_DIR) / "data" / "tokenizers" / "llama2";
+    const fs::path tok = fs::path(OXYD_TEST_DATA_DIR) / "tokenizers" / "llama2";
     fs::copy_file(tok / "tokenizer.json", tmp / "model" / "tokenizer.json");
   }
   void TearDown() override { fs::remove_all(tmp); }
@@ -81,6 +82,20 @@ TEST_F(CliRun, RawPromptPrintsGoldenGreedyText) {
   const std::string pre = tok->decode(g.prompts[0], true), full = tok->decode(all, true);
   ASSERT_EQ(full.compare(0, pre.size(), pre), 0);
   EXPECT_EQ(r.out, full.substr(pre.size()) + "\n");
+}
+
+// An answer that never reaches an end-of-turn token ends at the default --max-tokens (1024), not
+// when the context is full (issue 21: a base model looped for 161 s). The tiny checkpoint gets a
+// 4096-token context so that the two differ; its greedy continuation never emits EOS.
+TEST_F(CliRun, DefaultMaxTokensEndsAnAnswerThatNeverStops) {
+  nlohmann::json cfg = nlohmann::json::parse(slurp(tmp / "model" / "config.json"));
+  cfg["max_position_embeddings"] = 4096;
+  std::ofstream(tmp / "model" / "config.json") << cfg.dump();
+  Result r = run_cli(tmp, {"run", (tmp / "model").string(), "Once upon a time", "--raw", "--stats",
+                           "--max-context-len", "4096", "--threads", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find(" 1024 tokens in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("| length]"), std::string::npos) << r.err;
 }
 
 TEST_F(CliRun, ErrorsExitOneWithOneLine) {

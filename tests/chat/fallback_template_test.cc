@@ -18,7 +18,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string official(const std::string& name) {
-  std::ifstream f(std::filesystem::path(OXYD_SHARED_DIR) / "data/chat_templates" / (name + ".jinja"), std::ios::binary);
+  std::ifstream f(std::filesystem::path(OXYD_TEST_DATA_DIR) / "chat_templates" / (name + ".jinja"), std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();

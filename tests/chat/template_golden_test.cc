@@ -1,4 +1,4 @@
-// Golden test: every real chat template in ../shared/data (chat_templates/*.jinja and the
+// Golden test: every real chat template in tests/data (chat_templates/*.jinja and the
 // chat_template of tokenizers/*/tokenizer_config.json) rendered on the conversations of
 // tests/data/chat/conversations.json must match transformers' apply_chat_template byte for byte,
 // or fail with the same message where transformers raised. Goldens: tools/gen_template_goldens.py.
@@ -19,19 +19,20 @@ namespace {
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + p.string());
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
 
 std::string template_source(const std::string& name) {
-  fs::path shared = fs::path(OXYD_SHARED_DIR) / "data";
+  const fs::path data = OXYD_TEST_DATA_DIR;
   const std::string prefix = "tokenizer_";
   if (name.rfind(prefix, 0) == 0) {
-    json cfg = json::parse(read_file(shared / "tokenizers" / name.substr(prefix.size()) / "tokenizer_config.json"));
+    json cfg = json::parse(read_file(data / "tokenizers" / name.substr(prefix.size()) / "tokenizer_config.json"));
     return cfg["chat_template"].get<std::string>();
   }
-  return read_file(shared / "chat_templates" / (name + ".jinja"));
+  return read_file(data / "chat_templates" / (name + ".jinja"));
 }
 
 std::vector<std::string> golden_names() {
@@ -64,8 +65,6 @@ class TemplateGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TemplateGolden, MatchesTransformers) {
   const std::string name = GetParam();
-  fs::path shared = fs::path(OXYD_SHARED_DIR) / "data";
-  if (!fs::exists(shared)) GTEST_SKIP() << "no ../shared/data";
   static const json convs =
       json::parse(read_file(fs::path(OXYD_SOURCE_DIR) / "tests/data/chat/conversations.json"));
   Template tmpl = Template::parse(template_source(name));

@@ -1,5 +1,5 @@
-// DType traits and scalar float conversions. Oracles: the GGUF byte sizes in ARCHITECTURES.md
-// §5.1, and the hardware F16C / IEEE rules (checked exhaustively against a float64 rounding).
+// DType traits and scalar float conversions. Oracles: the GGUF byte sizes of ggml-common.h's
+// block structs, and the hardware F16C / IEEE rules (checked exhaustively against a float64 rounding).
 #include <gtest/gtest.h>
 
 #include <cmath>

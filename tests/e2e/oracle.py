@@ -13,9 +13,9 @@ import jinja2
 import numpy as np
 from tokenizers import Tokenizer
 
-from server import ARCHS, CHAT_TEMPLATE, SHARED
+from server import ARCHS, CHAT_TEMPLATE, TEST_DATA
 
-LLAMA2_TOKENIZER = SHARED / "data" / "tokenizers" / "llama2" / "tokenizer.json"
+LLAMA2_TOKENIZER = TEST_DATA / "tokenizers" / "llama2" / "tokenizer.json"
 
 
 @functools.lru_cache(None)
@@ -57,7 +57,7 @@ def continuation_text(tok: Tokenizer, prompt_ids: list[int], gen_ids: list[int])
 
 def make_llama_tok_dir(tmp: pathlib.Path) -> pathlib.Path:
     """tests/data/archs/llama_tok is committed without its tokenizer (the real Llama 2 one lives in
-    ../shared): assemble a model folder the way tests/archs/cli_run_test does."""
+    tests/data/tokenizers/llama2): assemble a model folder the way tests/archs/cli_run_test does."""
     d = tmp / "llama_tok"
     d.mkdir(parents=True, exist_ok=True)
     for f in ("config.json", "generation_config.json", "model.safetensors"):

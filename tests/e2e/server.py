@@ -29,7 +29,7 @@ import openai
 E2E_DIR = pathlib.Path(__file__).resolve().parent
 ROOT = E2E_DIR.parent.parent
 ARCHS = ROOT / "tests" / "data" / "archs"
-SHARED = ROOT.parent / "shared"
+TEST_DATA = ROOT / "tests" / "data"
 BIN = pathlib.Path(os.environ.get("OXYDLLM_BIN", ROOT / "build" / "bin" / "oxydllm"))
 CHAT_TEMPLATE = E2E_DIR / "chat_template.jinja"
 LISTEN_RE = re.compile(r"oxydllm: listening on (http://[^\s:]+:(\d+))")

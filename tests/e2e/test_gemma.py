@@ -11,13 +11,13 @@ import pathlib
 import pytest
 from tokenizers import Tokenizer
 
-from server import ROOT, SHARED
+from server import ROOT, TEST_DATA
 
 GGUF = os.environ.get("OXYD_GEMMA_GGUF", "")
 pytestmark = pytest.mark.skipif(not GGUF or not pathlib.Path(GGUF).is_file(),
                                 reason="OXYD_GEMMA_GGUF does not name the Gemma 3 270M GGUF")
 GOLDEN = json.loads((ROOT / "tests" / "data" / "gemma3_270m" / "greedy.json").read_text())
-TEMPLATE = SHARED / "data" / "chat_templates" / "google-gemma-3-it.jinja"
+TEMPLATE = TEST_DATA / "chat_templates" / "google-gemma-3-it.jinja"
 N = 8
 # llama.cpp's own prefill-mode and decode-mode evaluations of the same ids move a top-2 margin by up
 # to ~0.35 on this model (the chat case's step 8); a step where llama.cpp's margin (the golden's
@@ -42,7 +42,7 @@ def srv(start_server):
 
 @pytest.fixture(scope="module")
 def tok():
-    return Tokenizer.from_file(str(SHARED / "data" / "tokenizers" / "gemma3" / "tokenizer.json"))
+    return Tokenizer.from_file(str(TEST_DATA / "tokenizers" / "gemma3" / "tokenizer.json"))
 
 
 def case(kind, text):

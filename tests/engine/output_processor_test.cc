@@ -1,4 +1,4 @@
-// OutputProcessor with the real Qwen3 tokenizer (../shared): streamed text, fed one token per
+// OutputProcessor with the real Qwen3 tokenizer (tests/data/tokenizers): streamed text, fed one token per
 // step, concatenates to HF-equivalent decode(all ids) cut by the stop-string oracle, for stop
 // strings that span tokens and multi-byte characters; EOS adds no text; a match asks for abort.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@ namespace {
 
 const tokenizer::Tokenizer& qwen3() {
   static const auto tok = tokenizer::Tokenizer::from_hf_files(
-      std::string(OXYD_SHARED_DIR) + "/data/tokenizers/qwen3/tokenizer.json",
-      std::string(OXYD_SHARED_DIR) + "/data/tokenizers/qwen3/tokenizer_config.json");
+      std::string(OXYD_TEST_DATA_DIR) + "/tokenizers/qwen3/tokenizer.json",
+      std::string(OXYD_TEST_DATA_DIR) + "/tokenizers/qwen3/tokenizer_config.json");
   return *tok;
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -50,7 +51,9 @@ struct Cli : ::testing::Test {
       if (kv.rfind("HOME=", 0) && kv.rfind("HF_", 0) && kv.rfind("OXYDLLM_", 0) && kv.rfind("HUGGING", 0)) env.push_back(kv);
     }
     env.push_back("HOME=" + (tmp / "home"));
-    env.push_back("HF_ENDPOINT=" + hub.endpoint());
+    const bool own_endpoint = std::any_of(extra_env.begin(), extra_env.end(),
+                                          [](const std::string& e) { return e.rfind("HF_ENDPOINT=", 0) == 0; });
+    if (!own_endpoint) env.push_back("HF_ENDPOINT=" + hub.endpoint());
     env.push_back("HF_HUB_CACHE=" + (tmp / "hfcache"));
     for (const auto& e : extra_env) env.push_back(e);
     std::vector<char*> argv{const_cast<char*>(OXYD_CLI_BIN)}, envp;
@@ -86,6 +89,49 @@ struct Cli : ::testing::Test {
   std::string err() { return read_file(tmp / ("stderr." + std::to_string(runs_))); }
   int runs_ = 0;
 };
+
+// Issue 21: with the hub unreachable, `pull` and a bare `start` waited 31 s in silence (a refused
+// connection was retried). Now `pull` says what it is asking and fails at once; `start` on an
+// empty store says on stderr how to get a model, with or without --no-pull, then serves.
+TEST_F(Cli, UnreachableHubFailsAtOnceAndStartSaysHowToGetAModel) {
+  const std::vector<std::string> no_hub = {"HF_ENDPOINT=http://127.0.0.1:1"};  // port 1: refused
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(run({"pull", "Qwen/Kill-GGUF", "--models-dir", root}, "", no_hub), 1);
+  // Before: 31 s of retries (1 + 2 + 4 + 8 + 16 s). The bounds leave room for a loaded machine.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_NE(err().find("listing Qwen/Kill-GGUF on http://127.0.0.1:1"), std::string::npos) << err();
+  EXPECT_NE(err().find("cannot reach the hub at http://127.0.0.1:1"), std::string::npos) << err();
+
+  for (const bool no_pull : {false, true}) {
+    std::vector<std::string> args = {"start", "--port", "0", "--models-dir", root};
+    if (no_pull) args.push_back("--no-pull");
+    t0 = std::chrono::steady_clock::now();
+    const pid_t pid = spawn(args, "", no_hub);
+    std::string e;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+      e = err();
+      if (e.find("listening on") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0) << e;
+    ::kill(pid, SIGTERM);
+    wait_for(pid);
+    e = err();
+    EXPECT_NE(e.find("no model to serve: the store " + root + " is empty"), std::string::npos) << e;
+    EXPECT_NE(e.find("oxydllm pull unsloth/gemma-3-270m-it-GGUF"), std::string::npos) << e;
+    EXPECT_EQ(e.find("pulling the default model") != std::string::npos, !no_pull) << e;
+    EXPECT_LT(e.find("no model to serve"), e.find("listening on")) << e;
+  }
+}
+
+// Waiting on a failing hub is visible: each retry prints why and when the next attempt comes.
+TEST_F(Cli, PullAnnouncesEachRetry) {
+  hub.fail_500_info = 1;
+  ASSERT_EQ(run({"pull", "Qwen/Kill-GGUF", "--models-dir", root, "--variant", "Q8_0"}), 0) << err();
+  EXPECT_NE(err().find("model info for Qwen/Kill-GGUF: HTTP 500; retrying in 1.0 s (attempt 2 of 6)"),
+            std::string::npos)
+      << err();
+}
 
 TEST_F(Cli, KilledPullResumesToAByteIdenticalFile) {
   const std::string part = root + "/Qwen/Kill-GGUF/Kill-Q4_K_M.gguf.part";

@@ -4,7 +4,10 @@
 // giving up, a server that ignores Range, a full disk (/dev/full), progress lines on a slow link.
 #include <gtest/gtest.h>
 
+#include <curl/curl.h>
+
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "fake_hub.h"
@@ -242,6 +245,52 @@ TEST(HubApi, ModelInfoRetriesThenExplainsFailures) {
   dead.set_retry({2, 0.01, 0.01});
   expect_error([&] { dead.model_info("ns/repo"); }, ErrorCode::IO, {"cannot reach the hub", "HF_ENDPOINT"});
   EXPECT_EQ(client.read_range("ns/repo", "main", "a-Q4_0.gguf", 1, 5), "x");  // short at end of file
+}
+
+// Only failures that may go away are retried (issue 21: a DNS failure or a refused connection was
+// retried for 31 s in silence); each retry of a metadata request is announced to the notifier.
+TEST(HubApi, OnlyTransientFailuresAreRetriedAndEachRetryIsAnnounced) {
+  auto curl_failure = [](int code) {
+    HttpResponse r;
+    r.curl_code = code;
+    return r;
+  };
+  EXPECT_FALSE(is_transient(curl_failure(CURLE_COULDNT_RESOLVE_HOST)));
+  EXPECT_FALSE(is_transient(curl_failure(CURLE_COULDNT_CONNECT)));
+  EXPECT_TRUE(is_transient(curl_failure(CURLE_OPERATION_TIMEDOUT)));
+  EXPECT_TRUE(is_transient(curl_failure(CURLE_RECV_ERROR)));
+  EXPECT_TRUE(is_transient(curl_failure(CURLE_PARTIAL_FILE)));
+  HttpResponse status;
+  for (long code : {429L, 500L, 503L}) {
+    status.status = code;
+    EXPECT_TRUE(is_transient(status)) << code;
+  }
+  for (long code : {400L, 401L, 404L}) {
+    status.status = code;
+    EXPECT_FALSE(is_transient(status)) << code;
+  }
+
+  // A refused connection fails on the first attempt, without waiting for the backoff.
+  HubClient dead("http://127.0.0.1:1", "");
+  dead.set_retry({6, 5.0, 5.0});
+  std::vector<std::string> notes;
+  dead.set_notify([&](const std::string& line) { notes.push_back(line); });
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error([&] { dead.model_info("ns/repo"); }, ErrorCode::IO, {"cannot reach the hub", "HF_ENDPOINT"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  EXPECT_TRUE(notes.empty());
+
+  FakeHub hub;
+  hub.add_repo({"ns/repo", "4f1c0e0b5a7d9e2c3b4a5f6e7d8c9b0a1f2e3d4c", {{"a-Q4_0.gguf", "xx", true}}, ""});
+  HubClient client(hub.endpoint(), "");
+  client.set_retry({4, 0.01, 0.05});
+  client.set_notify([&](const std::string& line) { notes.push_back(line); });
+  hub.fail_500_info = 2;
+  EXPECT_EQ(client.model_info("ns/repo").files.size(), 1u);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("model info for ns/repo: HTTP 500; retrying in 0.0 s (attempt 2 of 4)"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("(attempt 3 of 4)"), std::string::npos) << notes[1];
 }
 
 }  // namespace

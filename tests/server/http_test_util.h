@@ -1,5 +1,5 @@
 // Helpers for the HTTP tests: a model store holding the tiny Llama (tests/data/archs/llama_tok,
-// transformers float64 greedy goldens) with the real Llama 2 tokenizer from ../shared, the real
+// transformers float64 greedy goldens) with the real Llama 2 tokenizer from tests/data/tokenizers, the real
 // `oxydllm start` binary run as a child process (stderr to a file, ready line awaited), and SSE
 // parsing of a raw streamed body.
 #pragma once
@@ -43,7 +43,7 @@ inline fs::path make_store() {
   fs::create_directories(model);
   const fs::path src = fs::path(OXYD_SOURCE_DIR) / "tests" / "data" / "archs" / "llama_tok";
   for (const char* f : {"config.json", "generation_config.json", "model.safetensors"}) fs::copy_file(src / f, model / f);
-  const fs::path tok = fs::path(OXYD_SHARED_DIR) / "data" / "tokenizers" / "llama2";
+  const fs::path tok = fs::path(OXYD_TEST_DATA_DIR) / "tokenizers" / "llama2";
   fs::copy_file(tok / "tokenizer.json", model / "tokenizer.json");
   fs::copy_file(tok / "tokenizer_config.json", model / "tokenizer_config.json");
   return tmp;

@@ -275,7 +275,7 @@ TEST(RealGguf, Gemma3_270mVocabularyMatchesHuggingFace) {
   }
   GgufFile f = GgufFile::open(path);
   auto tok = Tokenizer::from_gguf(f);
-  // Same vocabulary as ../shared/data/tokenizers/gemma3, except that user-defined pieces keep the
+  // Same vocabulary as tests/data/tokenizers/gemma3, except that user-defined pieces keep the
   // GGUF's spelling with spaces (llama.cpp matches them in the raw text).
   ASSERT_EQ(f.get_string_array("tokenizer.ggml.tokens").size(), 262144u);
   json tj = read_json(hf_dir("gemma3") + "/tokenizer.json");

@@ -27,7 +27,7 @@ struct GoldenRecord {
 };
 
 inline std::string data_dir() { return std::string(OXYD_SOURCE_DIR) + "/tests/data/tokenizer"; }
-inline std::string shared_tokenizers() { return std::string(OXYD_SHARED_DIR) + "/data/tokenizers"; }
+inline std::string real_tokenizers() { return std::string(OXYD_TEST_DATA_DIR) + "/tokenizers"; }
 
 inline std::string hex_decode(const std::string& hex) {
   std::string out;
@@ -121,7 +121,7 @@ inline size_t check_against_golden(const Tokenizer& tok, const std::string& voca
 }
 
 inline std::string hf_dir(const std::string& vocab) {
-  return vocab == "minilm" || vocab == "unigram" ? data_dir() + "/" + vocab : shared_tokenizers() + "/" + vocab;
+  return vocab == "minilm" || vocab == "unigram" ? data_dir() + "/" + vocab : real_tokenizers() + "/" + vocab;
 }
 
 /// Tokenizers are expensive to load (up to 33 MB of JSON): one per vocabulary per process.

@@ -1,6 +1,6 @@
 // Portable decoders from every weight format to f32, used by the generic matmul path (formats
 // without a hand-written SIMD kernel, and the scalar ISA variant) and by get_rows. Written from
-// the byte layouts of ARCHITECTURES.md §5.1; they are not the oracle (backend/reference is).
+// the byte layouts of ggml-common.h (docs/architecture.md §9); they are not the oracle (backend/reference is).
 #pragma once
 
 #include <cstdint>

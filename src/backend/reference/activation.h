@@ -17,7 +17,7 @@ void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y);
 /// gate_up [rows, 2·ff] F32 (first half of each row is the gate) → y [rows, ff] F32.
 void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y);
 
-/// gpt-oss expert activation (ARCHITECTURES.md §2.16): g = min(gate, limit),
+/// gpt-oss expert activation (transformers modeling_gpt_oss.py): g = min(gate, limit),
 /// u = clamp(up, −limit, limit), y = (u + 1) · g · σ(alpha · g). gate, up, y [rows, ff] F32
 /// (gate and up already de-interleaved); y may alias gate or up.
 void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y);
