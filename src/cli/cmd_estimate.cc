@@ -1,5 +1,5 @@
 // `oxydllm estimate <model>`: memory needed to serve a model (hub/estimate.h says exactly what
-// is counted). <model> is a local file or directory, a local id, or a hub repo id (then one row
+// is counted). It takes start's KV flags and prints the pool start allocates with them. <model> is a local file or directory, a local id, or a hub repo id (then one row
 // per variant, read from GGUF headers by Range requests; no weights are downloaded).
 #include <filesystem>
 #include <iostream>
@@ -37,7 +37,7 @@ std::string default_kv_dtype_flag() {
 void register_estimate(CLI::App& app, int& exit_code) {
   struct Opts {
     std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = default_kv_dtype_flag();
-    int64_t context_len = 4096, num_sequences = 1, max_batch_tokens = 1024;
+    int64_t context_len = 0, num_sequences = 0, kv_cache_mb = 0, max_batch_tokens = 1024;
     bool remote = false;
   };
   auto o = std::make_shared<Opts>();
@@ -45,20 +45,30 @@ void register_estimate(CLI::App& app, int& exit_code) {
   cmd->add_option("model", o->model, "local file/dir, local id, or hub repo id")->required();
   add_models_dir_option(cmd, o->models_dir);
   cmd->add_option("--token", o->token, "hub token for gated/private repos (default: HF_TOKEN)");
-  cmd->add_option("--context-len", o->context_len, "tokens of context per sequence")->capture_default_str();
-  cmd->add_option("--num-sequences", o->num_sequences, "sequences served at once")->capture_default_str();
+  // `oxydllm start`'s names (and defaults), so the same flags give what start allocates.
+  cmd->add_option("--max-context-len,--context-len", o->context_len,
+                  "tokens per sequence (0 = auto: the model's trained context, capped by memory)")
+      ->envname("OXYDLLM_MAX_CONTEXT_LEN")->capture_default_str();
+  cmd->add_option("--max-num-seqs,--num-sequences", o->num_sequences,
+                  "sequences run together; the pool holds this many full contexts (0 = auto)")
+      ->envname("OXYDLLM_MAX_NUM_SEQS")->capture_default_str();
+  cmd->add_option("--kv-cache-mb", o->kv_cache_mb, "KV-cache pool in MB (0 = auto)")
+      ->envname("OXYDLLM_KV_CACHE_MB")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f32, f16, bf16 (default: the server's)")
       ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
-  cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "tokens per engine step (sizes activation buffers)")->capture_default_str();
+  cmd->add_option("--max-num-batched-tokens,--max-batch-tokens", o->max_batch_tokens,
+                  "tokens per engine step (sizes activation buffers)")
+      ->envname("OXYDLLM_MAX_NUM_BATCHED_TOKENS")->capture_default_str();
   cmd->add_option("--variant", o->variant, "hub repo: only this variant");
   cmd->add_option("--revision", o->revision, "hub repo: branch, tag or commit");
   cmd->add_flag("--remote", o->remote, "treat <model> as a hub repo id even if a local model matches");
   cmd->callback([o, &exit_code] {
+    if (o->context_len < 0 || o->num_sequences < 0 || o->kv_cache_mb < 0)
+      throw_error(ErrorCode::INVALID_ARGUMENT, "--max-context-len, --max-num-seqs and --kv-cache-mb must be >= 0 (0 = auto)");
     hub::EstimateParams p;
-    p.context_len = o->context_len;
-    p.num_sequences = o->num_sequences;
+    p.server_kv = hub::ServerKvFlags{o->context_len, o->num_sequences, o->kv_cache_mb << 20};
     p.kv_quant_bits = hub::kv_quant_bits_from_name(o->kv_quant);
     p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);  // default: the server's (kDefaultKvDType)
     p.max_batch_tokens = o->max_batch_tokens;

@@ -26,16 +26,18 @@ void register_list(CLI::App& app, int& exit_code) {
     const std::string hf = o->no_hf_cache ? "" : hub::hf_hub_cache_dir();
     auto models = hub::discover_all(root, hf);
     size_t w_id = 2, w_arch = 12;
-    std::vector<std::string> archs;
+    std::vector<std::string> archs, formats;
     for (const auto& m : models) {
-      std::string a;
+      std::string a, f = hub::format_name(m.format);
       try {
         a = hub::model_architecture(m);
+        f = hub::model_format_label(m);
       } catch (const Error& e) {
         a = "unreadable";
         std::fprintf(stderr, "warning: %s: %s\n", m.id.c_str(), e.what());
       }
       archs.push_back(a);
+      formats.push_back(f);
       w_id = std::max(w_id, m.id.size());
       w_arch = std::max(w_arch, a.size());
     }
@@ -43,7 +45,7 @@ void register_list(CLI::App& app, int& exit_code) {
     size_t n_cache = 0;
     for (size_t i = 0; i < models.size(); ++i) {
       const auto& m = models[i];
-      std::string fmt = hub::format_name(m.format) + (m.format == hub::ModelFormat::GGUF ? " " + m.quant : "");
+      const std::string& fmt = formats[i];
       std::printf("%-*s  %-*s  %-20s  %10s  %s: %s\n", int(w_id), m.id.c_str(), int(w_arch), archs[i].c_str(),
                   fmt.c_str(), hub::format_bytes(m.size_bytes).c_str(), hub::source_name(m.source).c_str(),
                   m.dir.c_str());

@@ -30,11 +30,11 @@ constexpr const char* kDefaultVariant = "Q4_K_M";
 
 struct StartOpts {
   std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
-      kv_dtype = default_kv_dtype_flag(), kv_quant = "off";
+      kv_dtype = default_kv_dtype_flag(), kv_quant = "off", log_level = "info";
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
-  int max_loaded_models = 2, max_context_len = 4096, max_num_seqs = 0, max_queued_requests = 200,
+  int max_loaded_models = 2, max_context_len = 0, max_num_seqs = 0, max_queued_requests = 200,
       max_num_batched_tokens = 1024, threads = 0;
   double request_timeout = 300, shutdown_timeout = 30;
 };
@@ -64,8 +64,8 @@ void validate(const StartOpts& o) {
   require(o.keep_alive >= 0, "--keep-alive must be >= 0 seconds (0 = never unload), got " + std::to_string(o.keep_alive));
   require(o.max_loaded_models >= 1, "--max-loaded-models must be >= 1, got " + std::to_string(o.max_loaded_models));
   require(o.memory_budget_mb >= 0, "--memory-budget must be >= 0 MB (0 = unlimited)");
-  require(o.max_context_len >= 16 && o.max_context_len <= (1 << 24),
-          "--max-context-len must be in 16..16777216, got " + std::to_string(o.max_context_len));
+  require(o.max_context_len == 0 || (o.max_context_len >= 16 && o.max_context_len <= (1 << 24)),
+          "--max-context-len must be 0 (auto) or in 16..16777216, got " + std::to_string(o.max_context_len));
   require(o.max_num_seqs >= 0 && o.max_num_seqs <= 4096,
           "--max-num-seqs must be in 0..4096 (0 = auto), got " + std::to_string(o.max_num_seqs));
   require(o.max_queued_requests >= 1, "--max-queued-requests must be >= 1, got " + std::to_string(o.max_queued_requests));
@@ -81,6 +81,7 @@ void validate(const StartOpts& o) {
   } catch (const Error& e) {
     require(false, e.what());
   }
+  require(o.log_level == "info" || o.log_level == "debug", "--log-level must be info or debug, got '" + o.log_level + "'");
   require(o.max_body_mb >= 1 && o.max_body_mb <= 4096, "--max-body-mb must be in 1..4096, got " + std::to_string(o.max_body_mb));
 }
 
@@ -156,6 +157,7 @@ int run_start(const StartOpts& o) {
   so.max_body_bytes = o.max_body_mb << 20;
   so.request_timeout_s = o.request_timeout;
   so.shutdown_timeout_s = o.shutdown_timeout;
+  so.log_debug = o.log_level == "debug";
 
   // A client that leaves mid-stream must fail a write (EPIPE, the stream is aborted), not kill us.
   signal(SIGPIPE, SIG_IGN);
@@ -236,10 +238,12 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_MAX_LOADED_MODELS")->capture_default_str();
   cmd->add_option("--memory-budget", o->memory_budget_mb, "MB for weights + KV of loaded models (0 = unlimited)")
       ->envname("OXYDLLM_MEMORY_BUDGET")->capture_default_str();
-  cmd->add_option("--max-context-len", o->max_context_len, "tokens per sequence")
+  cmd->add_option("--max-context-len", o->max_context_len,
+                  "tokens per sequence (0 = auto: the model's trained context, capped by memory)")
       ->envname("OXYDLLM_MAX_CONTEXT_LEN")->capture_default_str();
   cmd->add_option("--max-num-seqs", o->max_num_seqs,
-                  "sequences run together (0 = auto: 64, more if the KV pool holds more full contexts)")
+                  "sequences run together; the KV pool holds this many full contexts (0 = auto: one full "
+                  "context or 64 x 256 tokens, whichever is more, shared by at least 64 sequences)")
       ->envname("OXYDLLM_MAX_NUM_SEQS")->capture_default_str();
   cmd->add_option("--max-queued-requests", o->max_queued_requests, "waiting requests per model; more get 429")
       ->envname("OXYDLLM_MAX_QUEUED_REQUESTS")->capture_default_str();
@@ -247,7 +251,7 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_MAX_NUM_BATCHED_TOKENS")->capture_default_str();
   cmd->add_option("--kv-cache-mb", o->kv_cache_mb, "KV-cache pool per model in MB (0 = auto)")
       ->envname("OXYDLLM_KV_CACHE_MB")->capture_default_str();
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: f32, f16 or bf16")
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: bf16, f16 or f32")
       ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant,
                   "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit); "
@@ -265,6 +269,8 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_NO_PREFIX_CACHING");
   cmd->add_option("--max-body-mb", o->max_body_mb, "largest request body in MB (larger: 413)")
       ->envname("OXYDLLM_MAX_BODY_MB")->capture_default_str();
+  cmd->add_option("--log-level", o->log_level, "info, or debug (also lists the request fields the server ignores)")
+      ->envname("OXYDLLM_LOG_LEVEL")->capture_default_str();
   cmd->add_flag("--no-pull", o->no_pull, "never pull the default model into an empty store")
       ->envname("OXYDLLM_NO_PULL");
   cmd->callback([o, &exit_code] {

@@ -33,7 +33,9 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
   req->stop_token_ids = r.stop_token_ids;
   req->cache_salt = r.cache_salt;
   req->prompt_logprobs = std::min(r.prompt_logprobs, sample::kMaxTopLogprobs);
-  auto sampler = std::make_unique<sample::RequestSampler>(r.sampling, model_.vocab_size(), r.prompt_token_ids, default_seed);
+  sample::SamplingParams sp = r.sampling;
+  if (sp.min_tokens > 0 && sp.min_tokens_stop_ids.empty()) sp.min_tokens_stop_ids = r.stop_token_ids;  // vLLM
+  auto sampler = std::make_unique<sample::RequestSampler>(std::move(sp), model_.vocab_size(), r.prompt_token_ids, default_seed);
   if (!sched_.add_request(req)) return false;
   Live live{std::move(req), std::move(sampler), {}, false};
   if (r.prompt_logprobs >= 0) live.prompt_logprobs.resize(r.prompt_token_ids.size() - 1);

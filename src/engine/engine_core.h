@@ -42,7 +42,8 @@ struct EngineRequest {
   std::vector<int32_t> prompt_token_ids;
   sample::SamplingParams sampling;
   int32_t max_tokens = 16;
-  std::vector<int32_t> stop_token_ids;  // EOS/EOT + user ids; `ignore_eos` = leave EOS out
+  std::vector<int32_t> stop_token_ids;  // EOS/EOT + user ids; `ignore_eos` = leave EOS out; with
+                                        // sampling.min_tokens they cannot be sampled before it
   uint64_t cache_salt = 0;
   int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
 };

@@ -10,7 +10,9 @@ TextDelta OutputProcessor::process(const RequestOutput& out) {
   for (size_t i = 0; i < out.new_tokens.size(); ++i) {
     const bool stop_token = out.finish_reason == FinishReason::STOP && i + 1 == out.new_tokens.size();
     if (stop_token) break;  // EOS/EOT/stop id: no text of its own
-    d.text += stops_.append(decoder_.step(out.new_tokens[i].token));
+    const std::string piece = decoder_.step(out.new_tokens[i].token);
+    // Before min_tokens no stop string ends generation (vLLM): the text passes unchecked.
+    d.text += ++num_tokens_ < min_tokens_ ? stops_.append_unchecked(piece) : stops_.append(piece);
     if (stops_.stopped()) break;
   }
   if (stops_.stopped()) {

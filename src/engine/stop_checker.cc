@@ -6,7 +6,8 @@
 
 namespace oxyd::engine {
 
-StopChecker::StopChecker(std::vector<std::string> stop_strings) : stops_(std::move(stop_strings)) {
+StopChecker::StopChecker(std::vector<std::string> stop_strings, bool include_stop)
+    : stops_(std::move(stop_strings)), include_stop_(include_stop) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
 }
 
@@ -27,8 +28,9 @@ std::string StopChecker::append(std::string_view delta) {
   }
   if (first != std::string::npos) {
     stopped_ = true;
-    std::string out = text_.substr(emitted_, first - emitted_);
-    emitted_ = first;
+    const size_t cut = include_stop_ ? first_end : first;
+    std::string out = text_.substr(emitted_, cut - emitted_);
+    emitted_ = cut;
     return out;
   }
   // Hold back the longest tail that is a proper prefix of some stop string.
@@ -42,6 +44,15 @@ std::string StopChecker::append(std::string_view delta) {
       }
   std::string out = text_.substr(emitted_, avail - hold);
   emitted_ += out.size();
+  return out;
+}
+
+std::string StopChecker::append_unchecked(std::string_view delta) {
+  if (stopped_) return {};
+  std::string out = text_.substr(emitted_);  // a tail held back by an earlier append()
+  out.append(delta);
+  text_.append(delta);
+  emitted_ = text_.size();
   return out;
 }
 

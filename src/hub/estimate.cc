@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdio>
+#include <fstream>
 
 #include "core/error.h"
 #include "hub/progress.h"
@@ -99,9 +102,16 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
       ++e.num_shared_kv_layers;
       continue;
     }
-    const int64_t per_token = 2 * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits) * p.num_sequences;
+    const int64_t one = 2 * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits);
+    e.kv_bytes_per_token += one;
+    const int64_t per_token = one * p.num_sequences;
     const int64_t full = round_up(p.context_len, p.block_size);
     const int64_t windowed = sliding ? round_up(std::min(p.context_len, *c.sliding_window + p.block_size), p.block_size) : full;
+    if (p.kv_pool_tokens > 0) {  // the server's pool: every layer holds every pooled token
+      e.kv_bytes += p.kv_pool_tokens * one;
+      e.kv_bytes_windowed += std::min(p.kv_pool_tokens, windowed * p.num_sequences) * one;
+      continue;
+    }
     e.kv_bytes += (p.windowed_sliding_kv ? windowed : full) * per_token;
     e.kv_bytes_windowed += windowed * per_token;
   }
@@ -130,9 +140,100 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   return e;
 }
 
+KvPlan plan_kv_pool(const KvPlanRequest& r, const std::string& id) {
+  auto gib = [](int64_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(int64_t(1) << 30));
+    return std::string(buf);
+  };
+  if (r.bytes_per_token <= 0 || r.block_size <= 0 || r.max_context_len < 0 || r.max_num_seqs < 0 ||
+      r.kv_cache_bytes < 0)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "model " + id + ": KV sizes must be positive (0 = auto)");
+  KvPlan k;
+  k.block_size = r.block_size;
+  const int64_t bs = r.block_size, block_bytes = bs * r.bytes_per_token;
+  int64_t ctx = r.trained_context > 0 ? r.trained_context : 4096;
+  if (r.max_context_len > 0) {
+    ctx = r.trained_context > 0 ? std::min(r.max_context_len, r.trained_context) : r.max_context_len;
+  } else if (r.memory_cap_bytes > 0) {
+    const int64_t fit = r.memory_cap_bytes / block_bytes * bs;  // whole blocks
+    if (fit < bs)
+      throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": not even one KV block of " + std::to_string(bs) +
+                                                " tokens (" + std::to_string(block_bytes) + " bytes) fits in " +
+                                                std::to_string(r.memory_cap_bytes) + " bytes");
+    ctx = std::min(ctx, fit);
+  }
+  k.context_len = ctx;
+  const int64_t one_ctx_blocks = (ctx + bs - 1) / bs, one_ctx_bytes = one_ctx_blocks * block_bytes;
+  int64_t budget = r.kv_cache_bytes;
+  if (budget == 0) {
+    const int64_t want_tokens = r.max_num_seqs > 0 ? r.max_num_seqs * one_ctx_blocks * bs
+                                                   : std::max(one_ctx_blocks * bs, kAutoRunningSeqs * kAutoAvgSeqTokens);
+    const int64_t want = (want_tokens + bs - 1) / bs * block_bytes;
+    budget = std::max(r.memory_cap_bytes > 0 ? std::min(want, r.memory_cap_bytes) : want, one_ctx_bytes);
+    if (r.memory_available > 0 && one_ctx_bytes > r.memory_available)
+      throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": one full context of " + std::to_string(ctx) +
+                                                " tokens needs " + std::to_string(one_ctx_bytes) + " bytes (" +
+                                                gib(one_ctx_bytes) + ") of KV cache but only " +
+                                                std::to_string(r.memory_available) + " bytes (" +
+                                                gib(r.memory_available) +
+                                                ") of memory are available; lower the context length");
+  }
+  k.num_blocks = std::min<int64_t>(budget / block_bytes, INT32_MAX);
+  if (k.num_blocks < one_ctx_blocks)
+    throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": a KV cache of " + std::to_string(budget) +
+                                              " bytes holds " + std::to_string(k.num_blocks * bs) +
+                                              " tokens but one full context of " + std::to_string(ctx) +
+                                              " tokens needs " + std::to_string(one_ctx_bytes) +
+                                              " bytes; raise the KV cache size or lower the context length");
+  k.pool_bytes = k.num_blocks * block_bytes;
+  int64_t seqs = r.max_num_seqs;
+  if (seqs == 0) seqs = std::max<int64_t>(k.num_blocks / one_ctx_blocks, kAutoRunningSeqs);
+  k.max_num_seqs = std::clamp<int64_t>(seqs, 1, std::min<int64_t>(256, k.num_blocks));
+  return k;
+}
+
+EstimateParams with_server_pool(const loader::ModelConfig& cfg, EstimateParams p) {
+  if (!p.server_kv) return p;
+  EstimateParams one = p;
+  one.server_kv.reset();
+  one.context_len = p.block_size;
+  one.num_sequences = 1;
+  one.kv_pool_tokens = 0;
+  KvPlanRequest r;
+  r.bytes_per_token = estimate_memory(cfg, 0, one).kv_bytes_per_token;
+  r.trained_context = cfg.max_position_embeddings;
+  r.max_context_len = p.server_kv->max_context_len;
+  r.max_num_seqs = p.server_kv->max_num_seqs;
+  r.kv_cache_bytes = p.server_kv->kv_cache_bytes;
+  r.block_size = p.block_size;
+  r.memory_available = mem_available_bytes();
+  r.memory_cap_bytes = kv_memory_cap(r.memory_available);
+  const KvPlan k = plan_kv_pool(r, cfg.source);
+  p.context_len = k.context_len;
+  p.num_sequences = k.max_num_seqs;
+  p.kv_pool_tokens = k.pool_tokens();
+  return p;
+}
+
+int64_t mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  int64_t kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+int64_t kv_memory_cap(int64_t mem_available) { return mem_available > 0 ? mem_available / 4 : 0; }
+
 std::string describe_kv(const MemoryEstimate& e, const EstimateParams& p) {
-  std::string s = std::to_string(p.context_len) + " ctx × " + std::to_string(p.num_sequences) + " seq, " +
-                  kv_format_name(p) + "; ";
+  std::string s = p.kv_pool_tokens > 0
+                      ? std::to_string(p.kv_pool_tokens) + "-token pool (" + std::to_string(p.kv_pool_tokens / p.block_size) +
+                            " blocks of " + std::to_string(p.block_size) + "), " + std::to_string(p.context_len) +
+                            " ctx, " + std::to_string(p.num_sequences) + " seq max, " + kv_format_name(p) + "; "
+                      : std::to_string(p.context_len) + " ctx × " + std::to_string(p.num_sequences) + " seq, " +
+                            kv_format_name(p) + "; ";
   std::string layers;
   auto add = [&](int64_t n, const std::string& what) {
     if (n > 0) layers += (layers.empty() ? "" : " + ") + std::to_string(n) + " " + what;

@@ -17,8 +17,8 @@
 //     layer (one block table per sequence serves all layers), sliding-window layers included.
 //     kv_bytes_windowed is the figure with sliding layers at round_up(min(ctx, window + bs), bs)
 //     (a window straddles at most one extra block), what a windowed pool would need.
-//     head_vector_bytes(d) = d × 4 (f32: the server's default, server::kDefaultKvDType, and
-//     EstimateParams::kv_dtype's), d × 2 (f16/bf16), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
+//     head_vector_bytes(d) = d × 4 (f32), d × 2 (f16/bf16; bf16 is the server's default,
+//     server::kDefaultKvDType, and EstimateParams::kv_dtype's), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
 //     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; docs/architecture.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,14 +58,24 @@ using MatmulScratchFn = std::function<int64_t(const std::string& weight_dtype, i
 using PackedExtraFn =
     std::function<int64_t(const loader::ModelConfig& config, const std::vector<loader::GgufTensorInfo>& tensors)>;
 
+/// `oxydllm start`'s KV flags (0 = auto each), for an estimate of what start allocates.
+struct ServerKvFlags {
+  int64_t max_context_len = 0, max_num_seqs = 0, kv_cache_bytes = 0;
+};
+
 struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
-  KvDtype kv_dtype = KvDtype::F32;  // the server's default (server::kDefaultKvDType; tests/serving)
+  KvDtype kv_dtype = KvDtype::BF16;  // the server's default (server::kDefaultKvDType; tests/serving)
   int kv_quant_bits = 0;            // 0 = off; 4 lossless, 3 balanced, 2 aggressive
   int64_t block_size = 16;          // paged-KV block (server::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
+  int64_t kv_pool_tokens = 0;       // > 0: the KV term is the server's pool of this many tokens
+                                    // (plan_kv_pool) instead of context × sequences
+  /// Set: context_len, num_sequences and kv_pool_tokens are resolved from these flags by
+  /// plan_kv_pool for each model (with_server_pool), as `oxydllm start` resolves them.
+  std::optional<ServerKvFlags> server_kv;
   MatmulScratchFn matmul_scratch;   // null: default_matmul_scratch
   PackedExtraFn packed_extra;       // null: weights counted as stored
 };
@@ -84,12 +95,45 @@ int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int kv_quant_bits)
 /// "F16", "Q4 lossless (4-bit + f32 norm)", ...
 std::string kv_format_name(const EstimateParams& p);
 
+/// The KV pool `oxydllm start` allocates, from its flags (server::LoadedModel::load calls this; so
+/// does `estimate`, which thus prints exactly what start allocates with the same flags):
+///   context   --max-context-len, clamped to the trained context; 0 (auto) = the trained context
+///             (4096 when the model does not say), capped to what one sequence's KV fits in the
+///             memory cap, in whole blocks
+///   pool      --kv-cache-mb when given; else what the concurrency needs: --max-num-seqs full
+///             contexts, or (auto) one full context or 64 sequences of 256 tokens, whichever is
+///             more; capped at the memory cap (25% of MemAvailable) but never below one context
+///   seqs      --max-num-seqs, or (auto) max(pool / one context, 64); at most min(256, blocks)
+struct KvPlanRequest {
+  int64_t bytes_per_token = 0;     // K+V of one token over all layers (kv_bytes_per_token)
+  int64_t trained_context = 0;     // max_position_embeddings (0: unknown)
+  int64_t max_context_len = 0;     // 0 = auto
+  int64_t max_num_seqs = 0;        // 0 = auto
+  int64_t kv_cache_bytes = 0;      // 0 = auto
+  int64_t block_size = 16;
+  int64_t memory_cap_bytes = 0;    // the auto pool's ceiling; 0 = none
+  int64_t memory_available = 0;    // MemAvailable, for the one-context check; 0 = unknown
+};
+struct KvPlan {
+  int64_t context_len = 0, num_blocks = 0, max_num_seqs = 0, pool_bytes = 0, block_size = 16;
+  int64_t pool_tokens() const { return num_blocks * block_size; }
+};
+inline constexpr int64_t kAutoRunningSeqs = 64;    // auto max_num_seqs floor
+inline constexpr int64_t kAutoAvgSeqTokens = 256;  // the auto pool's room per running sequence
+/// Throws Error(OUT_OF_MEMORY) giving both numbers when one context does not fit, and
+/// Error(INVALID_ARGUMENT) for non-positive sizes. `id` names the model in messages.
+KvPlan plan_kv_pool(const KvPlanRequest& r, const std::string& id);
+/// MemAvailable from /proc/meminfo (0 when unknown) and the auto pool's cap: a quarter of it.
+int64_t mem_available_bytes();
+int64_t kv_memory_cap(int64_t mem_available);
+
 struct MemoryEstimate {
   int64_t weight_bytes = 0;
   int64_t kv_bytes = 0;       // attention KV as the engine allocates it (see windowed_sliding_kv)
   int64_t kv_bytes_windowed = 0;  // the same with sliding layers at their window
   int64_t state_bytes = 0;    // linear-attention recurrent + conv state
   int64_t runtime_bytes = 0;  // activations of one step + logits
+  int64_t kv_bytes_per_token = 0;  // K+V of one token over all layers (the pool's unit)
   int64_t total() const { return weight_bytes + kv_bytes + state_bytes + runtime_bytes; }
 
   int64_t num_full_layers = 0, num_sliding_layers = 0, num_linear_layers = 0, num_shared_kv_layers = 0;
@@ -101,6 +145,10 @@ struct MemoryEstimate {
 /// context/sequences or a config lacking geometry.
 MemoryEstimate estimate_memory(const loader::ModelConfig& cfg, int64_t weight_bytes, const EstimateParams& p,
                                const std::map<std::string, int64_t>& tensor_types = {});
+
+/// `p` with p.server_kv resolved for `cfg` (plan_kv_pool with this machine's memory cap): the
+/// context, the sequences (max_num_seqs) and the pool. Unchanged when p.server_kv is unset.
+EstimateParams with_server_pool(const loader::ModelConfig& cfg, EstimateParams p);
 
 /// One line on what the KV figure covers: "8192 ctx × 4 seq, F16; 30 sliding (512) + 6 full layers".
 std::string describe_kv(const MemoryEstimate& e, const EstimateParams& p);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "hub/quant_name.h"
 #include "loader/gguf.h"
 
 namespace oxyd::hub {
@@ -29,6 +30,12 @@ std::string model_architecture(const LocalModel& m) {
     return j["text_config"]["model_type"];
   if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"];
   throw_error(ErrorCode::INVALID_ARGUMENT, cfg + ": no model_type");
+}
+
+std::string model_format_label(const LocalModel& m) {
+  if (m.format != ModelFormat::GGUF) return format_name(m.format);
+  loader::GgufFile g = loader::GgufFile::open(m.weight_files.front());
+  return format_name(m.format) + " " + gguf_quantization(g, g.tensors());
 }
 
 }  // namespace oxyd::hub

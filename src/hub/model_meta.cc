@@ -1,4 +1,5 @@
 #include "hub/model_meta.h"
+#include "hub/quant_name.h"
 
 #include <nlohmann/json.hpp>
 
@@ -92,6 +93,7 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
       all.push_back(t);
     }
   m.config = loader::model_config_from_gguf(md, &all);
+  m.quantization = gguf_quantization(md, all);
   m.gguf_tensors.insert(m.gguf_tensors.end(), all.begin(), all.end());
   m.tokenizer_kind = gguf_tokenizer_kind(md.get_string("tokenizer.ggml.model", ""));
   if (md.has("tokenizer.chat_template")) {

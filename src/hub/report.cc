@@ -65,13 +65,14 @@ LocalModel local_model_for_path(const std::string& path) {
   throw_error(ErrorCode::NOT_FOUND, path + " does not exist");
 }
 
-std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& p) {
+std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& flags) {
+  const EstimateParams p = with_server_pool(meta.config, flags);
   MemoryEstimate e = estimate_memory(meta.config, resident_weight_bytes(meta, p), p, meta.tensor_types);
   std::ostringstream o;
   o << "  Model     " << m.id << "\n";
   o << "  File      " << m.weight_files.front() << (m.weight_files.size() > 1 ? " (+" + std::to_string(m.weight_files.size() - 1) + " more)" : "") << "\n";
   o << "  Arch      " << (meta.config.gguf_arch.empty() ? meta.config.model_type : meta.config.gguf_arch) << "\n";
-  o << "  Format    " << (m.format == ModelFormat::GGUF ? m.quant : "safetensors") << "\n\n";
+  o << "  Format    " << (m.format == ModelFormat::GGUF ? meta.quantization : "safetensors") << "\n\n";
   auto line = [&](const std::string& name, int64_t bytes, const std::string& note) {
     o << "  " << pad(name, 10) << rpad(format_bytes(bytes), 10) << "   " << note << "\n";
   };
@@ -83,13 +84,16 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
   };
   line("Weights", e.weight_bytes, paren(std::to_string(meta.num_tensors) + " tensors" + moe_note(meta.config)));
   line("KV cache", e.kv_bytes, paren(describe_kv(e, p)));
+  if (p.kv_pool_tokens > 0)
+    o << "  " << pad("", 10) << rpad(std::to_string(e.kv_bytes), 10) << "   (bytes: what `oxydllm start` with these "
+      << "flags allocates)\n";
   if (e.state_bytes) line("State", e.state_bytes, "(Gated DeltaNet recurrent + conv state, f32, per sequence)");
   line("Runtime", e.runtime_bytes,
        "(f32 activations of a " + std::to_string(std::min(p.max_batch_tokens, p.context_len * p.num_sequences)) +
            "-token step, logits, matmul scratch)");
   o << "  " << pad("", 10) << "──────────\n";
   line("Total", e.total(), "");
-  if (meta.config.max_position_embeddings > 0 && p.context_len > meta.config.max_position_embeddings)
+  if (!p.server_kv && meta.config.max_position_embeddings > 0 && p.context_len > meta.config.max_position_embeddings)
     o << "\n  note: --context-len " << p.context_len << " is beyond the model's trained context of "
       << meta.config.max_position_embeddings << " tokens\n";
   return o.str();
@@ -124,9 +128,9 @@ std::string remote_estimate(HubClient& hub, const RemoteEstimateOptions& opt) {
     }
     try {
       ModelMeta meta = read_remote_meta(hub, info, rev, v);
-      MemoryEstimate e =
-          estimate_memory(meta.config, resident_weight_bytes(meta, opt.params), opt.params, meta.tensor_types);
-      if (kv_line.empty()) kv_line = describe_kv(e, opt.params);
+      const EstimateParams p = with_server_pool(meta.config, opt.params);
+      MemoryEstimate e = estimate_memory(meta.config, resident_weight_bytes(meta, p), p, meta.tensor_types);
+      if (kv_line.empty()) kv_line = describe_kv(e, p);
       if (arch.empty()) arch = meta.config.gguf_arch.empty() ? meta.config.model_type : meta.config.gguf_arch;
       std::snprintf(buf, sizeof buf, "%10s  %10s  %10s  %10s  %10s\n", format_bytes(e.weight_bytes).c_str(),
                     format_bytes(e.kv_bytes).c_str(), format_bytes(e.state_bytes).c_str(),
@@ -173,7 +177,7 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
                    " active, expert width " + std::to_string(c.moe_intermediate_size));
   std::string types;
   for (const auto& [t, n] : meta.tensor_types) types += (types.empty() ? "" : ", ") + t + " ×" + std::to_string(n);
-  row("Quantization", (m.format == ModelFormat::GGUF ? m.quant : std::string("safetensors")) + " (" + types + ")");
+  row("Quantization", (m.format == ModelFormat::GGUF ? meta.quantization : std::string("safetensors")) + " (" + types + ")");
   row("Vocabulary", std::to_string(c.vocab_size));
   row("Tokenizer", meta.tokenizer_kind);
   row("Chat template", meta.has_chat_template ? "yes (" + meta.chat_template_source + ")" : "no");

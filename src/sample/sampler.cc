@@ -54,6 +54,8 @@ void SamplingParams::validate(int32_t vocab_size) const {
   if (!(presence_penalty >= -2 && presence_penalty <= 2)) bad("presence_penalty", "in [-2, 2]", presence_penalty);
   if (!(frequency_penalty >= -2 && frequency_penalty <= 2)) bad("frequency_penalty", "in [-2, 2]", frequency_penalty);
   if (logprobs < -1 || logprobs > kMaxTopLogprobs) bad("top_logprobs", "in [0, 20]", logprobs);
+  if (num_valid_tokens < 0) bad("num_valid_tokens", ">= 0", num_valid_tokens);
+  if (min_tokens < 0) bad("min_tokens", ">= 0", min_tokens);
   for (const auto& [tok, b] : logit_bias) {
     if (tok < 0 || tok >= vocab_size) bad("logit_bias", "keyed by token ids in [0, " + std::to_string(vocab_size) + ")", tok);
     if (!(b >= -100 && b <= 100)) bad("logit_bias", "values in [-100, 100]", b);
@@ -65,25 +67,40 @@ RequestSampler::RequestSampler(SamplingParams params, int32_t vocab_size,
     : params_(std::move(params)), vocab_size_(vocab_size), rng_(params_.seed.value_or(default_seed)) {
   params_.validate(vocab_size);
   if (params_.repetition_penalty != 1.0f) seen_.insert(prompt_token_ids.begin(), prompt_token_ids.end());
+  num_sampled_ids_ = params_.num_valid_tokens > 0 ? std::min(params_.num_valid_tokens, vocab_size) : vocab_size;
+  for (const auto& [t, b] : params_.logit_bias) padding_asked_ |= t >= num_sampled_ids_;
 }
 
 void RequestSampler::append_output(int32_t token) {
   if (params_.repetition_penalty != 1.0f) seen_.insert(token);
   ++out_counts_[token];
+  ++num_output_;
 }
 
 void RequestSampler::apply_penalties(std::vector<float>& x) const {
   const float r = params_.repetition_penalty;
   for (int32_t t : seen_)
-    if (t >= 0 && t < vocab_size_) x[t] = x[t] > 0 ? x[t] / r : x[t] * r;
+    if (t >= 0 && size_t(t) < x.size()) x[t] = x[t] > 0 ? x[t] / r : x[t] * r;
   if (params_.presence_penalty != 0 || params_.frequency_penalty != 0)
     for (const auto& [t, n] : out_counts_)
-      if (t >= 0 && t < vocab_size_) x[t] -= float(n) * params_.frequency_penalty + params_.presence_penalty;
-  for (const auto& [t, b] : params_.logit_bias) x[t] += b;
+      if (t >= 0 && size_t(t) < x.size()) x[t] -= float(n) * params_.frequency_penalty + params_.presence_penalty;
+  for (const auto& [t, b] : params_.logit_bias)
+    if (size_t(t) < x.size()) x[size_t(t)] += b;
+  if (padding_asked_) {  // the whole row is sampled: mask the padding the request did not name
+    std::vector<bool> named(x.size() - size_t(num_sampled_ids_), false);
+    for (const auto& [t, b] : params_.logit_bias)
+      if (t >= num_sampled_ids_) named[size_t(t - num_sampled_ids_)] = true;
+    for (size_t i = 0; i < named.size(); ++i)
+      if (!named[i]) x[size_t(num_sampled_ids_) + i] = -INFINITY;
+  }
+  if (min_tokens_active())
+    for (int32_t t : params_.min_tokens_stop_ids)
+      if (t >= 0 && size_t(t) < x.size()) x[size_t(t)] = -INFINITY;
 }
 
-std::vector<Candidate> RequestSampler::candidates(std::span<const float> logits) const {
-  OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
+std::vector<Candidate> RequestSampler::candidates(std::span<const float> row) const {
+  OXYD_CHECK(int32_t(row.size()) == vocab_size_, "sample: logits row size != vocab_size");
+  const std::span<const float> logits = sampled_part(row);
   std::vector<float> copy;
   std::span<const float> x = logits;
   if (has_penalties()) {
@@ -100,19 +117,23 @@ std::vector<Candidate> RequestSampler::candidates(std::span<const float> logits)
     const size_t k = size_t(params_.top_k);
     c.reserve(k + 1);
     for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] == -INFINITY) continue;  // masked (padding, min_tokens)
       if (c.size() == k && !(x[i] > c.back().logit)) continue;  // ids ascend: equal is "after"
       const Candidate e{int32_t(i), x[i]};
       c.insert(std::upper_bound(c.begin(), c.end(), e, before), e);
       if (c.size() > k) c.pop_back();
     }
+    if (c.empty()) return c;
     const float kth = c.back().logit;
     for (size_t i = size_t(c.back().id) + 1; i < x.size(); ++i)
       if (x[i] == kth) c.push_back({int32_t(i), kth});
     for (auto& e : c) e.logit /= t;
     apply_top_p(c, params_.top_p);
   } else {
-    c.resize(x.size());
-    for (size_t i = 0; i < x.size(); ++i) c[i] = {int32_t(i), x[i] / t};
+    c.reserve(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i] != -INFINITY) c.push_back({int32_t(i), x[i] / t});  // masked ids are no candidates
+    if (c.empty()) return c;
     if (params_.top_k > 0) {
       apply_top_k(c, params_.top_k);
       apply_top_p(c, params_.top_p);
@@ -182,9 +203,9 @@ SampleResult RequestSampler::sample(std::span<const float> logits) {
   SampleResult r;
   if (params_.greedy()) {
     std::vector<float> copy;
-    std::span<const float> x = logits;
+    std::span<const float> x = sampled_part(logits);
     if (has_penalties()) {
-      copy.assign(logits.begin(), logits.end());
+      copy.assign(x.begin(), x.end());
       apply_penalties(copy);
       x = copy;
     }

@@ -1,5 +1,7 @@
 // Per-request token sampling from one logits row [vocab]. Order of operations (HF/vLLM):
 //   1. logprobs (if asked) from the RAW logits: log_softmax before any penalty or warper
+//   1b. masks (-inf): vocabulary padding past the tokenizer (num_valid_tokens) unless logit_bias
+//       names the id; the stop ids while fewer than min_tokens tokens were sampled (vLLM)
 //   2. repetition_penalty (HF: logit/r if > 0 else logit*r, once per token seen in prompt+output)
 //   3. presence/frequency penalties (OpenAI: logit -= count*frequency + (count>0)*presence, output)
 //   4. logit_bias (added)          5. temperature == 0 → greedy argmax (ties → lowest id)
@@ -34,6 +36,13 @@ struct SamplingParams {
   std::vector<std::pair<int32_t, float>> logit_bias;  // token → bias in [-100, 100]
   std::optional<uint64_t> seed;
   int32_t logprobs = -1;  // -1: none; k in [0, 20]: the sampled token's logprob plus top-k
+  /// > 0: ids >= it are vocabulary padding (rows past the tokenizer, e.g. Qwen2's 151,936 vs
+  /// 151,665): never sampled unless logit_bias names them. 0: every id of the row may be sampled.
+  int32_t num_valid_tokens = 0;
+  /// vLLM's min_tokens: while fewer tokens were sampled, min_tokens_stop_ids (EOS/EOT and the
+  /// request's stop ids) cannot be sampled.
+  int32_t min_tokens = 0;
+  std::vector<int32_t> min_tokens_stop_ids;
 
   /// Throws Error(INVALID_ARGUMENT) naming the field and the allowed range.
   void validate(int32_t vocab_size) const;
@@ -92,9 +101,15 @@ class RequestSampler {
 
  private:
   void apply_penalties(std::vector<float>& x) const;
+  bool min_tokens_active() const { return num_output_ < params_.min_tokens && !params_.min_tokens_stop_ids.empty(); }
   bool has_penalties() const {
-    return !seen_.empty() || !params_.logit_bias.empty() ||
+    return !seen_.empty() || !params_.logit_bias.empty() || min_tokens_active() ||
            ((params_.presence_penalty != 0 || params_.frequency_penalty != 0) && !out_counts_.empty());
+  }
+  /// The part of a row sampling looks at: [0, num_valid_tokens) unless logit_bias names a padded id
+  /// (then the whole row, the unnamed padding masked in apply_penalties).
+  std::span<const float> sampled_part(std::span<const float> logits) const {
+    return padding_asked_ ? logits : logits.first(size_t(num_sampled_ids_));
   }
 
   SamplingParams params_;
@@ -102,6 +117,9 @@ class RequestSampler {
   Philox rng_;
   std::unordered_set<int32_t> seen_;                // prompt + output tokens
   std::unordered_map<int32_t, int32_t> out_counts_; // output token → count
+  int32_t num_output_ = 0;                          // tokens sampled so far
+  int32_t num_sampled_ids_ = 0;                     // vocab_size, or num_valid_tokens when smaller
+  bool padding_asked_ = false;                      // logit_bias names an id >= num_valid_tokens
 };
 
 /// Raw log_softmax value of `logits[token]` and the top `k` (k ≤ 20) of the row.

@@ -24,12 +24,21 @@ Generation::Generation(LoadedModel& model, GenerationParams params, uint64_t def
     bad("max_tokens must be >= 1, got " + std::to_string(params.max_tokens));
   const int32_t room = ctx - n;
   max_tokens_ = params.max_tokens < 0 ? room : std::min(params.max_tokens, room);
+  if (params.min_tokens < 0) bad("min_tokens must be >= 0, got " + std::to_string(params.min_tokens));
+  if (params.max_tokens > 0 && params.min_tokens > params.max_tokens)
+    bad("min_tokens (" + std::to_string(params.min_tokens) + ") must be less than or equal to max_tokens (" +
+        std::to_string(params.max_tokens) + ")");
   num_prompt_tokens_ = n;
 
   engine::EngineRequest req;
   req.request_id = request_id_ = model.next_request_id();
   req.prompt_token_ids = std::move(params.prompt_ids);
   req.sampling = std::move(params.sampling);
+  req.sampling.min_tokens = params.min_tokens;
+  // Rows past the tokenizer's vocabulary (padding) decode to nothing: never sample them unless
+  // the request names them in logit_bias.
+  const int64_t num_tok = int64_t(model.tokenizer().vocab_size());
+  if (num_tok > 0 && num_tok < vocab) req.sampling.num_valid_tokens = int32_t(num_tok);
   req.max_tokens = max_tokens_;
   req.stop_token_ids = std::move(params.stop_token_ids);
   if (!params.ignore_eos)
@@ -40,8 +49,11 @@ Generation::Generation(LoadedModel& model, GenerationParams params, uint64_t def
   const std::vector<int32_t>& p = req.prompt_token_ids;
   const std::span<const int32_t> tail(p.data() + (p.size() - std::min(p.size(), kDecodeContext)),
                                       std::min(p.size(), kDecodeContext));
-  proc_ = std::make_unique<engine::OutputProcessor>(model.tokenizer(), std::move(params.stop), params.skip_special_tokens,
-                                                    tail);
+  engine::OutputOptions oo;
+  oo.skip_special = params.skip_special_tokens;
+  oo.min_tokens = params.min_tokens;
+  oo.include_stop_str = params.include_stop_str_in_output;
+  proc_ = std::make_unique<engine::OutputProcessor>(model.tokenizer(), std::move(params.stop), oo, tail);
   t_submit_ = std::chrono::steady_clock::now();
   stream_ = model.engine().submit(req, default_seed);  // throws INVALID_ARGUMENT (sampling fields, ...)
 }

@@ -26,6 +26,8 @@ struct GenerationParams {
   bool ignore_eos = false;
   int32_t prompt_logprobs = -1;           // >= 0: logprobs of the prompt tokens (completions echo)
   bool skip_special_tokens = true;
+  int32_t min_tokens = 0;                 // vLLM: no EOS/stop id and no stop string before this many tokens
+  bool include_stop_str_in_output = false;  // vLLM: the matched stop string ends the text
 };
 
 struct GenerationChunk {

@@ -4,11 +4,15 @@
 // body and counts the request in the metrics.
 #include "server/http_server.h"
 
+#include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <httplib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <regex>
 
 #include "core/error.h"
@@ -90,6 +94,32 @@ std::string allowed_methods(const std::string& path) {
   return allow;
 }
 
+// Why host:port cannot be bound: binds a throwaway socket the way the server does (SO_REUSEADDR)
+// and returns its errno (0 when it binds now). httplib's failed bind leaves no reliable errno.
+int bind_errno(const std::string& host, int port) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 || !res) return EADDRNOTAVAIL;
+  int err = 0;
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    const bool ok = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    err = ok ? 0 : errno;
+    ::close(fd);
+    if (ok || err == EADDRINUSE) break;
+  }
+  ::freeaddrinfo(res);
+  return err;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metrics)
@@ -97,11 +127,16 @@ HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metric
       svr_(std::make_unique<httplib::Server>()) {
   if (!opts_.cors_origins.empty()) opts_.cors = true;
   ctx_->request_timeout_s = opts_.request_timeout_s;
+  ctx_->log_debug = opts_.log_debug;
   svr_->new_task_queue = [] { return new ThreadPerConnection(); };
   svr_->set_payload_max_length(size_t(opts_.max_body_bytes));
   svr_->set_keep_alive_timeout(2);
+  // httplib's default options set SO_REUSEPORT, which lets a second server bind the same port
+  // and share its connections (issue 21). SO_REUSEADDR alone still rebinds over TIME_WAIT
+  // sockets of a previous run but refuses a port another socket listens on.
   svr_->set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     listen_fd_ = int(sock);
   });
   install_routes();
@@ -240,9 +275,15 @@ int HttpServer::bind() {
   } else {
     port_ = svr_->bind_to_port(opts_.host, opts_.port) ? opts_.port : -1;
   }
-  if (port_ <= 0)
-    throw_error(ErrorCode::IO, "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) +
-                                   " (address in use, or not an address of this machine?)");
+  if (port_ <= 0) {
+    const int err = bind_errno(opts_.host, opts_.port);
+    const std::string where = opts_.host + ":" + std::to_string(opts_.port);
+    if (err == EADDRINUSE)
+      throw_error(ErrorCode::IO, "cannot listen on " + where + ": port in use (another server listens there; "
+                                                               "stop it or pass another --port)");
+    throw_error(ErrorCode::IO, "cannot listen on " + where + ": " + (err ? std::strerror(err) : "bind failed") +
+                                   " (is " + opts_.host + " an address of this machine?)");
+  }
   // cpp-httplib listens with a backlog of 5. When 64 clients connect at once while the engine
   // keeps both cores busy, the accept queue overflowed: Linux drops the handshake's last ACK, the
   // client sends its request on a connection the server never accepts, and after the SYN-ACK

@@ -31,6 +31,7 @@ struct ServerOptions {
   int64_t max_body_bytes = int64_t(8) << 20;
   double request_timeout_s = 300;         // 0 = off
   double shutdown_timeout_s = 30;
+  bool log_debug = false;                 // --log-level debug
 };
 
 class HttpServer {

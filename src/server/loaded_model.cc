@@ -1,13 +1,5 @@
-// LoadedModel::load (see loaded_model.h). KV sizing rule (opts.kv_dtype, block_size tokens a block):
-//   context    = min(opts.max_context_len, max_position_embeddings)
-//   one_ctx    = ceil(context / block_size) blocks
-//   budget     = opts.kv_cache_bytes, or auto: room for max(opts.max_num_seqs, 16) full contexts,
-//                capped at 25% of MemAvailable but never below one full context
-//   num_blocks = budget / block bytes; fewer than one_ctx → Error(OUT_OF_MEMORY) with both numbers
-//   max_num_seqs (auto) = max(num_blocks / one_ctx, 64) clamped to [1, min(256, num_blocks)]: short
-//                requests share the pool and join as soon as it has their blocks (64 short chats
-//                run together instead of 48 of them queueing behind 16); when the pool runs out
-//                the scheduler preempts (recompute).
+// LoadedModel::load (see loaded_model.h). The context and the KV pool come from
+// hub::plan_kv_pool (hub/estimate.h), the rule `oxydllm estimate` prints with the same flags.
 #include "server/loaded_model.h"
 
 #include <unistd.h>
@@ -22,6 +14,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "engine/transformer_executor.h"
+#include "hub/estimate.h"
 #include "loader/gguf.h"
 #include "model/transformer.h"
 
@@ -29,9 +22,6 @@ namespace oxyd::server {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int32_t kAutoMinSeqs = 16;     // full contexts the auto pool holds
-constexpr int32_t kAutoMinRunning = 64;  // auto max_num_seqs floor (sequences run together)
 
 // Tokenizer and the model's own chat template ("" if none) from a GGUF file or an HF directory.
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const std::string& path, std::string& chat_template) {
@@ -51,17 +41,6 @@ std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const std::string& path, st
   return tok;
 }
 
-int64_t mem_available_bytes() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  int64_t kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? int64_t(pages) * page : 0;
-}
-
 int64_t weights_bytes_of(const model::Weights& w) {
   int64_t n = w.embed.nbytes() + w.final_norm.nbytes() + w.rope_factors.nbytes();
   if (w.lm_head.data != w.embed.data) n += w.lm_head.nbytes();
@@ -72,17 +51,12 @@ int64_t weights_bytes_of(const model::Weights& w) {
   return n;
 }
 
-std::string gib(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
-  return buf;
-}
-
 }  // namespace
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std::string& path, const ModelOptions& opts) {
   auto bad = [](const std::string& m) { throw_error(ErrorCode::INVALID_ARGUMENT, m); };
-  if (opts.max_context_len < 2) bad("max_context_len must be >= 2, got " + std::to_string(opts.max_context_len));
+  if (opts.max_context_len != 0 && opts.max_context_len < 2)
+    bad("max_context_len must be >= 2 (0 = auto), got " + std::to_string(opts.max_context_len));
   if (opts.block_size < 1 || opts.block_size > 1024) bad("block_size must be in [1, 1024], got " + std::to_string(opts.block_size));
   if (opts.max_num_batched_tokens < 1) bad("max_num_batched_tokens must be >= 1");
   if (opts.max_num_seqs < 0) bad("max_num_seqs must be >= 0 (0 = auto)");
@@ -121,34 +95,20 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
     }
   }
 
-  // Context and KV pool.
-  int64_t ctx = opts.max_context_len;
-  if (c.max_position_embeddings > 0) ctx = std::min<int64_t>(ctx, c.max_position_embeddings);
-  lm->max_context_len_ = int32_t(ctx);
-  const int64_t bs = opts.block_size;
-  const int64_t one_ctx_blocks = (ctx + bs - 1) / bs;
-  const int64_t block_bytes = bs * engine::kv_bytes_per_token(m, opts.kv_dtype, opts.kv_quant_bits);
-  const int64_t one_ctx_bytes = one_ctx_blocks * block_bytes;
-  int64_t budget = opts.kv_cache_bytes;
-  if (budget == 0) {
-    const int64_t avail = mem_available_bytes();
-    const int64_t want = std::max(opts.max_num_seqs, kAutoMinSeqs) * one_ctx_bytes;
-    budget = std::max(std::min(want, avail > 0 ? avail / 4 : want), one_ctx_bytes);
-    if (avail > 0 && one_ctx_bytes > avail)
-      throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": one full context of " + std::to_string(ctx) +
-                                                " tokens needs " + std::to_string(one_ctx_bytes) + " bytes (" +
-                                                gib(one_ctx_bytes) + ") of KV cache but only " + std::to_string(avail) +
-                                                " bytes (" + gib(avail) + ") of memory are available; lower the context length");
-  }
-  const int64_t num_blocks = std::min<int64_t>(budget / block_bytes, INT32_MAX);
-  if (num_blocks < one_ctx_blocks)
-    throw_error(ErrorCode::OUT_OF_MEMORY, "model " + id + ": a KV cache of " + std::to_string(budget) +
-                                              " bytes holds " + std::to_string(num_blocks * bs) + " tokens but one full context of " +
-                                              std::to_string(ctx) + " tokens needs " + std::to_string(one_ctx_bytes) +
-                                              " bytes; raise the KV cache size or lower the context length");
-  int64_t seqs = opts.max_num_seqs;
-  if (seqs == 0) seqs = std::max<int64_t>(num_blocks / one_ctx_blocks, kAutoMinRunning);
-  lm->max_num_seqs_ = int32_t(std::clamp<int64_t>(seqs, 1, std::min<int64_t>(256, num_blocks)));
+  // Context and KV pool: hub::plan_kv_pool, the same rule `oxydllm estimate` prints.
+  hub::KvPlanRequest kr;
+  kr.bytes_per_token = engine::kv_bytes_per_token(m, opts.kv_dtype, opts.kv_quant_bits);
+  kr.trained_context = c.max_position_embeddings;
+  kr.max_context_len = opts.max_context_len;
+  kr.max_num_seqs = opts.max_num_seqs;
+  kr.kv_cache_bytes = opts.kv_cache_bytes;
+  kr.block_size = opts.block_size;
+  kr.memory_available = hub::mem_available_bytes();
+  kr.memory_cap_bytes = hub::kv_memory_cap(kr.memory_available);
+  const hub::KvPlan plan = hub::plan_kv_pool(kr, id);
+  lm->max_context_len_ = int32_t(plan.context_len);
+  lm->max_num_seqs_ = int32_t(plan.max_num_seqs);
+  const int64_t num_blocks = plan.num_blocks;
 
   // Sliding window in the block manager only when EVERY layer slides (kv/block_manager.h).
   int32_t window = 0;

@@ -44,6 +44,11 @@ struct CommonParams {
   std::vector<int32_t> stop_token_ids;   // extension (vLLM)
   bool ignore_eos = false;               // extension (vLLM)
   bool skip_special_tokens = true;       // extension (vLLM)
+  int32_t min_tokens = 0;                // extension (vLLM): no EOS/stop before this many tokens
+  bool include_stop_str_in_output = false;  // extension (vLLM)
+  /// Top-level fields this server does not read (accepted, as OpenAI clients send new ones; the
+  /// server lists them at debug log level).
+  std::vector<std::string> unknown_fields;
   bool stream = false;
   bool include_usage = false;            // stream_options.include_usage (only with stream)
   std::optional<double> timeout_s;       // extension: per-request timeout
@@ -72,7 +77,8 @@ struct CompletionRequest {
   std::optional<int32_t> logprobs;       // 0..5 (OpenAI); up to 20 accepted
 };
 
-/// Throw ApiError(400) on anything malformed; unknown fields are ignored as OpenAI does.
+/// Throw ApiError(400) on anything malformed; unknown fields are ignored as OpenAI does (and
+/// named in common.unknown_fields).
 ChatRequest parse_chat_request(const json& body);
 CompletionRequest parse_completion_request(const json& body);
 /// Parses the body text; invalid JSON / invalid UTF-8 / nesting deeper than 64 → ApiError 400.
@@ -134,15 +140,19 @@ json completion_usage_chunk(const std::string& id, int64_t created, const std::s
 // ---- llama.cpp-server extras: /tokenize, /detokenize, /apply-template ---------------------------
 
 struct TokenizeRequest {
-  std::string content;         // "" when absent (llama.cpp)
-  bool add_special = false;    // llama.cpp's defaults
+  std::string content;         // llama.cpp's "content", or vLLM's "prompt"
+  bool add_special = false;    // llama.cpp's defaults; vLLM's add_special_tokens (true) with "prompt"
   bool parse_special = true;
   bool with_pieces = false;
+  bool vllm = false;           // the body used vLLM's "prompt": answer count + max_model_len too
 };
+/// Needs exactly one of "content" (llama.cpp) or "prompt" (vLLM): neither or both → 400.
 TokenizeRequest parse_tokenize_request(const json& body);
 /// {"tokens":[ids]}, or with pieces {"tokens":[{"id":i,"piece":p}]} where p is the piece's text
 /// when it is valid UTF-8 and its byte values otherwise (llama.cpp). pieces->size() == ids.size().
 json tokenize_response(const std::vector<int32_t>& ids, const std::vector<std::string>* pieces);
+/// vLLM's shape: {"count": n, "max_model_len": ctx, "tokens": [ids], "token_strs": null}.
+json tokenize_response_vllm(const std::vector<int32_t>& ids, int32_t max_model_len);
 /// {"tokens":[ids]} → the ids (each >= 0; absent → none, as llama.cpp).
 std::vector<int32_t> parse_detokenize_request(const json& body);
 json detokenize_response(const std::string& content);        // {"content": ...}

@@ -238,6 +238,12 @@ ChatRequest parse_chat_request(const json& body) {
     r.chat_template_kwargs["reasoning_effort"] = *e;
   }
   if (auto b = opt_bool(body, "add_generation_prompt", "add_generation_prompt")) r.add_generation_prompt = *b;
+  collect_unknown_fields(body,
+                         {"messages", "max_tokens", "max_completion_tokens", "logprobs", "top_logprobs", "tools",
+                          "tool_choice", "parallel_tool_calls", "functions", "function_call", "response_format", "audio",
+                          "modalities", "chat_template_kwargs", "enable_thinking", "reasoning_effort",
+                          "add_generation_prompt"},
+                         r.common.unknown_fields);
   return r;
 }
 

@@ -81,6 +81,8 @@ CompletionRequest parse_completion_request(const json& body) {
     not_supported("suffix", "'suffix' (insertion) is not supported.");
   if (auto b = opt_int(body, "best_of", "best_of", 1, 128); b && *b > 1)
     not_supported("best_of", "'best_of' greater than 1 is not supported; use 'n'.");
+  collect_unknown_fields(body, {"prompt", "echo", "max_tokens", "logprobs", "suffix", "best_of"},
+                         r.common.unknown_fields);
   return r;
 }
 

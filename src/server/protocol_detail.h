@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/protocol.h"
 
@@ -39,6 +41,10 @@ std::optional<double> opt_number(const json& obj, const char* key, const std::st
 /// Fields shared by chat and completions (sampling, stop, n, stream...); not max_tokens, whose
 /// rules differ between the two.
 void parse_common(const json& body, CommonParams& p);
+/// Appends to `out` the top-level keys of `body` that are neither common fields nor in
+/// `endpoint_fields` (the endpoint's own), in body order.
+void collect_unknown_fields(const json& body, std::initializer_list<const char*> endpoint_fields,
+                            std::vector<std::string>& out);
 
 // ---- UTF-8 ----
 /// Byte offset of the first byte of the first ill-formed sequence, or npos when valid.

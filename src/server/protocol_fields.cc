@@ -178,6 +178,9 @@ void parse_common(const json& body, CommonParams& p) {
   }
   if (auto b = opt_bool(body, "ignore_eos", "ignore_eos")) p.ignore_eos = *b;
   if (auto b = opt_bool(body, "skip_special_tokens", "skip_special_tokens")) p.skip_special_tokens = *b;
+  if (auto m = opt_int(body, "min_tokens", "min_tokens", 0, kInt32Max)) p.min_tokens = static_cast<int32_t>(*m);
+  if (auto b = opt_bool(body, "include_stop_str_in_output", "include_stop_str_in_output"))
+    p.include_stop_str_in_output = *b;
   if (auto b = opt_bool(body, "stream", "stream")) p.stream = *b;
   if (const json* so = field(body, "stream_options")) {
     if (!p.stream)
@@ -188,6 +191,26 @@ void parse_common(const json& body, CommonParams& p) {
   }
   if (auto t = opt_number(body, "timeout", "timeout", 0, 1e9, true)) p.timeout_s = *t;
   opt_string(body, "user", "user");  // accepted (type-checked), not used
+}
+
+namespace {
+// The top-level fields parse_common reads, and the ones both endpoints accept without using
+// (OpenAI metadata and vLLM options that change nothing here).
+constexpr const char* kCommonFields[] = {
+    "model", "temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "top_k", "min_p",
+    "typical_p", "repetition_penalty", "n", "stop", "stop_token_ids", "ignore_eos", "skip_special_tokens",
+    "min_tokens", "include_stop_str_in_output", "stream", "stream_options", "timeout", "user", "metadata", "store",
+    "service_tier", "prompt_cache_key", "safety_identifier"};
+}  // namespace
+
+void collect_unknown_fields(const json& body, std::initializer_list<const char*> endpoint_fields,
+                            std::vector<std::string>& out) {
+  for (const auto& [key, value] : body.items()) {
+    bool known = false;
+    for (const char* k : kCommonFields) known |= key == k;
+    for (const char* k : endpoint_fields) known |= key == k;
+    if (!known) out.push_back(key);
+  }
 }
 
 }  // namespace oxyd::server::protocol::detail

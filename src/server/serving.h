@@ -26,6 +26,7 @@ struct ServingContext {
   ModelManager& models;
   Metrics& metrics;
   double request_timeout_s = 300;     // 0 = off
+  bool log_debug = false;             // --log-level debug: per-request details on stderr
   std::atomic<bool> draining{false};  // shutdown began: new requests get 503
   std::atomic<bool> drain_expired{false};  // --shutdown-timeout passed: end in-flight work now
   /// Deadline of a request starting now (a per-request timeout field may shorten it).
@@ -70,6 +71,9 @@ bool finish_stream(StreamRecord& rec, httplib::DataSink& sink, const protocol::A
 /// The error a request whose client disconnected ends with (status 499, never delivered: it only
 /// sets the status the metrics count).
 protocol::ApiError client_closed_error();
+
+/// At debug log level, one stderr line naming the request fields the server ignored.
+void log_unknown_fields(const ServingContext& ctx, const char* endpoint, const std::vector<std::string>& fields);
 
 void send_json(httplib::Response& res, int status, const protocol::json& body);
 void send_error(httplib::Response& res, const protocol::ApiError& e);

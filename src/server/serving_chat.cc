@@ -130,6 +130,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
 void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
   protocol::ChatRequest cr = protocol::parse_chat_request(body);
+  log_unknown_fields(ctx, "/v1/chat/completions", cr.common.unknown_fields);
   require_model_field(cr.common.model);
   info.model = cr.common.model;
   // Tool calls are not parsed out of the output yet: forcing one would be silently ignored.
@@ -161,6 +162,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   base.stop_token_ids = cr.common.stop_token_ids;
   base.ignore_eos = cr.common.ignore_eos;
   base.skip_special_tokens = cr.common.skip_special_tokens;
+  base.min_tokens = cr.common.min_tokens;
+  base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
 
   st->id = protocol::new_id("chatcmpl-");
   st->model = cr.common.model;

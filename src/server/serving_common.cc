@@ -1,5 +1,6 @@
 // Shared serving helpers and GenerationGroup (see serving.h).
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "core/splitmix64.h"
@@ -15,6 +16,23 @@ Clock::time_point ServingContext::deadline(std::optional<double> request_timeout
   if (request_timeout && *request_timeout > 0) t = t > 0 ? std::min(t, *request_timeout) : *request_timeout;
   if (t <= 0) return Clock::time_point::max();
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t));
+}
+
+void log_unknown_fields(const ServingContext& ctx, const char* endpoint, const std::vector<std::string>& fields) {
+  if (!ctx.log_debug || fields.empty()) return;
+  std::string list;
+  for (const auto& f : fields) {
+    // A client's key, shown safely: control bytes as '?', at most 64 bytes each, 32 keys in all.
+    std::string k = f.substr(0, 64);
+    for (char& c : k)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    list += (list.empty() ? "'" : ", '") + k + "'";
+    if (&f - fields.data() == 31 && fields.size() > 32) {
+      list += ", and " + std::to_string(fields.size() - 32) + " more";
+      break;
+    }
+  }
+  std::fprintf(stderr, "oxydllm: debug: %s: ignored unknown field(s): %s\n", endpoint, list.c_str());
 }
 
 void send_json(httplib::Response& res, int status, const json& body) {

@@ -160,6 +160,7 @@ void respond_whole(CompletionState& st, httplib::Response& res) {
 void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
   protocol::CompletionRequest cr = protocol::parse_completion_request(body);
+  log_unknown_fields(ctx, "/v1/completions", cr.common.unknown_fields);
   require_model_field(cr.common.model);
   info.model = cr.common.model;
   if (ctx.draining) throw shutdown_error();
@@ -192,6 +193,8 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   base.stop_token_ids = cr.common.stop_token_ids;
   base.ignore_eos = cr.common.ignore_eos;
   base.skip_special_tokens = cr.common.skip_special_tokens;
+  base.min_tokens = cr.common.min_tokens;
+  base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
   if (st->echo && st->logprobs >= 0) base.prompt_logprobs = st->logprobs;
 
   const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();

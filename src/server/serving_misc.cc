@@ -3,6 +3,8 @@
 // {content, add_special=false, parse_special=true, with_pieces=false} → {tokens},
 // POST /detokenize {tokens} → {content}, POST /apply-template {messages, ...} → {prompt}.
 // Those three take an optional "model"; without it they use the --model (or only loaded) model.
+#include <algorithm>
+
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -75,6 +77,7 @@ void handle_tokenize(ServingContext& ctx, const httplib::Request& req, httplib::
   std::vector<std::string> pieces;
   if (tr.with_pieces)
     for (int32_t id : ids) pieces.push_back(tok.decode({id}, false));
+  if (tr.vllm && !tr.with_pieces) return send_json(res, 200, protocol::tokenize_response_vllm(ids, lease->max_context_len()));
   send_json(res, 200, protocol::tokenize_response(ids, tr.with_pieces ? &pieces : nullptr));
 }
 
@@ -83,7 +86,9 @@ void handle_detokenize(ServingContext& ctx, const httplib::Request& req, httplib
   const std::vector<int32_t> ids = protocol::parse_detokenize_request(body);
   ModelLease lease = acquire_for(ctx, body, info);
   const auto& tok = lease->tokenizer();
-  const int64_t vocab = int64_t(tok.vocab_size());
+  // The model's rows: ids past the tokenizer (vocabulary padding, e.g. Qwen2's) decode to
+  // nothing, as Hugging Face decodes them; only ids past every row are an error.
+  const int64_t vocab = std::max<int64_t>(int64_t(tok.vocab_size()), lease->config().vocab_size);
   for (size_t i = 0; i < ids.size(); ++i)
     if (ids[i] >= vocab)
       throw protocol::bad_request("tokens[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +

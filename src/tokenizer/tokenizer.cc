@@ -7,6 +7,17 @@
 
 namespace oxyd::tokenizer {
 
+bool is_media_placeholder(std::string_view t) {
+  const bool angle = t.size() > 2 && t.front() == '<' && t.back() == '>';
+  const bool square = t.size() > 2 && t.front() == '[' && t.back() == ']';
+  if (!angle && !square) return false;
+  for (char c : t.substr(1, t.size() - 2))
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '|' || c == '-')) return false;
+  for (std::string_view w : {"image", "audio", "video", "vision"})
+    if (t.find(w) != std::string_view::npos) return true;
+  return false;
+}
+
 void Tokenizer::finish(const std::string& source) {
   OXYD_CHECK(model_ != nullptr, source + ": no model");
   added_by_id_.clear();
@@ -47,6 +58,11 @@ void Tokenizer::finish(const std::string& source) {
   }
   raw_matcher_.build(&added_, std::move(raw_idx), raw_pat);
   normalized_matcher_.build(&added_, std::move(norm_idx), norm_pat);
+  // A placeholder for a non-text input is never text: skipped with the specials when decoding
+  // (issue 21: Gemma 3's <start_of_image> is special in its tokenizer.json but USER_DEFINED in its
+  // GGUF, so it reached sampled output). Matching in text is unchanged (llama.cpp matches it).
+  for (const AddedToken& t : added_)
+    if (!t.special && is_media_placeholder(t.content)) special_ids_.insert(t.id);
 
   eog_ids_.clear();
   eog_list_.clear();
@@ -116,7 +132,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
   for (int32_t id : ids) {
     auto it = added_by_id_.find(id);
     if (it != added_by_id_.end()) {
-      if (skip_special && added_[it->second].special) continue;
+      if (skip_special && special_ids_.count(id)) continue;
       tokens.push_back(added_[it->second].content);
       continue;
     }

@@ -29,6 +29,10 @@ class GgufFile;
 
 namespace oxyd::tokenizer {
 
+/// "<start_of_image>", "<|vision_pad|>", "[audio]": a token of lowercase letters, digits, '_', '|'
+/// or '-' in <> or [] naming image, audio, video or vision (a placeholder for a non-text input).
+bool is_media_placeholder(std::string_view token);
+
 class Tokenizer {
  public:
   /// Loads tokenizer.json and (optional, "" to skip) tokenizer_config.json. Errors name the file
@@ -47,14 +51,15 @@ class Tokenizer {
   /// parse_special: match special tokens written in `text` (true only for text the engine itself
   /// rendered, e.g. a chat template; false for user content, where "<|im_end|>" stays plain text).
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
-  /// Ids -> text. skip_special drops special tokens. Out-of-range ids are skipped.
+  /// Ids -> text. skip_special drops special tokens, and added tokens that stand for a non-text
+  /// input (is_media_placeholder) whatever their flag. Out-of-range ids are skipped.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special = false) const;
 
   // Vocabulary queries. Ids are -1 when the vocabulary has no such token.
   size_t vocab_size() const;  // model vocabulary plus added tokens (max id + 1)
   int32_t token_to_id(std::string_view token) const;
   std::string id_to_token(int32_t id) const;
-  bool is_special(int32_t id) const { return special_ids_.count(id) != 0; }
+  bool is_special(int32_t id) const { return special_ids_.count(id) != 0; }  // incl. media placeholders
   int32_t bos_id() const { return bos_id_; }
   int32_t eos_id() const { return eos_id_; }
   int32_t eot_id() const { return eot_id_; }

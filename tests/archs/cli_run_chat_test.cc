@@ -165,7 +165,8 @@ class CliRunChat : public ::testing::Test {
     return full.compare(0, pre.size(), pre) == 0 ? full.substr(pre.size()) : "<context changed the text>";
   }
   std::vector<std::string> base_args(const char* dir = "model") const {
-    return {"run", (tmp / dir).string(), "--chat-template", (tmp / "template.jinja").string(), "--threads", "2"};
+    return {"run", (tmp / dir).string(), "--chat-template", (tmp / "template.jinja").string(), "--threads", "2",
+            "--kv-dtype", "f32"};  // token for token against float64 goldens: the F32 cache
   }
   // One-shot through a shell: stdin from `stdin_text` (written to a file), stdout captured.
   int run_shell(std::vector<std::string> args, const std::string& stdin_text, std::string& out, std::string& err) {

@@ -74,7 +74,8 @@ TEST_F(CliRun, RawPromptPrintsGoldenGreedyText) {
   for (size_t i = 0; i < want.size(); ++i)
     if (tok->is_end_of_generation(want[i])) want.resize(i);  // run stops there
   Result r = run_cli(tmp, {"run", (tmp / "model").string(), texts[0], "--raw", "--max-tokens",
-                           std::to_string(want.size()), "--threads", "2"});
+                           std::to_string(want.size()), "--threads", "2",
+                           "--kv-dtype", "f32"});  // token for token against float64: the F32 cache
   ASSERT_EQ(r.rc, 0) << r.err;
   // The engine decodes generated text in the prompt's context (HF/vLLM): the first word keeps its space.
   std::vector<int32_t> all = g.prompts[0];

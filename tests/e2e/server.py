@@ -52,6 +52,8 @@ class Server:
         self.home = tempfile.mkdtemp(prefix="oxyd-e2e-home-")
         cmd = [str(BIN), "start", "--host", "127.0.0.1", "--port", "0", "--model", self.model_arg,
                "--models-dir", os.path.join(self.home, "models"), *self.flags]
+        if "--kv-dtype" not in self.flags and "--kv-quant" not in self.flags:
+            cmd += ["--kv-dtype", "f32"]  # the oracles compare token for token: the F32 cache
         if self.api_key:
             cmd += ["--api-key", self.api_key]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OXYDLLM_", "HF_", "HUGGINGFACE_"))}

@@ -219,23 +219,32 @@ TEST_F(Cli, ShowAndEstimate) {
   ASSERT_EQ(run({"show", "Qwen/Kill-Q8_0", "--models-dir", root}), 0) << err();
   for (const char* s : {"Id            Qwen/Kill-Q8_0", "Architecture  llama", "Parameters", "Context       128",
                         "1 layers, hidden 16, 2 q heads, 1 kv heads, head_dim 8", "Attention     1 full",
-                        "Quantization  Q8_0 (I8 ×1)", "Chat template no", "Files         Kill-Q8_0.gguf"})
+                        "Quantization  I8 (I8 ×1)", "Chat template no", "Files         Kill-Q8_0.gguf"})
     EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
 
   // A local id (prefix accepted, as oxydLLM), a path, and a hub repo.
-  ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--context-len", "1024"}), 0) << err();
+  // start's flags: the context is clamped to the trained 128 tokens; the pool holds 4 of them.
+  ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--max-context-len", "1024", "--max-num-seqs", "4",
+                 "--kv-dtype", "f32"}),
+            0)
+      << err();
   EXPECT_NE(out().find("Model     Qwen/Kill-Q8_0"), std::string::npos) << out();
-  EXPECT_NE(out().find("1024 ctx × 1 seq, F32; 1 full layers"), std::string::npos) << out();
-  // 1 layer × K+V × 1 head × 8 dims × 4 B (the engine's F32 KV) × 1024 tokens = 64 KiB.
-  EXPECT_NE(out().find("64.0 KiB"), std::string::npos) << out();
-  ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--context-len", "1024", "--kv-dtype", "f16"}), 0) << err();
+  EXPECT_NE(out().find("512-token pool (32 blocks of 16), 128 ctx, 4 seq max, F32; 1 full layers"), std::string::npos)
+      << out();
+  // 1 layer × K+V × 1 head × 8 dims × 4 B (F32) × 4 × 128 tokens = 32 KiB.
   EXPECT_NE(out().find("32.0 KiB"), std::string::npos) << out();
+  EXPECT_NE(out().find("32768   (bytes: what `oxydllm start` with these flags allocates)"), std::string::npos) << out();
+  ASSERT_EQ(run({"estimate", "Qwen/Kill", "--models-dir", root, "--context-len", "1024", "--num-sequences", "4",
+                 "--kv-dtype", "f16"}),
+            0)
+      << err();
+  EXPECT_NE(out().find("16.0 KiB"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", root + "/Qwen/Kill-GGUF/Kill-Q8_0.gguf", "--kv-quant", "aggressive"}), 0) << err();
   EXPECT_NE(out().find("aggressive 2-bit + f32 norm"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", "Qwen/Kill-GGUF", "--remote", "--num-sequences", "2"}), 0) << err();
   EXPECT_NE(out().find("★ Q4_K_M"), std::string::npos) << out();
   EXPECT_NE(out().find("Q8_0"), std::string::npos);
-  EXPECT_NE(out().find("KV: 4096 ctx × 2 seq, F32"), std::string::npos) << out();
+  EXPECT_NE(out().find("KV: 256-token pool (16 blocks of 16), 128 ctx, 2 seq max, BF16"), std::string::npos) << out();
   EXPECT_EQ(run({"estimate", "Qwen/Missing-GGUF", "--models-dir", root}), 1);
   EXPECT_NE(err().find("repository not found"), std::string::npos) << err();
   EXPECT_EQ(run({"estimate", "Qwen/Kill-Q8_0", "--models-dir", root, "--kv-quant", "7bit"}), 1);

@@ -202,7 +202,14 @@ TEST_F(HttpGenerate, TokenizeDetokenizeMatchTheTokenizer) {
   EXPECT_EQ(d["content"], text);
   post("/detokenize", {{"tokens", {1, 99999999}}}, 400);
   post("/tokenize", {{"content", 5}}, 400);
-  EXPECT_TRUE(post("/tokenize", json::object())["tokens"].empty());  // llama.cpp: no content, no tokens
+  post("/tokenize", json::object(), 400);  // no input field: an error, not an empty answer (issue 21)
+  // vLLM's field name and shape: "prompt", BOS added by default (add_special_tokens).
+  const json v = post("/tokenize", {{"prompt", text}});
+  EXPECT_EQ(v["tokens"].get<std::vector<int32_t>>(), tok_->encode(text, true, true));
+  EXPECT_EQ(v["count"], v["tokens"].size());
+  EXPECT_GT(v["max_model_len"].get<int>(), 0);
+  const json v2 = post("/tokenize", {{"prompt", text}, {"add_special_tokens", false}});
+  EXPECT_EQ(v2["tokens"].get<std::vector<int32_t>>(), want);
 }
 
 TEST_F(HttpGenerate, RequestTimeout) {

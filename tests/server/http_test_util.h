@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +72,11 @@ class ServerProcess {
       for (const auto& e : env) putenv(const_cast<char*>(strdup(e.c_str())));
       std::vector<std::string> all = {OXYD_CLI_BIN, "start"};
       all.insert(all.end(), args.begin(), args.end());
+      // The tests compare with float64 goldens token for token: the F32 cache unless they choose.
+      const bool chosen = std::find(args.begin(), args.end(), "--kv-dtype") != args.end() ||
+                          std::find(args.begin(), args.end(), "--kv-quant") != args.end() ||
+                          std::any_of(env.begin(), env.end(), [](const std::string& e) { return e.rfind("OXYDLLM_KV_", 0) == 0; });
+      if (!chosen) all.insert(all.end(), {"--kv-dtype", "f32"});
       std::vector<char*> argv;
       for (auto& a : all) argv.push_back(a.data());
       argv.push_back(nullptr);

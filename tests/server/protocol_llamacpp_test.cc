@@ -19,8 +19,29 @@ TEST(ProtocolLlamaCpp, Tokenize) {
   EXPECT_TRUE(r.add_special);
   EXPECT_FALSE(r.parse_special);
   EXPECT_TRUE(r.with_pieces);
-  EXPECT_EQ(parse_tokenize_request(json::object()).content, "");
-  for (const char* bad : {R"({"content": 1})", R"({"add_special": "yes"})", R"({"with_pieces": 1})"}) {
+  // vLLM's field: "prompt", with add_special_tokens defaulting to true as vLLM's.
+  r = parse_tokenize_request(json::parse(R"({"prompt": "Hello"})"));
+  EXPECT_EQ(r.content, "Hello");
+  EXPECT_TRUE(r.vllm);
+  EXPECT_TRUE(r.add_special);
+  r = parse_tokenize_request(json::parse(R"({"prompt": "Hello", "add_special_tokens": false})"));
+  EXPECT_FALSE(r.add_special);
+  EXPECT_FALSE(parse_tokenize_request(json::parse(R"({"content": "x"})")).vllm);
+  // No input field (or both) is a 400 naming it, not an empty answer.
+  for (const char* none : {"{}", R"({"model": "m"})", R"({"content": "a", "prompt": "b"})", R"({"prompt": null})"}) {
+    SCOPED_TRACE(none);
+    try {
+      parse_tokenize_request(json::parse(none));
+      ADD_FAILURE() << "accepted";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400);
+      EXPECT_TRUE(e.param == "content" || e.param == "prompt") << e.param;
+    }
+  }
+  EXPECT_EQ(tokenize_response_vllm({5, 6}, 128),
+            json::parse(R"({"count": 2, "max_model_len": 128, "tokens": [5, 6], "token_strs": null})"));
+  for (const char* bad : {R"({"content": 1})", R"({"prompt": 1})", R"({"content": "a", "add_special": "yes"})",
+                          R"({"content": "a", "with_pieces": 1})"}) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(parse_tokenize_request(json::parse(bad)), ApiError);
   }

@@ -89,8 +89,8 @@ TEST_P(Batching, PreemptionUnderSmallPoolEqualsAlone) {
 }
 
 // With max_num_seqs left to auto, short requests are limited by the pool's blocks, not by a fixed
-// count: the auto pool holds 16 full contexts (16 × 128 tokens here), so 48 requests of 8 + 16
-// tokens all run together, and each still gives its alone tokens at that batch size.
+// count: the auto pool holds 64 sequences of 256 tokens (more than one 128-token context here),
+// so 48 requests of 8 + 16 tokens all run together, and each still gives its alone tokens at that batch size.
 TEST(BatchingAuto, FortyEightShortRequestsRunTogether) {
   const Golden g = load_golden("llama");
   auto m = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
