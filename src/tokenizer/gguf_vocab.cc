@@ -73,6 +73,38 @@ PreTokenizer byte_level_no_regex() {
   return p;
 }
 
+// A SentencePiece vocabulary whose NORMAL pieces all have the same score (convert_hf_to_gguf.py
+// writes -1000 for every piece when it has only tokenizer.json) says nothing about the merge order;
+// llama.cpp then merges leftmost-first, which is not the model's tokenization ("capital" ->
+// "ca"+"pital"...: 2 of the 3 llama_tok prompts differed from HF).
+bool scores_carry_no_order(const std::vector<float>& scores, const std::vector<int32_t>& types) {
+  size_t normal = 0;
+  float first = 0.0f;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (types[i] != kTypeNormal) continue;
+    if (normal++ == 0) first = scores[i];
+    else if (scores[i] != first) return false;
+  }
+  return normal > 1;
+}
+
+// The order a SentencePiece BPE model keeps instead: its pieces are stored by decreasing score, so
+// a lower id merges first (what the tokenizer.json merge list encodes too). Pieces made only of
+// U+2581 go last: the BPE trainer never learns them (it splits on whitespace), they are manual
+// additions that Llama and Mistral score -1e9 ("    return" -> "▁▁▁" "▁return", as HF).
+std::vector<float> scores_from_ids(std::vector<float> scores, const std::vector<std::pair<std::string, int32_t>>& vocab,
+                                   const std::vector<int32_t>& types) {
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    if (types[i] != kTypeNormal) continue;
+    const std::string& tok = vocab[i].first;
+    bool spaces = tok.size() >= 6 && tok.size() % 3 == 0;
+    for (size_t k = 0; spaces && k < tok.size(); k += 3) spaces = tok.compare(k, 3, kSpace) == 0;
+    const float id = static_cast<float>(i);
+    scores[i] = spaces ? -8388608.0f - id : -id;
+  }
+  return scores;
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
@@ -229,6 +261,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
         fail("tokenizer.ggml.scores", "has " + std::to_string(scores.size()) + " entries, expected " +
                                           std::to_string(n) + " (one per token)");
     }
+    if (scores_carry_no_order(scores, types)) scores = scores_from_ids(std::move(scores), vocab, types);
     t->model_ = std::make_unique<Spm>(std::move(vocab), std::move(scores), t->unk_id_, src + ": tokenizer.ggml");
     template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else if (model == "bert") {
