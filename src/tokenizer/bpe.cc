@@ -83,7 +83,8 @@ void Bpe::add_merge(int32_t a, int32_t b, int32_t rank, int32_t new_id) {
 
 void Bpe::tokenize(std::string_view word, std::vector<int32_t>& out) const {
   if (word.empty()) return;
-  if (options_.ignore_merges) {
+  if (options_.ignore_merges ||
+      (options_.ignore_merges_newline_runs && word.find_first_not_of('\n') == std::string_view::npos)) {
     int32_t id = vocab_.find(word);
     if (id >= 0) {
       out.push_back(id);

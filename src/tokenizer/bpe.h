@@ -22,6 +22,7 @@ struct BpeOptions {
   bool fuse_unk = false;
   bool byte_fallback = false;
   bool ignore_merges = false;
+  bool ignore_merges_newline_runs = false;  // ignore_merges for words made of "\n" only (llama.cpp gemma4)
   std::string continuing_subword_prefix;
   std::string end_of_word_suffix;
 };

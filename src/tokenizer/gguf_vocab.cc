@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "loader/gguf.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/llamacpp_pre.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unigram.h"
@@ -22,19 +23,6 @@ namespace {
 
 constexpr int32_t kTypeNormal = 1, kTypeUnknown = 2, kTypeControl = 3, kTypeUserDefined = 4;
 const char* kSpace = "\xE2\x96\x81";  // ▁
-
-// Split patterns of the pre-tokenizer names convert_hf_to_gguf.py assigns (from the tokenizer.json
-// files of those families).
-const char* kLlama3Re =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kQwen2Re =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kGpt4oRe =
-    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kDeepseekV3Re[] = {
-    R"(\p{N}{1,3})",
-    R"([\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+)",
-    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
 
 // Texts llama.cpp's vocabulary loader forces to CONTROL whatever the file says (its end-of-generation
 // and fill-in-the-middle detection by token text; "this is probably a bug in the model"): e.g. Gemma
@@ -57,20 +45,44 @@ bool llamacpp_forces_control(const std::string& t) {
   return kTexts.count(t) != 0;
 }
 
-PreTokenizer split_isolated(const char* re, const std::string& where) {
-  PreTokenizer p;
-  p.kind = PreTokenizer::Kind::SPLIT;
-  p.pattern = Pattern::regex(re, where);
-  p.behavior = SplitBehavior::ISOLATED;
-  return p;
-}
-
 PreTokenizer byte_level_no_regex() {
   PreTokenizer p;
   p.kind = PreTokenizer::Kind::BYTE_LEVEL;
   p.add_prefix_space = false;
   p.use_regex = false;
   return p;
+}
+
+// A SentencePiece vocabulary whose NORMAL pieces all have the same score (convert_hf_to_gguf.py
+// writes -1000 for every piece when it has only tokenizer.json) says nothing about the merge order;
+// llama.cpp then merges leftmost-first, which is not the model's tokenization ("capital" ->
+// "ca"+"pital"...: 2 of the 3 llama_tok prompts differed from HF).
+bool scores_carry_no_order(const std::vector<float>& scores, const std::vector<int32_t>& types) {
+  size_t normal = 0;
+  float first = 0.0f;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (types[i] != kTypeNormal) continue;
+    if (normal++ == 0) first = scores[i];
+    else if (scores[i] != first) return false;
+  }
+  return normal > 1;
+}
+
+// The order a SentencePiece BPE model keeps instead: its pieces are stored by decreasing score, so
+// a lower id merges first (what the tokenizer.json merge list encodes too). Pieces made only of
+// U+2581 go last: the BPE trainer never learns them (it splits on whitespace), they are manual
+// additions that Llama and Mistral score -1e9 ("    return" -> "▁▁▁" "▁return", as HF).
+std::vector<float> scores_from_ids(std::vector<float> scores, const std::vector<std::pair<std::string, int32_t>>& vocab,
+                                   const std::vector<int32_t>& types) {
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    if (types[i] != kTypeNormal) continue;
+    const std::string& tok = vocab[i].first;
+    bool spaces = tok.size() >= 6 && tok.size() % 3 == 0;
+    for (size_t k = 0; spaces && k < tok.size(); k += 3) spaces = tok.compare(k, 3, kSpace) == 0;
+    const float id = static_cast<float>(i);
+    scores[i] = spaces ? -8388608.0f - id : -id;
+  }
+  return scores;
 }
 
 }  // namespace
@@ -148,49 +160,61 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
     if (last >= 0) t->template_.push_back({false, {last}});
   };
 
-  if (model == "gpt2") {
+  if (model == "gpt2" || model == "gemma4") {
+    // Byte-level BPE (SentencePiece-style BPE for gemma4), pre-tokenized the way llama.cpp does for
+    // the tokenizer.ggml.pre value (llamacpp_pre.h).
+    const std::string pre_name = model == "gemma4" ? "gemma4" : pre;
+    const std::optional<LlamaCppPre> lp = llamacpp_pre(pre_name);
+    if (!lp) {
+      std::string known;
+      for (const std::string& k : llamacpp_pre_names()) known += (known.empty() ? "" : ", ") + k;
+      throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.pre: pre-tokenizer '" + pre_name +
+                                              "' is not supported (llama.cpp does not know it either; known: " +
+                                              known + ")");
+    }
     std::vector<std::pair<std::string, std::string>> merges;
-    const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
-    merges.reserve(m.size());
-    for (size_t i = 0; i < m.size(); ++i) {
-      size_t sp = m[i].find(' ');
-      if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
-      merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
+    if (pre_name != "kimi-k2" || gguf.has("tokenizer.ggml.merges")) {  // Kimi-K2 files may have none
+      const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
+      merges.reserve(m.size());
+      for (size_t i = 0; i < m.size(); ++i) {
+        size_t sp = m[i].find(' ', 1);
+        if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
+        merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
+      }
     }
     BpeOptions o;
-    const std::string where = src + ": tokenizer.ggml.pre '" + pre + "'";
+    o.ignore_merges = lp->ignore_merges;
+    o.ignore_merges_newline_runs = lp->newline_runs_whole;
+    o.byte_fallback = !lp->byte_encode;
+    const std::string where = src + ": tokenizer.ggml.pre '" + pre_name + "'";
     PreTokenizer seq;
     seq.kind = PreTokenizer::Kind::SEQUENCE;
-    if (pre == "llama-bpe" || pre == "llama3") {
-      seq.children = {split_isolated(kLlama3Re, where), byte_level_no_regex()};
-      o.ignore_merges = true;
-    } else if (pre == "qwen2") {
-      // No NFC here although Qwen's tokenizer.json has it: llama.cpp does not normalize, so a
-      // decomposed "é" stays two code points (the converted qwen3 vocabulary in gguf_llamacpp_test).
-      seq.children = {split_isolated(kQwen2Re, where), byte_level_no_regex()};
-    } else if (pre == "gpt-4o") {
-      seq.children = {split_isolated(kGpt4oRe, where), byte_level_no_regex()};
-      o.ignore_merges = true;
-    } else if (pre == "deepseek-v3") {
-      for (const char* re : kDeepseekV3Re) seq.children.push_back(split_isolated(re, where));
-      seq.children.push_back(byte_level_no_regex());
-    } else if (pre == "smollm") {
-      // llama.cpp: "\p{N}" (every digit alone), then the GPT-2 pattern; SmolLM2's tokenizer.json
-      // says the same with Digits(individual_digits) + ByteLevel(use_regex).
-      PreTokenizer bl = byte_level_no_regex();
-      bl.use_regex = true;
-      seq.children = {split_isolated(R"(\p{N})", where), bl};
-    } else if (pre == "default" || pre == "gpt2") {
-      PreTokenizer bl = byte_level_no_regex();
-      bl.use_regex = true;
-      seq.children = {bl};
-    } else {
-      throw_error(ErrorCode::UNSUPPORTED,
-                  src + ": tokenizer.ggml.pre: pre-tokenizer '" + pre +
-                      "' is not supported (known: llama-bpe, qwen2, gpt-4o, deepseek-v3, smollm, default)");
+    for (const char* e : lp->exprs) {
+      PreTokenizer s;
+      s.kind = PreTokenizer::Kind::SPLIT;
+      s.pattern = lp->unicode_regex ? Pattern::regex(e, where) : llamacpp_pattern(e, where);
+      s.behavior = SplitBehavior::ISOLATED;
+      seq.children.push_back(std::move(s));
     }
+    if (lp->byte_encode) seq.children.push_back(byte_level_no_regex());
     t->pre_tokenizer_ = std::move(seq);
-    t->decoder_.kind = Decoder::Kind::BYTE_LEVEL;
+    if (lp->escape_whitespaces) {
+      // Spaces become U+2581 before the split and back when decoding (SentencePiece-style BPE).
+      t->normalizer_.kind = Normalizer::Kind::REPLACE;
+      t->normalizer_.pattern = Pattern::literal(" ");
+      t->normalizer_.content = kSpace;
+      Decoder dr, db, df;
+      dr.kind = Decoder::Kind::REPLACE;
+      dr.pattern = kSpace;
+      dr.content = " ";
+      db.kind = Decoder::Kind::BYTE_FALLBACK;
+      df.kind = Decoder::Kind::FUSE;
+      t->decoder_.kind = Decoder::Kind::SEQUENCE;
+      t->decoder_.children = {dr, db, df};
+    } else {
+      t->decoder_.kind = Decoder::Kind::BYTE_LEVEL;
+    }
+    t->add_bos_ = lp->force_add_bos || gguf.get_bool("tokenizer.ggml.add_bos_token", lp->add_bos);
     t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
     template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else if (model == "llama") {
@@ -229,6 +253,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
         fail("tokenizer.ggml.scores", "has " + std::to_string(scores.size()) + " entries, expected " +
                                           std::to_string(n) + " (one per token)");
     }
+    if (scores_carry_no_order(scores, types)) scores = scores_from_ids(std::move(scores), vocab, types);
     t->model_ = std::make_unique<Spm>(std::move(vocab), std::move(scores), t->unk_id_, src + ": tokenizer.ggml");
     template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
   } else if (model == "bert") {

@@ -134,13 +134,16 @@ std::string expand_unicode_classes(const std::string& p) {
 
 }  // namespace
 
-Regex::Regex(const std::string& pattern_in, const std::string& where)
-    : impl_(std::make_unique<Impl>()), pattern_(pattern_in) {
+Regex::Regex(const std::string& pattern_in, const std::string& where, Syntax syntax)
+    : impl_(std::make_unique<Impl>()), pattern_(pattern_in), syntax_(syntax) {
   int err = 0;
   PCRE2_SIZE err_off = 0;
-  const std::string pattern = expand_unicode_classes(pattern_in);
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &err, &err_off, nullptr);
+  const std::string pattern = syntax == Syntax::UNICODE ? expand_unicode_classes(pattern_in) : pattern_in;
+  uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK;
+  if (syntax == Syntax::UTF8_ASCII_CLASSES) options = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY;
+  if (syntax == Syntax::BYTES) options = PCRE2_DOLLAR_ENDONLY;
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
+                              &err, &err_off, nullptr);
   if (!impl_->code) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(err, buf, sizeof(buf));
@@ -176,7 +179,7 @@ void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t
     out.emplace_back(b, e);
     if (e == b) {
       if (e >= text.size()) break;
-      size_t step = valid_utf8_len(text, e);
+      size_t step = syntax_ == Syntax::BYTES ? 1 : valid_utf8_len(text, e);
       pos = e + (step ? step : 1);
     } else {
       pos = e;
@@ -190,6 +193,12 @@ Pattern Pattern::literal(std::string s) {
   return p;
 }
 
+Pattern Pattern::custom(std::shared_ptr<const Matcher> m) {
+  Pattern p;
+  p.custom_ = std::move(m);
+  return p;
+}
+
 Pattern Pattern::regex(const std::string& re, const std::string& where) {
   Pattern p;
   p.regex_ = std::make_shared<Regex>(re, where);
@@ -199,6 +208,10 @@ Pattern Pattern::regex(const std::string& re, const std::string& where) {
 void Pattern::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
   if (regex_) {
     regex_->find_all(text, out);
+    return;
+  }
+  if (custom_) {
+    custom_->find_all(text, out);
     return;
   }
   if (literal_.empty()) return;

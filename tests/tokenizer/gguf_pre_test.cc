@@ -1,10 +1,16 @@
-// GGUF pre-tokenizers (tokenizer.ggml.pre) beyond the families of gguf_llamacpp_test.cc.
-// SmolLM2: tests/data/tokenizer/gguf/smollm2.gguf (the tokenizer keys of the real SmolLM2-135M-Instruct
-// GGUF, pre "smollm") against Hugging Face `tokenizers` on SmolLM2's own pipeline, every text of the
-// corpus (tests/data/tokenizer/smollm2_hf.json from tools/gen_smollm2_tokenizer.py).
+// GGUF pre-tokenizers (tokenizer.ggml.pre), every value llama.cpp recognises.
+//  * SmolLM2: tests/data/tokenizer/gguf/smollm2.gguf (the tokenizer keys of the real
+//    SmolLM2-135M-Instruct GGUF, pre "smollm") against Hugging Face `tokenizers` on SmolLM2's own
+//    pipeline, every text of the corpus (smollm2_hf.json from tools/gen_smollm2_tokenizer.py).
+//  * Every pre value: that vocabulary with tokenizer.ggml.pre set to the value, against llama.cpp's
+//    own tokenizer (llama-cpp-python, vocab_only) on the same file, every corpus text, with and
+//    without special handling (gguf_pre_llamacpp.json from tools/gen_gguf_pre_goldens.py).
+#include <set>
+
 #include "golden_util.h"
 #include "loader/gguf.h"
 #include "loader/gguf_writer.h"
+#include "tokenizer/llamacpp_pre.h"
 
 namespace oxyd::tokenizer::testing {
 namespace {
@@ -54,6 +60,77 @@ TEST(GgufPre, SmolLm2MatchesHfOnCorpus) {
   EXPECT_EQ(text_ok, texts.size());
   // SmolLM2's end-of-turn token ends a generation.
   EXPECT_TRUE(tok->is_end_of_generation(tok->token_to_id("<|im_end|>")));
+}
+
+// smollm2.gguf's tokenizer keys with tokenizer.ggml.pre = pre, as an in-memory GGUF.
+std::vector<uint8_t> vocab_with_pre(const loader::GgufFile& base, const std::string& pre) {
+  loader::GgufWriter w;
+  w.add_string("general.architecture", "llama");
+  for (const auto& [key, value] : base.entries()) {
+    if (key.rfind("tokenizer.", 0) != 0) continue;
+    if (key == "tokenizer.ggml.pre") w.add_string(key, pre);
+    else w.add(key, value);
+  }
+  return w.to_bytes();
+}
+
+TEST(GgufPre, EveryLlamaCppPreValueMatchesLlamaCpp) {
+  std::ifstream in(data_dir() + "/gguf_pre_llamacpp.json");
+  const json g = json::parse(in);
+  const auto& texts = corpus_texts();
+  ASSERT_EQ(g["num_texts"].get<size_t>(), texts.size());
+  const json& base_p = g["base"]["p"];
+  const loader::GgufFile base = loader::GgufFile::open(data_dir() + "/gguf/smollm2.gguf");
+  std::set<std::string> covered;
+  for (const json& grp : g["groups"]) {
+    const bool add_bos = grp["add_bos"].get<bool>();
+    for (const json& name : grp["pres"]) {
+      const std::string pre = name.get<std::string>();
+      covered.insert(pre);
+      const auto bytes = vocab_with_pre(base, pre);
+      const auto f = loader::GgufFile::from_buffer(bytes, "smollm2 vocabulary, pre " + pre);
+      auto tok = Tokenizer::from_gguf(f);
+      EXPECT_EQ(tok->add_bos(), add_bos) << pre;
+      size_t ok = 0, reported = 0;
+      for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string k = std::to_string(i);
+        // hp / hf: the family's published pattern run by HF where llama.cpp's approximation differs
+        // (the values we run that way, llamacpp_pre.h unicode_regex).
+        const bool hp = grp.contains("hp") && grp["hp"].contains(k), hf = grp.contains("hf") && grp["hf"].contains(k);
+        const auto want_p =
+            (hp ? grp["hp"][k] : grp["p"].contains(k) ? grp["p"][k] : base_p[i]).get<std::vector<int32_t>>();
+        std::vector<int32_t> want_f;
+        if (hf) {
+          want_f = grp["hf"][k].get<std::vector<int32_t>>();
+        } else if (grp["f"].contains(k)) {
+          want_f = grp["f"][k].get<std::vector<int32_t>>();
+        } else {
+          if (add_bos) want_f.push_back(tok->bos_id());
+          want_f.insert(want_f.end(), want_p.begin(), want_p.end());
+        }
+        const auto p = tok->encode(texts[i], false, false), full = tok->encode(texts[i], true, true);
+        const bool good = p == want_p && full == want_f;
+        ok += good;
+        if (!good && ++reported <= 3) {
+          ADD_FAILURE() << "pre " << pre << " text " << i << " " << jdump(texts[i].substr(0, 160))
+                        << "\n plain ours " << show_ids(p) << "\n plain llcp " << show_ids(want_p)
+                        << "\n full  ours " << show_ids(full) << "\n full  llcp " << show_ids(want_f);
+        }
+      }
+      const size_t n_hf = grp.contains("hp") ? grp["hp"].size() : 0;
+      std::printf("pre %-26s %zu/%zu texts equal the oracle (plain and special): llama.cpp%s\n", pre.c_str(), ok,
+                  texts.size(), n_hf ? (", HF's published pattern on " + std::to_string(n_hf) + " where they differ").c_str() : "");
+      EXPECT_EQ(ok, texts.size()) << pre;
+    }
+  }
+  // llama.cpp accepted every value it was given; the values without a golden are listed.
+  EXPECT_TRUE(g["refused"].empty()) << g["refused"].dump();
+  std::string missing;
+  for (const std::string& pre : llamacpp_pre_names())
+    if (!covered.count(pre)) missing += " " + pre;
+  std::printf("%zu of %zu pre values have llama.cpp goldens; without:%s\n", covered.size(),
+              llamacpp_pre_names().size(), missing.c_str());
+  EXPECT_GE(covered.size(), 20u);
 }
 
 TEST(GgufPre, UnknownPreValueIsAClearError) {
