@@ -2,7 +2,9 @@
 // a fixed chat context (messages with tool calls and reasoning, tools, flags) under tight safety
 // limits. Any TemplateError is an accepted outcome; crashes, sanitizer reports, hangs and other
 // exception types are bugs. Seeds: fuzz/seeds/jinja (the real templates + feature snippets).
-//   build-fuzz/bin/jinja_fuzz -max_total_time=300 -timeout=10 fuzz/corpus-jinja fuzz/seeds/jinja
+//   build-fuzz/bin/jinja_fuzz -max_total_time=300 -max_len=65536 -timeout=10 fuzz/corpus-jinja fuzz/seeds/jinja
+// libFuzzer's default -max_len of 4096 could never make a 20,000-link chain (`x.a.a.a...`, `1+1+...`):
+// fuzz-flags: -max_len=65536 -timeout=10
 #include <cstddef>
 #include <cstdint>
 #include <string>

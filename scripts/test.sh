@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds oxydllm, makes the e2e venv (scripts/e2e_venv.sh) and runs the whole test suite (every
-# ctest label). GPU tests skip visibly where no GPU is present; e2e tests skip only with
-# OXYD_E2E_SKIP=1. This is the README's second quick-start command and all of .ci/run.
+# ctest label), then the fuzz smoke (scripts/fuzz.sh: every libFuzzer target built with clang and
+# run 20 s under ASan+UBSan; OXYD_FUZZ_SKIP=1 skips it). GPU tests skip visibly where no GPU is
+# present; e2e tests skip only with OXYD_E2E_SKIP=1. This is the README's second quick-start
+# command and all of .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -10,3 +12,7 @@ bash scripts/e2e_venv.sh || echo "scripts/test.sh: could not create build/e2e-ve
   "(set OXYD_E2E_SKIP=1 to skip them)" >&2
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 900
+cd ..
+if [ "${OXYD_FUZZ_SKIP:-0}" != 1 ]; then
+  bash scripts/fuzz.sh
+fi

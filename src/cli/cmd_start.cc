@@ -35,8 +35,8 @@ struct StartOpts {
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
   int max_loaded_models = 2, max_context_len = 0, max_num_seqs = 0, max_queued_requests = 200,
-      max_num_batched_tokens = 1024, threads = 0;
-  double request_timeout = 300, shutdown_timeout = 30;
+      max_num_batched_tokens = 1024, threads = 0, max_connections = 512;
+  double request_timeout = 300, shutdown_timeout = 30, header_timeout = 10;
 };
 
 // A bad flag value: one line, exit 2.
@@ -74,6 +74,9 @@ void validate(const StartOpts& o) {
   require(o.kv_cache_mb >= 0, "--kv-cache-mb must be >= 0 (0 = auto), got " + std::to_string(o.kv_cache_mb));
   require(o.request_timeout >= 0, "--request-timeout must be >= 0 seconds (0 = off)");
   require(o.shutdown_timeout >= 0, "--shutdown-timeout must be >= 0 seconds");
+  require(o.max_connections >= 1 && o.max_connections <= 65536,
+          "--max-connections must be in 1..65536, got " + std::to_string(o.max_connections));
+  require(o.header_timeout > 0 && o.header_timeout <= 3600, "--header-timeout must be in (0, 3600] seconds");
   require(o.threads >= 0 && o.threads <= 1024, "--threads must be in 0..1024 (0 = all cores)");
   try {
     kv_dtype_from_flag(o.kv_dtype);
@@ -158,6 +161,8 @@ int run_start(const StartOpts& o) {
   so.request_timeout_s = o.request_timeout;
   so.shutdown_timeout_s = o.shutdown_timeout;
   so.log_debug = o.log_level == "debug";
+  so.max_connections = o.max_connections;
+  so.header_timeout_s = o.header_timeout;
 
   // A client that leaves mid-stream must fail a write (EPIPE, the stream is aborted), not kill us.
   signal(SIGPIPE, SIG_IGN);
@@ -261,6 +266,12 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_REQUEST_TIMEOUT")->capture_default_str();
   cmd->add_option("--shutdown-timeout", o->shutdown_timeout, "seconds in-flight requests get on shutdown")
       ->envname("OXYDLLM_SHUTDOWN_TIMEOUT")->capture_default_str();
+  cmd->add_option("--max-connections", o->max_connections,
+                  "client connections served at once (each holds a thread); more get 503 and are closed")
+      ->envname("OXYDLLM_MAX_CONNECTIONS")->capture_default_str();
+  cmd->add_option("--header-timeout", o->header_timeout,
+                  "seconds a client has to send a whole request head (else 408, connection closed)")
+      ->envname("OXYDLLM_HEADER_TIMEOUT")->capture_default_str();
   cmd->add_option("--threads", o->threads, "CPU threads (0 = OXYD_NUM_THREADS or all cores)")
       ->envname("OXYDLLM_THREADS")->capture_default_str();
   cmd->add_option("--chat-template", o->chat_template_file, "Jinja chat template file overriding the model's")

@@ -16,6 +16,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "server/http_connection.h"
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -24,36 +25,6 @@ using protocol::ApiError;
 using protocol::json;
 
 namespace {
-
-// One detached thread per connection (httplib's default is a fixed pool of 8, which lets 8 long
-// streams starve every other client). shutdown() waits for all of them.
-class ThreadPerConnection : public httplib::TaskQueue {
- public:
-  void enqueue(std::function<void()> fn) override {
-    auto st = state_;
-    {
-      std::lock_guard lock(st->mu);
-      st->active++;
-    }
-    std::thread([st, fn = std::move(fn)] {
-      fn();
-      std::lock_guard lock(st->mu);
-      if (--st->active == 0) st->cv.notify_all();
-    }).detach();
-  }
-  void shutdown() override {
-    std::unique_lock lock(state_->mu);
-    state_->cv.wait(lock, [&] { return state_->active == 0; });
-  }
-
- private:
-  struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    int64_t active = 0;
-  };
-  std::shared_ptr<State> state_ = std::make_shared<State>();
-};
 
 using HandlerFn = void (*)(ServingContext&, const httplib::Request&, httplib::Response&, RequestInfo&);
 
@@ -120,15 +91,22 @@ int bind_errno(const std::string& host, int port) {
   return err;
 }
 
+ConnectionOptions connection_options(const ServerOptions& o) {
+  ConnectionOptions c;
+  c.max_connections = o.max_connections;
+  c.header_timeout_s = o.header_timeout_s;
+  c.framing.max_body_bytes = o.max_body_bytes;
+  return c;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metrics)
     : opts_(std::move(opts)), metrics_(metrics), ctx_(new ServingContext{models, metrics}),
-      svr_(std::make_unique<httplib::Server>()) {
+      svr_(std::make_unique<FramedServer>(connection_options(opts_))) {
   if (!opts_.cors_origins.empty()) opts_.cors = true;
   ctx_->request_timeout_s = opts_.request_timeout_s;
   ctx_->log_debug = opts_.log_debug;
-  svr_->new_task_queue = [] { return new ThreadPerConnection(); };
   svr_->set_payload_max_length(size_t(opts_.max_body_bytes));
   svr_->set_keep_alive_timeout(2);
   // httplib's default options set SO_REUSEPORT, which lets a second server bind the same port
@@ -194,10 +172,12 @@ void HttpServer::install_routes() {
     std::string type = "invalid_request_error", code, msg;
     switch (res.status) {
       case 400: msg = "malformed HTTP request"; break;
-      case 404: msg = "Invalid URL (" + req.method + " " + req.path + ")"; code = "not_found"; break;
+      case 404:
+        msg = "Invalid URL (" + req.method + " " + http::escape_controls(req.path) + ")";
+        code = "not_found";
+        break;
       case 413:
-        msg = "request body too large: the limit is " + std::to_string(opts_.max_body_bytes >> 20) +
-              " MB (--max-body-mb)";
+        msg = http::body_too_large_message(opts_.max_body_bytes);
         code = "request_too_large";
         break;
       case 414: msg = "request URI too long"; break;
@@ -242,6 +222,7 @@ void HttpServer::install_routes() {
 
   auto fallback = [this](const httplib::Request& req, httplib::Response& res) {
     const std::string allow = allowed_methods(req.path);
+    const std::string path = http::escape_controls(req.path);  // a %00 would cut the message short
     if (req.method == "OPTIONS" && opts_.cors && !allow.empty()) {  // CORS preflight
       res.status = 204;
       res.set_header("Access-Control-Allow-Methods", allow + ", OPTIONS");
@@ -251,12 +232,12 @@ void HttpServer::install_routes() {
       return;
     }
     if (allow.empty()) {
-      send_error(res, ApiError(404, "invalid_request_error", "Invalid URL (" + req.method + " " + req.path + ")", "",
+      send_error(res, ApiError(404, "invalid_request_error", "Invalid URL (" + req.method + " " + path + ")", "",
                                "not_found"));
     } else {
       res.set_header("Allow", allow);
       send_error(res, ApiError(405, "invalid_request_error",
-                               "method " + req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")",
+                               "method " + req.method + " is not allowed on " + path + " (allowed: " + allow + ")",
                                "", "method_not_allowed"));
     }
     metrics_.count_request("", "other", res.status);

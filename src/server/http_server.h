@@ -1,8 +1,10 @@
-// HttpServer: the transport. cpp-httplib with one thread per connection; routes to the handlers
-// in serving_*.cc; API-key auth (Bearer or X-API-Key, constant-time compare; /health open);
-// optional CORS; a body limit (413); OpenAI-shaped errors for everything (unknown route 404,
-// wrong method 405, exceptions 500); graceful shutdown: stop accepting, let in-flight requests
-// finish for up to shutdown_timeout_s, then end them (streams get an error chunk + [DONE]).
+// HttpServer: the transport. cpp-httplib with our connection loop (http_connection.h: a thread
+// per connection up to max_connections, a request-head timeout, strict framing checked before
+// httplib parses a head); routes to the handlers in serving_*.cc; API-key auth (Bearer or
+// X-API-Key, constant-time compare; /health open); optional CORS; a body limit (413);
+// OpenAI-shaped errors for everything (unknown route 404, wrong method 405, exceptions 500);
+// graceful shutdown: stop accepting, let in-flight requests finish for up to shutdown_timeout_s,
+// then end them (streams get an error chunk + [DONE]).
 #pragma once
 
 #include <condition_variable>
@@ -32,6 +34,8 @@ struct ServerOptions {
   double request_timeout_s = 300;         // 0 = off
   double shutdown_timeout_s = 30;
   bool log_debug = false;                 // --log-level debug
+  int max_connections = 512;              // served at once; more get 503 and are closed
+  double header_timeout_s = 10;           // to receive a whole request head (else 408, closed)
 };
 
 class HttpServer {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "hub/model_arch.h"
 #include "hub/store.h"
+#include "server/http_framing.h"
 #include "server/protocol.h"
 
 namespace oxyd::server {
@@ -125,7 +126,7 @@ ModelManager::Resolved ModelManager::resolve(const std::string& id) const {
   try {
     hub::check_model_id(id);
   } catch (const Error&) {
-    throw protocol::ApiError(404, "invalid_request_error", "The model '" + id + "' does not exist", "model",
+    throw protocol::ApiError(404, "invalid_request_error", "The model '" + http::escape_controls(id) + "' does not exist", "model",
                              "model_not_found");
   }
   auto models = discover(opts_);
@@ -134,7 +135,7 @@ ModelManager::Resolved ModelManager::resolve(const std::string& id) const {
     m = &hub::resolve_model(models, id, /*allow_prefix=*/false);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::NOT_FOUND)
-      throw protocol::ApiError(404, "invalid_request_error", "The model '" + id + "' does not exist: " + e.what(),
+      throw protocol::ApiError(404, "invalid_request_error", "The model '" + http::escape_controls(id) + "' does not exist: " + e.what(),
                                "model", "model_not_found");
     throw protocol::ApiError(400, "invalid_request_error", e.what(), "model");
   }

@@ -2,6 +2,7 @@
 // parser (UTF-8, syntax and depth checked before any field is read), SSE framing and ids.
 #include <random>
 
+#include "server/http_framing.h"
 #include "server/protocol_detail.h"
 
 namespace oxyd::server::protocol {
@@ -35,9 +36,11 @@ ApiError from_error(const Error& e) {
 
 std::string error_body(const ApiError& e) {
   json err = json::object();
-  err["message"] = detail::sanitize_utf8(e.what());
+  // Control bytes as \xNN (a CR/LF from a request cannot split a log line). A NUL cuts what()
+  // short, so the places that put request text into a message escape it there (model ids, paths).
+  err["message"] = detail::sanitize_utf8(http::escape_controls(e.what()));
   err["type"] = e.type;
-  err["param"] = e.param.empty() ? json(nullptr) : json(detail::sanitize_utf8(e.param));
+  err["param"] = e.param.empty() ? json(nullptr) : json(detail::sanitize_utf8(http::escape_controls(e.param)));
   err["code"] = e.code.empty() ? json(nullptr) : json(e.code);
   return dump(json{{"error", std::move(err)}});
 }

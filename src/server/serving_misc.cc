@@ -7,6 +7,8 @@
 
 #include "server/serving.h"
 
+#include "server/http_framing.h"
+
 namespace oxyd::server {
 
 using protocol::ApiError;
@@ -49,7 +51,7 @@ void handle_model(ServingContext& ctx, const httplib::Request& req, httplib::Res
   }
   auto m = ctx.models.find(id);
   if (!m)
-    throw ApiError(404, "invalid_request_error", "The model '" + id + "' does not exist", "model", "model_not_found");
+    throw ApiError(404, "invalid_request_error", "The model '" + http::escape_controls(id) + "' does not exist", "model", "model_not_found");
   send_json(res, 200, *m);
 }
 

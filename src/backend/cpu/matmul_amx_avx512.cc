@@ -6,7 +6,7 @@
 // Weight rows left over (n % 16) go through the AVX-512 vdpbf16ps kernel. Quantized weights at
 // large m (prefill) take the same path after decoding 32-row panels to bf16 (zero-padded rows),
 // which costs a scalar decode per weight but is shared by all m rows.
-#pragma GCC target("amx-tile,amx-bf16")
+// Extra ISA flags (-mamx-tile -mamx-bf16): set for this file in src/CMakeLists.txt (clang ignores #pragma GCC target).
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>

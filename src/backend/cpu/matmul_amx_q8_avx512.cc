@@ -6,7 +6,7 @@
 // layout. TDPBSSD gives the 16×16 integer block dot products; they are scaled by dw·da in f32 and
 // summed in 16 registers (one per weight row; lanes = activation rows). The integer sums equal
 // the VNNI kernels', so the two paths differ only in f32 summation order.
-#pragma GCC target("amx-tile,amx-int8,avx512vbmi")
+// Extra ISA flags (-mamx-tile -mamx-int8 -mavx512vbmi): set for this file in src/CMakeLists.txt (clang ignores #pragma GCC target).
 #include <immintrin.h>
 
 #include <algorithm>

@@ -70,7 +70,8 @@ struct Q2KKernel {
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * h));
-        const __m256i scales8 = _mm256_permute2x128_si256(scales, scales, h ? 0x11 : 0x00);
+        const __m256i scales8 =  // the immediate must be a constant (clang)
+            h ? _mm256_permute2x128_si256(scales, scales, 0x11) : _mm256_permute2x128_si256(scales, scales, 0x00);
 #pragma GCC unroll 4
         for (int sh = 0; sh < 4; ++sh) {
           const __m256i c = _mm256_and_si256(_mm256_srli_epi16(q, 2 * sh), m3);
@@ -115,7 +116,8 @@ struct Q3KKernel {
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 + 32 * h));
-        const __m256i scales8 = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
+        const __m256i scales8 =  // the immediate must be a constant (clang)
+            h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 #pragma GCC unroll 4
         for (int sh = 0; sh < 4; ++sh) {
           // Shifts of 16-bit lanes: the bits a byte takes from its neighbour fall outside the mask.

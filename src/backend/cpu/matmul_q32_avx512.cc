@@ -7,7 +7,7 @@
 // the activations, precomputed in the same layout. Decode is ~12 vector ops per 72 bytes.
 // vpermt2b/vpermb need AVX512_VBMI, which the build's AVX-512 flags leave out; isa_supported(AVX512)
 // requires it at run time.
-#pragma GCC target("avx512vbmi")
+// Extra ISA flags (-mavx512vbmi): set for this file in src/CMakeLists.txt (clang ignores #pragma GCC target).
 #include <immintrin.h>
 
 #include <array>
