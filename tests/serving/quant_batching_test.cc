@@ -4,8 +4,10 @@
 // through the real engine. Greedy tokens of a request alone must equal its tokens among 15 other
 // requests of different lengths (staggered joins: steps mix prefill chunks and decodes), with
 // prompts split into chunks of a few tokens, and under a KV pool small enough to preempt and
-// recompute; seeded sampling likewise. The oracle is the request alone: the output of a
-// deterministic engine may not depend on what else it runs.
+// recompute; seeded sampling likewise. Each token's logprob must be equal too (to the bit): on
+// tiny random models a changed summation order rarely flips an argmax, but always shows there.
+// The oracle is the request alone: the output of a deterministic engine may not depend on what
+// else it runs.
 #include <filesystem>
 #include <random>
 
@@ -82,6 +84,7 @@ std::vector<GenerationParams> requests(int64_t vocab, bool greedy) {
     std::vector<int32_t> prompt(size_t(3 + (i * 13) % 58));
     for (auto& id : prompt) id = int32_t(3 + rng() % uint32_t(vocab - 3));
     GenerationParams p = greedy_params(std::move(prompt), 6 + int32_t(rng() % 35));
+    p.sampling.logprobs = 0;  // each token's logprob: equal to the bit, not only the same argmax
     if (!greedy) {
       p.sampling.temperature = 1.0f;
       p.sampling.seed = 1000 + uint64_t(i);
@@ -117,9 +120,14 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
         ASSERT_EQ(gens[0]->next(c), Generation::Next::CHUNK);
         ASSERT_FALSE(c.tokens.empty());
         want[0].tokens.erase(want[0].tokens.begin(), want[0].tokens.begin() + ptrdiff_t(c.tokens.size()));
+        want[0].logprobs.erase(want[0].logprobs.begin(), want[0].logprobs.begin() + ptrdiff_t(c.tokens.size()));
       }
     }
-    for (size_t i = 0; i < ps.size(); ++i) EXPECT_EQ(drain(*gens[i]).tokens, want[i].tokens) << "batched, request " << i;
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const Result r = drain(*gens[i]);
+      EXPECT_EQ(r.tokens, want[i].tokens) << "batched, request " << i;
+      EXPECT_EQ(r.logprobs, want[i].logprobs) << "batched, request " << i;
+    }
   }
   EXPECT_EQ(wait_idle(*m).kv_blocks_used, 0);
   m.reset();
@@ -129,7 +137,10 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   chunked.enable_prefix_caching = false;
   auto mc = LoadedModel::load("quant", path, chunked);
   const auto rc = run_batch(*mc, ps);
-  for (size_t i = 0; i < ps.size(); ++i) EXPECT_EQ(rc[i].tokens, alone[i].tokens) << "chunked, request " << i;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    EXPECT_EQ(rc[i].tokens, alone[i].tokens) << "chunked, request " << i;
+    EXPECT_EQ(rc[i].logprobs, alone[i].logprobs) << "chunked, request " << i;
+  }
   mc.reset();
 
   ModelOptions small = o;
@@ -137,7 +148,10 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   small.max_num_seqs = 16;
   auto mp = LoadedModel::load("quant", path, small);
   const auto rp = run_batch(*mp, ps);
-  for (size_t i = 0; i < ps.size(); ++i) EXPECT_EQ(rp[i].tokens, alone[i].tokens) << "preempted, request " << i;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    EXPECT_EQ(rp[i].tokens, alone[i].tokens) << "preempted, request " << i;
+    EXPECT_EQ(rp[i].logprobs, alone[i].logprobs) << "preempted, request " << i;
+  }
   EXPECT_GT(wait_idle(*mp).num_preemptions, 0);
   mp.reset();
   std::filesystem::remove(path);
@@ -154,21 +168,25 @@ TEST(QuantBatchingSeeds, TenIdenticalSeededRequestsGiveIdenticalChoices) {
     std::vector<int32_t> prompt(17);
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t(5 + (i * 37) % 300);
     std::vector<std::vector<int32_t>> first;
+    std::vector<std::vector<float>> first_lp;
     for (int round = 0; round < 10; ++round) {
       std::vector<std::unique_ptr<Generation>> gens;
       for (int32_t c = 0; c < 2; ++c) {
         GenerationParams p = greedy_params(prompt, 24);
         p.sampling.temperature = 1.0f;
         p.sampling.seed = choice_seed(42, c);
+        p.sampling.logprobs = 0;
         gens.push_back(std::make_unique<Generation>(*m, p, 0));
       }
       for (size_t c = 0; c < gens.size(); ++c) {
         const Result r = drain(*gens[c]);
         if (round == 0) {
           first.push_back(r.tokens);
+          first_lp.push_back(r.logprobs);
           continue;
         }
         EXPECT_EQ(r.tokens, first[c]) << dtype_name(t) << " round " << round << " choice " << c;
+        EXPECT_EQ(r.logprobs, first_lp[c]) << dtype_name(t) << " round " << round << " choice " << c;
         EXPECT_GT(r.num_cached_tokens, 0) << "round " << round << ": the prefix cache was not used";
       }
     }
