@@ -498,6 +498,26 @@ TEST_P(MatmulFormat, EveryThreadCountGivesTheSameResult) {
   }
 }
 
+// The weight as the loader leaves it on this CPU (packed where matmul_pack_layout says, on the best
+// ISA and default kernel switches): every row of a batch equals the row alone, at batch sizes on
+// both sides of every size where a kernel used to be swapped for another (AVX-512: row-dot below 8
+// rows, panel from 8, AMX-INT8 from 4-6 to 383, AMX-BF16 from 16 / 128 / 384), so a decode step
+// alone and the same step among others give the same logits.
+TEST_P(MatmulFormat, LoadedWeightRowsAreBatchInvariantAtEverySize) {
+  const DType t = GetParam();
+  const int64_t k = block_k(t, 512), n = 40;
+  RandomCase c(t, 400, k, n, 41);
+  std::optional<PackedWeight> pw;
+  if (backend::cpu::matmul_packs(t)) pw.emplace(c.w, backend::cpu::matmul_pack_layout(t));
+  const Tensor& w = pw ? pw->tensor : c.w;
+  for (int64_t m : {3, 4, 7, 8, 16, 130, 400}) {
+    SCOPED_TRACE(testing::Message() << "m " << m << (pw ? ", packed" : ", file rows"));
+    std::vector<float> all;
+    batch_matches_rows_alone(w, c.x.data(), m, all);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST_P(MatmulFormat, GetRowsMatchesReference) {
   const DType t = GetParam();
   std::mt19937 rng(7);

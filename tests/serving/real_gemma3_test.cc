@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "model/transformer.h"
+#include "server/serving.h"
 
 #include "serving_util.h"
 
@@ -106,6 +107,93 @@ TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
     while (agree < 8 && ref[size_t(agree)] == want[i][size_t(agree)]) ++agree;
     std::printf("[ gemma3 ] case %zu: first %d of 8 greedy tokens equal llama.cpp's (first-token gap %.3f)\n", i,
                 agree, gap0);
+  }
+}
+
+GenerationParams chat_params(LoadedModel& m, const std::string& user, int32_t max_tokens) {
+  chat::ChatTemplateInputs in;
+  in.messages.push_back({{"role", "user"}, {"content", user}});
+  in.add_generation_prompt = true;
+  GenerationParams p = greedy_params(m.encode_chat_prompt(m.render_chat(in)), max_tokens);
+  return p;
+}
+
+// Issue 21 section 4: a temperature-0 chat request alone and the same request among 15 others
+// (different prompts and lengths, joining while it decodes) diverged at about token 20 (AVX-512:
+// the one-row and batched matmul kernels summed in different orders). It must give the same tokens
+// alone, batched, with its prompt in chunks of 7 tokens, and preempted and recomputed.
+TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
+  const std::string path = gemma3_path();
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  ModelOptions o;
+  o.max_context_len = 256;
+  o.max_num_seqs = 16;
+  const char* users[] = {"Describe a quiet village at night in a few sentences.", "Hi", "What is 17 times 23?",
+                         "Name three rivers in Europe and one fact about each.", "Translate 'good morning' to French.",
+                         "Write a haiku about autumn leaves.", "Why is the sky blue?", "List five prime numbers.",
+                         "Tell me a joke about programmers.", "What is the capital of Australia?",
+                         "Explain recursion to a child.", "Give me a synonym for happy.",
+                         "Summarize the plot of Romeo and Juliet in two sentences.", "Count from 1 to 10.",
+                         "What do bees make?", "Suggest a name for a pet turtle."};
+  auto m = LoadedModel::load("gemma-3-270m", path, o);
+  std::vector<GenerationParams> ps;
+  for (int i = 0; i < 16; ++i) ps.push_back(chat_params(*m, users[i], i == 0 ? 40 : 2 + i));
+  const std::vector<int32_t> alone = run_one(*m, ps[0]).tokens;
+  ASSERT_EQ(alone.size(), 40u);
+  {
+    std::vector<std::unique_ptr<Generation>> gens;
+    gens.push_back(std::make_unique<Generation>(*m, ps[0], 0));
+    std::vector<int32_t> got;
+    GenerationChunk c;
+    ASSERT_EQ(gens[0]->next(c), Generation::Next::CHUNK);  // decoding alone, then 15 others join
+    for (auto& t : c.tokens) got.push_back(t.token);
+    for (size_t i = 1; i < ps.size(); ++i) gens.push_back(std::make_unique<Generation>(*m, ps[i], 0));
+    for (int32_t t : drain(*gens[0]).tokens) got.push_back(t);
+    EXPECT_EQ(got, alone) << "among 15 others";
+    for (size_t i = 1; i < gens.size(); ++i) drain(*gens[i]);
+  }
+  const loader::ModelConfig cfg = m->config();
+  m.reset();
+  ModelOptions chunked = o;
+  chunked.max_num_batched_tokens = 7;
+  chunked.enable_prefix_caching = false;
+  auto mc = LoadedModel::load("gemma-3-270m", path, chunked);
+  EXPECT_EQ(run_batch(*mc, ps)[0].tokens, alone) << "chunked among 15 others";
+  mc.reset();
+  ModelOptions small = o;
+  small.kv_cache_bytes = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim *
+                         dtype_row_bytes(small.kv_dtype, 1) * small.block_size * 16;  // 256 tokens
+  auto mp = LoadedModel::load("gemma-3-270m", path, small);
+  std::vector<GenerationParams> rev(ps.rbegin(), ps.rend());  // the target last: the one preempted
+  EXPECT_EQ(run_batch(*mp, rev).back().tokens, alone) << "preempted among 15 others";
+  EXPECT_GT(wait_idle(*mp).num_preemptions, 0);
+}
+
+// Issue 21: n = 2, seed 42, temperature 1 gave choice 0 two different ways over 10 identical
+// requests (7 vs 3). Each choice must be the same every time (later ones find the prompt cached).
+TEST(RealGemma3, SeededChoicesReproducibleOverTenRequests) {
+  const std::string path = gemma3_path();
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  ModelOptions o;
+  o.max_context_len = 256;
+  auto m = LoadedModel::load("gemma-3-270m", path, o);
+  std::vector<std::vector<int32_t>> first;
+  for (int round = 0; round < 10; ++round) {
+    std::vector<std::unique_ptr<Generation>> gens;
+    for (int32_t c = 0; c < 2; ++c) {
+      GenerationParams p = chat_params(*m, "Write one sentence about the sea.", 16);
+      p.sampling.temperature = 1.0f;
+      p.sampling.seed = choice_seed(42, c);
+      gens.push_back(std::make_unique<Generation>(*m, p, 0));
+    }
+    for (size_t c = 0; c < 2; ++c) {
+      const std::vector<int32_t> toks = drain(*gens[c]).tokens;
+      if (round == 0) {
+        first.push_back(toks);
+      } else {
+        EXPECT_EQ(toks, first[c]) << "round " << round << " choice " << c;
+      }
+    }
   }
 }
 

@@ -54,6 +54,7 @@ inline GenerationParams greedy_params(std::vector<int32_t> prompt, int32_t max_t
 
 struct Result {
   std::vector<int32_t> tokens;
+  std::vector<float> logprobs;  // of each token, when the request asked for logprobs
   std::string text;
   engine::FinishReason finish = engine::FinishReason::NONE;
   int32_t num_cached_tokens = 0, num_completion_tokens = 0;
@@ -72,7 +73,7 @@ inline Result drain(Generation& g) {
       ADD_FAILURE() << "generation timed out";
       break;
     }
-    for (auto& t : c.tokens) r.tokens.push_back(t.token);
+    for (auto& t : c.tokens) r.tokens.push_back(t.token), r.logprobs.push_back(t.logprob);
     r.text += c.text;
     r.chunks.push_back(c.text);
     if (c.finish_reason != engine::FinishReason::NONE) r.finish = c.finish_reason;

@@ -1,13 +1,14 @@
-// CPU paged attention dispatcher (see attention.h), the scalar copies of attention_impl.h and
-// attention_prefill_impl.h, and reshape_and_cache. Work items (request, kv head, query tile) are
-// numbered request-major and claimed one at a time from an atomic counter, so a long prefill next
-// to many decodes still spreads over every thread.
+// CPU paged attention dispatcher (see attention.h), the scalar copy of attention_prefill_impl.h, and
+// reshape_and_cache. Work items (request, kv head, query tile) are numbered request-major and
+// claimed one at a time from an atomic counter, so a long prefill next to many decodes still
+// spreads over every thread. How the work is cut never changes a result: every query row takes the
+// same kernel and folds its keys segment by segment in one order (batch invariance).
 #define OXYD_ISA_SCALAR
-#include "backend/cpu/attention_impl.h"
 #include "backend/cpu/attention_prefill_impl.h"
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -21,8 +22,7 @@
 
 namespace oxyd::backend::cpu {
 #define OXYD_DECL                                                                                  \
-  void attention_tile(const AttentionParams&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
-                      float*);                                                                     \
+  void attention_merge_partials(const AttentionParams&, const float*, int64_t, int64_t, int64_t, float*); \
   void attention_prefill_tile(const AttentionParams&, const PrefillKeys&, int64_t, int64_t, int64_t, int64_t,  \
                               int64_t, int64_t, int64_t, float*);                                  \
   int64_t prefill_unit_floats(const AttentionParams&);                                             \
@@ -44,8 +44,6 @@ int64_t tile_rows(int64_t head_dim) { return std::clamp<int64_t>(8192 / std::max
 int64_t prefill_tile_rows(int64_t head_dim) {
   return std::clamp<int64_t>(16384 / std::max<int64_t>(1, head_dim), 32, 64);
 }
-// Split-K only cuts key ranges into chunks of at least this many keys.
-constexpr int64_t kMinSplitKeys = 256;
 // The most bytes of keys prepared once per call for prefill tiles (set_prefill_shared_keys_limit).
 std::atomic<int64_t> g_max_prepared_bytes{int64_t(64) << 20};
 
@@ -133,7 +131,8 @@ const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<fl
 }
 
 void paged_attention_plain(const AttentionParams& p) {
-  const auto kernel = pick(simd_scalar::attention_tile, simd_avx2::attention_tile, simd_avx512::attention_tile);
+  const auto merge = pick(simd_scalar::attention_merge_partials, simd_avx2::attention_merge_partials,
+                          simd_avx512::attention_merge_partials);
   const auto prefill_kernel = pick(simd_scalar::attention_prefill_tile, simd_avx2::attention_prefill_tile,
                                    simd_avx512::attention_prefill_tile);
   std::vector<float> prepared_buf;
@@ -169,18 +168,26 @@ void paged_attention_plain(const AttentionParams& p) {
   const int32_t* seq_lens = p.seq_lens.ptr<int32_t>();
 
   // Split-K (flash-decoding) when there are fewer items than threads, e.g. one long decode
-  // request of a model with one KV head: each item's key range is cut into kv_splits chunks whose
-  // unnormalized states are merged below.
+  // request of a model with one KV head: unit s of an item takes segment s of its visible keys
+  // (kAttentionSegment keys at absolute positions, attention_prefill.h), and the segments' states
+  // are merged below in the order the tile itself folds them, so the result equals the unsplit one.
+  constexpr int64_t S = kAttentionSegment;
+  auto key_range = [&](int64_t r, int64_t i0, int64_t i1) {  // keys [lo, hi) the queries i0..i1 see
+    const int64_t ctx = seq_lens[r] - (qsl[r + 1] - qsl[r]);
+    const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + i0 - p.sliding_window + 1) : 0;
+    return std::pair<int64_t, int64_t>{lo, ctx + i1};
+  };
   int64_t kv_splits = 1, max_rows = 0;
   if (num_items < num_threads) {
-    int64_t max_span = 0;
     for (int64_t r = 0; r < num_reqs; ++r) {
-      if (qsl[r + 1] == qsl[r]) continue;
-      const int64_t span = p.sliding_window > 0 ? std::min<int64_t>(seq_lens[r], p.sliding_window + prows) : seq_lens[r];
-      max_span = std::max(max_span, span);
+      const int64_t ql = qsl[r + 1] - qsl[r];
+      if (ql == 0) continue;
       max_rows = std::max(max_rows, split[r].tile_tokens * split[r].heads_per_item * group);
+      for (int64_t i0 = 0; i0 < ql; i0 += split[r].tile_tokens) {
+        const auto [lo, hi] = key_range(r, i0, std::min(ql, i0 + split[r].tile_tokens));
+        kv_splits = std::max(kv_splits, (hi - 1) / S - lo / S + 1);
+      }
     }
-    kv_splits = std::clamp<int64_t>(max_span / kMinSplitKeys, 1, (2 * num_threads + num_items - 1) / std::max<int64_t>(1, num_items));
   }
   const int64_t unit_floats = max_rows * (hd + 2);
   thread_local std::vector<float> partials;
@@ -205,47 +212,29 @@ void paged_attention_plain(const AttentionParams& p) {
     for (int64_t unit; (unit = next.fetch_add(1, std::memory_order_relaxed)) < num_units;) {
       const Item it = item_of(unit / kv_splits);
       auto tile = [&](int64_t k_begin, int64_t k_end, float* partial) {
-        if (it.i1 - it.i0 > 1)
-          prefill_kernel(p, prepared[it.r], it.r, it.g0, it.g1, it.i0, it.i1, k_begin, k_end, partial);
-        else
-          kernel(p, it.r, it.g0, it.g1, it.i0, it.i1, k_begin, k_end, partial);
+        prefill_kernel(p, prepared[it.r], it.r, it.g0, it.g1, it.i0, it.i1, k_begin, k_end, partial);
       };
       if (kv_splits == 1) {
         tile(0, INT64_MAX, nullptr);
         continue;
       }
-      // keys this item can see, cut into kv_splits block-aligned chunks
-      const int64_t ctx = seq_lens[it.r] - (qsl[it.r + 1] - qsl[it.r]);
-      const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + it.i0 - p.sliding_window + 1) : 0;
-      const int64_t hi = ctx + it.i1, bs = p.block_size(), s = unit % kv_splits;
-      const int64_t chunk = ((hi - lo + kv_splits - 1) / kv_splits + bs - 1) / bs * bs;
-      tile(lo + s * chunk, lo + (s + 1) * chunk, part + unit * unit_floats);
+      // segment s of the keys this item can see (past its last one: an empty state)
+      const int64_t seg = key_range(it.r, it.i0, it.i1).first / S + unit % kv_splits;
+      tile(seg * S, (seg + 1) * S, part + unit * unit_floats);
     }
   };
   if (num_units <= 1) work(0, 1);
   else ThreadPool::global().run(work);
   if (kv_splits == 1) return;
 
-  // Merge: out = Σ_s acc_s·e^{m_s − M} / (Σ_s l_s·e^{m_s − M} [+ e^{sink − M}]), M = max m_s [, sink].
+  // Merge each row's segment states in key order (attention_merge_partials).
   for (int64_t item = 0; item < num_items; ++item) {
     const Item it = item_of(item);
     const int64_t G = it.g1 - it.g0, rows = (it.i1 - it.i0) * G * group;
     for (int64_t m = 0; m < rows; ++m) {
       const int64_t ti = m / (G * group), h = (it.g0 + (m / group) % G) * group + m % group;
-      float mx = p.has_sinks() ? p.sinks.ptr<float>()[h] : -INFINITY;
-      for (int64_t sp = 0; sp < kv_splits; ++sp)
-        mx = std::max(mx, part[((item * kv_splits + sp) * max_rows + m) * (hd + 2)]);
-      float l = p.has_sinks() ? std::exp(p.sinks.ptr<float>()[h] - mx) : 0.0f;
-      float* out = p.out.ptr<float>() + ((qsl[it.r] + it.i0 + ti) * p.num_heads() + h) * hd;
-      std::fill(out, out + hd, 0.0f);
-      for (int64_t sp = 0; sp < kv_splits; ++sp) {
-        const float* st = part + ((item * kv_splits + sp) * max_rows + m) * (hd + 2);
-        if (st[1] == 0.0f) continue;  // no visible key in this chunk
-        const float w = std::exp(st[0] - mx);
-        l += st[1] * w;
-        for (int64_t d = 0; d < hd; ++d) out[d] += st[2 + d] * w;
-      }
-      for (int64_t d = 0; d < hd; ++d) out[d] /= l;
+      merge(p, part + (item * kv_splits * max_rows + m) * (hd + 2), kv_splits, max_rows * (hd + 2), h,
+            p.out.ptr<float>() + ((qsl[it.r] + it.i0 + ti) * p.num_heads() + h) * hd);
     }
   }
 }

@@ -1,5 +1,5 @@
 // CPU paged attention and KV-cache write: same contract as backend/reference/attention.h.
-// Flash-style: per (request, kv head, query tile) an online softmax over the key blocks of the
+// Flash-style: per (request, kv head, query tile) an online softmax over 64-key chunks of the
 // block table, all query heads of a GQA group sharing each K/V block read; float32 math.
 // Work items are handed out dynamically over the global thread pool. A quantized cache is read
 // in the rotated space of core/kv_quant.h: q is rotated once per head, each key/value block is

@@ -1,4 +1,3 @@
-// attention kernels compiled with AVX512 flags (see attention_impl.h, attention_prefill_impl.h).
+// attention kernels compiled with AVX512 flags (see attention_prefill_impl.h).
 #define OXYD_ISA_AVX512
-#include "backend/cpu/attention_impl.h"
 #include "backend/cpu/attention_prefill_impl.h"

@@ -1,5 +1,5 @@
 // Paged-attention tile kernel for several queries (prefill), compiled once per ISA (see simd.h):
-// the same contract as attention_tile (attention_impl.h), computed as small matrix products.
+// the contract of backend/reference/attention.h, computed as small matrix products.
 // For each KV head of the tile, its R = queries · group query rows (scaled) meet the key range
 // chunk by chunk (kChunk keys, across blocks, at multiples of kChunk): the chunk's keys transposed
 // into kt [hd, kChunk] (one dimension of every key a contiguous run) and its values as float rows
@@ -7,6 +7,9 @@
 // (PrefillKeys, attention.cc) or by the tile itself. Scores S = Q·Kᵀ come from register tiles of
 // NR rows × 2·kW keys (no horizontal sums), are masked (causal, window), soft-capped and folded
 // into each row's online softmax, and O = O·α + P·V from register tiles of NR rows × 2·kW dims.
+// Every query takes this kernel, decode steps included (one query, its group's rows): a row's
+// result then depends on its own query and keys only (chunks and segments at absolute key
+// positions), not on how many queries or requests share the call (batch invariance).
 #pragma once
 
 #include <algorithm>
@@ -193,7 +196,7 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
   const bool in_place = values_in_place(p);
 
   thread_local std::vector<float> scratch;
-  const size_t need = size_t(2 * R * hdp + R * kChunk + 3 * R + (pk.data ? 0 : hd * kChunk + kChunk * hdp));
+  const size_t need = size_t(3 * R * hdp + R * kChunk + 5 * R + (pk.data ? 0 : hd * kChunk + kChunk * hdp));
   if (scratch.size() < need) scratch.resize(need);
   float* qb = scratch.data();         // [R, hdp] scaled queries
   float* ob = qb + R * hdp;           // [R, hdp] accumulators
@@ -201,7 +204,10 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
   float* mrow = sb + R * kChunk;      // [R] running max
   float* lrow = mrow + R;             // [R] running sum
   float* alpha = lrow + R;            // [R] this chunk's rescale
-  float* kt_own = alpha + R;          // [hd, kChunk] this tile's chunk, without pk
+  float* ot = alpha + R;              // [R, hdp] running totals over whole segments
+  float* mt = ot + R * hdp;           // [R] their max
+  float* lt = mt + R;                 // [R] their sum
+  float* kt_own = lt + R;             // [hd, kChunk] this tile's chunk, without pk
   float* vb_own = kt_own + hd * kChunk;  // [kChunk, hdp]
   const float* vrows[kChunk];         // each value: a cache row, or a padded row
 
@@ -214,12 +220,28 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
       for (int64_t hh = 0; hh < group; ++hh)
         for (int64_t d = 0; d < hd; ++d) qb[(ti * group + hh) * hdp + d] = q[hh * hd + d] * p.scale;
     }
-    std::fill(ob, ob + R * hdp, 0.0f);
-    std::fill(mrow, mrow + R, -INFINITY);
-    std::fill(lrow, lrow + R, 0.0f);
+    auto start_segment = [&] {
+      std::fill(ob, ob + R * hdp, 0.0f);
+      std::fill(mrow, mrow + R, -INFINITY);
+      std::fill(lrow, lrow + R, 0.0f);
+    };
+    // Each row's segment state joins its total at every segment boundary (kAttentionSegment), the
+    // same merges in the same order as split-K's (attention.cc), so splitting changes nothing.
+    auto fold_segment = [&] {
+      for (int64_t ri = 0; ri < R; ++ri)
+        merge_state(mt[ri], lt[ri], ot + ri * hdp, mrow[ri], lrow[ri], ob + ri * hdp, hd);
+    };
+    std::fill(ot, ot + R * hdp, 0.0f);
+    std::fill(mt, mt + R, -INFINITY);
+    std::fill(lt, lt + R, 0.0f);
+    start_segment();
     const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
     const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
     for (int64_t c0 = k_lo / kChunk * kChunk; c0 < k_hi; c0 += kChunk) {
+      if (c0 % kAttentionSegment == 0 && c0 > k_lo / kChunk * kChunk) {
+        fold_segment();
+        start_segment();
+      }
       const int64_t lo_c = std::max(k_lo, c0) - c0, hi_c = std::min(k_hi, c0 + kChunk) - c0;
       const float* kt = kt_own;
       const float* vb = vb_own;
@@ -291,13 +313,27 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
         });
       }
     }
+    fold_segment();
     // row ri of head g is tile row m = (ti·G + (g − g0))·group + hh
     for (int64_t ri = 0; ri < R; ++ri) {
       const int64_t ti = ri / group, hh = ri % group, m = (ti * G + (g - g0)) * group + hh, h = g * group + hh;
       float* out = p.out.ptr<float>() + ((qsl[r] + i0 + ti) * num_heads + h) * hd;
-      finish_row(p, h, mrow[ri], lrow[ri], ob + ri * hdp, out, partial ? partial + m * (hd + 2) : nullptr);
+      finish_row(p, h, mt[ri], lt[ri], ot + ri * hdp, out, partial ? partial + m * (hd + 2) : nullptr);
     }
   }
+}
+
+// Split-K's merge (attention.cc): n partial states of one row (max, sum, acc[hd] each, stride floats
+// apart, in key order) folded left to right as attention_prefill_tile folds its segments, then
+// finished into out [hd] for query head h.
+void attention_merge_partials(const AttentionParams& p, const float* states, int64_t n, int64_t stride, int64_t h,
+                              float* out) {
+  const int64_t hd = p.head_dim();
+  thread_local std::vector<float> acc;
+  acc.assign(size_t(hd), 0.0f);
+  float m = -INFINITY, l = 0.0f;
+  for (int64_t s = 0; s < n; ++s, states += stride) merge_state(m, l, acc.data(), states[0], states[1], states + 2, hd);
+  finish_row(p, h, m, l, acc.data(), out, nullptr);
 }
 
 }  // namespace oxyd::backend::cpu::OXYD_SIMD_NS

@@ -1,5 +1,5 @@
 // Cache rows to float32 and finished output rows, compiled once per ISA (see simd.h): shared by the
-// attention tile kernels (attention_impl.h, attention_prefill_impl.h).
+// attention tile kernel (attention_prefill_impl.h) and split-K merge.
 #pragma once
 
 #include <algorithm>
@@ -60,6 +60,23 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 #endif
 }
 
+// Folds a segment's online softmax state (max m, sum l, accumulator acc[hd]) into a running total
+// (mt, lt, acct): the one merge every path takes (the tile's segments in order, split-K's partials in
+// order), written with explicit FMAs so that no compiler contraction can differ between them. A
+// segment without a visible key (l = 0) leaves the total as it is; the first one is copied exactly.
+inline void merge_state(float& mt, float& lt, float* acct, float m, float l, const float* acc, int64_t hd) {
+  if (l == 0.0f) return;
+  const float mx = std::max(mt, m);
+  const float a = std::exp(mt - mx), b = std::exp(m - mx);  // a = 0 while the total is empty
+  lt = std::fma(l, b, lt * a);
+  const F va = set1(a), vb = set1(b);
+  for (int64_t d = 0; d < hd; d += kW) {
+    const int t = int(hd - d < kW ? hd - d : kW);
+    store_n(acct + d, fma(vb, load_n(acc + d, t), load_n(acct + d, t) * va), t);
+  }
+  mt = mx;
+}
+
 // A row's online softmax state (max m, sum l, accumulator acc[hd]) for query head h, finished:
 // out = acc / l, a sink (if any) joining the sum; or, with partial, the state itself for the
 // split-K merge in attention.cc: partial = m, l, acc[hd].
@@ -76,7 +93,7 @@ inline void finish_row(const AttentionParams& p, int64_t h, float m, float l, co
     const float sink = p.sinks.ptr<float>()[h];
     const float mx = std::max(m, sink);
     scale_acc = std::exp(m - mx);
-    l = l * scale_acc + std::exp(sink - mx);
+    l = std::fma(l, scale_acc, std::exp(sink - mx));
   }
   const F f = set1(scale_acc / l);
   for (int64_t d = 0; d < hd; d += kW) {

@@ -42,13 +42,15 @@ std::atomic<bool> g_pack_allowed{[] {
   return !(env && std::string(env) == "0");
 }()};
 
-MatmulKernel kernel_for(Isa isa, DType t, int64_t m) {
+// The kernel of a weight's file rows: chosen by format alone, never by the number of activation
+// rows, so each output element has one summation order whatever the batch (batch invariance).
+MatmulKernel kernel_for(Isa isa, DType t) {
   switch (isa) {
     case Isa::AVX512:
-      return avx512_kernel(t, m, g_amx_allowed.load(std::memory_order_relaxed),
+      return avx512_kernel(t, g_amx_allowed.load(std::memory_order_relaxed),
                            g_panel_allowed.load(std::memory_order_relaxed));
-    case Isa::AVX2: return avx2_kernel(t, m);
-    default: return scalar_kernel(t, m);
+    case Isa::AVX2: return avx2_kernel(t);
+    default: return scalar_kernel(t);
   }
 }
 
@@ -81,22 +83,32 @@ MatmulKernel packed_kernel(PackLayout l, DType t) {
   return l == PackLayout::AVX512 ? avx512_q32_packed_kernel(t) : avx2_packed_kernel(t);
 }
 
+// Whether layout l's packed kernel runs here: AVX512's on the AVX-512 matmul path, AVX2's on the
+// AVX2 path and on the AVX-512 one (whose CPUs have AVX2 and BMI2).
+bool layout_runs(PackLayout l) {
+  const PackLayout here = packed_kernel_layout();
+  return l != PackLayout::NONE && (l == here || (l == PackLayout::AVX2 && here == PackLayout::AVX512));
+}
+
 // The kernel for a weight: its packed copy's where it has one and that layout's kernel runs here.
-MatmulKernel kernel_for_weight(const Tensor& w, int64_t m, bool& packed) {
-  const PackLayout l = packed_kernel_layout();
-  packed = w.packed && l != PackLayout::NONE && w.packed_layout == uint8_t(l);
-  return packed ? packed_kernel(l, w.dtype) : kernel_for(matmul_isa(), w.dtype, m);
+MatmulKernel kernel_for_weight(const Tensor& w, bool& packed) {
+  const PackLayout l = PackLayout(w.packed_layout);
+  packed = w.packed && layout_runs(l);
+  return packed ? packed_kernel(l, w.dtype) : kernel_for(matmul_isa(), w.dtype);
 }
 }  // namespace
 
 PackLayout matmul_pack_layout(DType t) {
   const PackLayout l = packed_kernel_layout();
-  if (l == PackLayout::NONE || !packable(t, l) || !g_pack_allowed.load(std::memory_order_relaxed))
-    return PackLayout::NONE;
-  // Where the AMX-INT8 kernels run, they read the original rows (and win from 4-6 rows).
-  if (l == PackLayout::AVX512 && g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t, 64).tile)
-    return PackLayout::NONE;
-  return l;
+  if (l == PackLayout::NONE || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
+  if (l == PackLayout::AVX2) return packable(t, l) ? l : PackLayout::NONE;
+  // Where the AMX-INT8 kernels run, they read the original rows.
+  if (g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t).tile) return PackLayout::NONE;
+  if (packable(t, l)) return l;
+  // The super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) have no AVX-512 layout: they take the AVX2
+  // one and its kernel, which runs every number of rows alike (the AVX-512 row-dot and panel kernels
+  // on their file rows differ in summation order, and were picked by the number of rows).
+  return packable(t, PackLayout::AVX2) ? PackLayout::AVX2 : PackLayout::NONE;
 }
 bool matmul_packs(DType t) { return matmul_pack_layout(t) != PackLayout::NONE; }
 
@@ -104,7 +116,7 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (m <= 0 || k <= 0) return 0;
   if (const PackLayout l = matmul_pack_layout(wtype); l != PackLayout::NONE)
     return scratch_bytes(packed_kernel(l, wtype), m, k);
-  return scratch_bytes(kernel_for(matmul_isa(), wtype, m), m, k);
+  return scratch_bytes(kernel_for(matmul_isa(), wtype), m, k);
 }
 
 void set_matmul_amx(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
@@ -125,7 +137,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
   bool packed = false;
-  const MatmulKernel kern = kernel_for_weight(w, m, packed);
+  const MatmulKernel kern = kernel_for_weight(w, packed);
 
   TileArgs base{};
   base.wtype = w.dtype;

@@ -23,7 +23,6 @@ namespace oxyd::backend::cpu {
 namespace {
 
 constexpr int64_t kRowAlign = 32;  // activation rows are padded to a multiple of this (zeros)
-constexpr int64_t kAmxDecodeMinRows = 128;
 
 inline int64_t k_pad(int64_t k) { return (k + 31) / 32 * 32; }
 inline int64_t m_pad(int64_t m) { return (m + kRowAlign - 1) / kRowAlign * kRowAlign; }
@@ -269,18 +268,17 @@ bool amx_tiles_permitted() {
   return ok;
 }
 
-MatmulKernel avx512_amx_kernel(DType t, int64_t m) {
+MatmulKernel avx512_amx_kernel(DType t) {
   MatmulKernel k;
-  // BF16: below 16 rows a tile is mostly padding and vdpbf16ps wins. Quantized formats: the
-  // panel decode costs about as much as 64 rows of VNNI work (1 thread, 1024×4096: VNNI ~135,
-  // AMX ~270 GFLOP/s at 128 rows), so 128 is a conservative switch point. F32/F16 weights stay
-  // exact on the FMA kernels.
-  const bool quantized = dtype_block_elems(t) > 1;
-  if (!(t == DType::BF16 && m >= 16) && !(quantized && m >= kAmxDecodeMinRows)) return k;
+  // BF16 weights at every number of activation rows (batch invariance: below 16 rows a tile is
+  // mostly padding and vdpbf16ps was faster, but sums in another order). The quantized formats
+  // keep to their own kernels at every size (the decode-to-bf16 path below was taken from 128
+  // rows only). F32/F16 weights stay exact on the FMA kernels.
+  if (t != DType::BF16) return k;
   if (!cpu_features().amx_bf16 || !amx_tiles_permitted()) return k;
   k.act_bytes_all = amx_act_bytes;
   k.prepare_all = amx_prepare;
-  k.tile = t == DType::BF16 ? amx_tile : amx_decode_tile;
+  k.tile = amx_tile;
   return k;
 }
 

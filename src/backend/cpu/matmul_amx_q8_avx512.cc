@@ -31,13 +31,12 @@ struct alignas(64) BTile {
 };
 static_assert(sizeof(BTile) == 640);
 
-// Where this kernel beats the others (matmul_bench --cpu-time, 1 thread, 1024×4096, in cache):
-// Q8_0 from 4 rows (VNNI 48 → 55 GF/s at 4, 48 → 108 at 8); the decoded formats from 6 (at 4 the
-// panel decode, shared by only 4 rows, loses to VNNI: Q4_0 71 → 39; at 6: 75 → 82). From ~384
-// rows the AMX-BF16 path (f32 accumulation in tiles, no per-block epilogue) wins: at 512 rows
-// int8 200/187/219 vs bf16 254/216/230 GF/s (Q8_0/Q4_0/Q5_0); at 256 int8 348/295/343 vs
-// 239/195/222.
-constexpr int64_t kAmxInt8MinRowsQ8 = 4, kAmxInt8MinRows = 6, kAmxInt8MaxRows = 383;
+// It runs at every number of activation rows, so that a row's result never depends on its batch
+// (batch invariance), although other kernels were faster at some sizes (matmul_bench --cpu-time,
+// 1 thread, 1024×4096, in cache): VNNI below 4 rows for Q8_0 (VNNI 48 → 55 GF/s at 4) and below
+// 6 for the decoded formats (at 4 the panel decode, shared by only 4 rows, loses: Q4_0 71 → 39;
+// at 6: 75 → 82), AMX-BF16 from ~384 rows (at 512 rows int8 200/187/219 vs bf16 254/216/230 GF/s,
+// Q8_0/Q4_0/Q5_0).
 
 inline int64_t groups(int64_t m) { return (m + 15) / 16; }
 int64_t act_bytes(int64_t m, int64_t k) { return groups(m) * (k / 32) * int64_t(sizeof(BTile)); }
@@ -284,8 +283,7 @@ MatmulKernel make() {
 
 }  // namespace
 
-MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m) {
-  if (m < (t == DType::Q8_0 ? kAmxInt8MinRowsQ8 : kAmxInt8MinRows) || m > kAmxInt8MaxRows) return {};
+MatmulKernel avx512_amx_q8_kernel(DType t) {
   if (!cpu_features().amx_int8 || !amx_tiles_permitted()) return {};
   switch (t) {
     case DType::Q8_0: return make<Q8_0F>();

@@ -29,7 +29,7 @@ struct Avx2Dot {
 
 MatmulKernel avx2_special_kernel(DType t);  // matmul_q_avx2.cc
 
-MatmulKernel avx2_kernel(DType t, int64_t) {
+MatmulKernel avx2_kernel(DType t) {
   MatmulKernel k = avx2_special_kernel(t);
   if (!k.tile) k.tile = generic_tile<Avx2Dot>;
   return k;

@@ -35,12 +35,14 @@ struct Avx512Dot {
 
 }  // namespace
 
-MatmulKernel avx512_kernel(DType t, int64_t m, bool amx, bool panel) {
+// One kernel per weight format, whatever the number of activation rows: kernels that sum in
+// different orders (row-dot, panel, AMX) would make a row's result depend on the rest of its batch.
+MatmulKernel avx512_kernel(DType t, bool amx, bool panel) {
   MatmulKernel k;
-  if (amx) k = avx512_amx_q8_kernel(t, m);
-  if (amx && !k.tile) k = avx512_amx_kernel(t, m);
-  if (panel && !k.tile) k = avx512_q32_panel_kernel(t, m);
-  if (panel && !k.tile) k = avx512_qk_panel_kernel(t, m);
+  if (amx) k = avx512_amx_q8_kernel(t);
+  if (amx && !k.tile) k = avx512_amx_kernel(t);
+  if (panel && !k.tile) k = avx512_q32_panel_kernel(t);
+  if (panel && !k.tile) k = avx512_qk_panel_kernel(t);
   if (!k.tile) k = avx512_q32_kernel(t);
   if (!k.tile) k = avx512_qk_kernel(t);
   if (!k.tile) k = avx512_float_kernel(t);

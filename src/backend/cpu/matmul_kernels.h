@@ -35,13 +35,14 @@ struct MatmulKernel {
   void (*tile)(const TileArgs& t) = nullptr;
 };
 
-// One table per ISA; each returns a usable kernel for every decodable dtype and m rows.
-MatmulKernel scalar_kernel(DType t, int64_t m);
-MatmulKernel avx2_kernel(DType t, int64_t m);
+// One table per ISA; each returns a usable kernel for every decodable dtype, the same one whatever
+// the number of activation rows (batch invariance: each output element has one summation order).
+MatmulKernel scalar_kernel(DType t);
+MatmulKernel avx2_kernel(DType t);
 /// The AVX2 kernel for weights packed in PackLayout::AVX2 (matmul_pack.h); empty for other dtypes.
 MatmulKernel avx2_packed_kernel(DType t);
 /// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available; panel: false
-/// keeps batched 32-block matmuls on the row-dot VNNI kernels instead of the 16-row panel ones.
-MatmulKernel avx512_kernel(DType t, int64_t m, bool amx, bool panel);
+/// keeps the block formats on the row-dot VNNI kernels instead of the 16-row panel ones.
+MatmulKernel avx512_kernel(DType t, bool amx, bool panel);
 
 }  // namespace oxyd::backend::cpu

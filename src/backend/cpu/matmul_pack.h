@@ -43,8 +43,9 @@ namespace oxyd::backend::cpu {
 enum class PackLayout : uint8_t { NONE = 0, AVX512 = 1, AVX2 = 2 };
 
 /// The layout matmul on this CPU wants `t` weights packed in, NONE for none: AVX512 on the AVX-512
-/// matmul path without usable AMX-INT8 (there the AMX kernels read the original rows), AVX2 on the
-/// AVX2 path; NONE too when t is not packable or packing is switched off by set_matmul_pack(false).
+/// matmul path without usable AMX-INT8 (there the AMX kernels read the original rows), and AVX2 there
+/// for the formats packable in AVX2's layout only (Q4_K, Q5_K, Q6_K, IQ4_XS); AVX2 on the AVX2 path;
+/// NONE too when t is not packable or packing is switched off by set_matmul_pack(false).
 PackLayout matmul_pack_layout(DType t);
 /// matmul_pack_layout(t) != NONE.
 bool matmul_packs(DType t);

@@ -2,7 +2,8 @@
 // Q8_0, IQ4_NL and the 4-bit super-block formats Q4_K, Q5_K, IQ4_XS (their 32-element sub-blocks as
 // Q4_1-, Q5_1- and IQ4_NL-like blocks; Q6_K is in matmul_packed_q6k_avx2.cc), at every number of
 // activation rows (decode and prefill alike), for CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel
-// before Ice Lake, and E-cores).
+// before Ice Lake, and E-cores), and for the super-block formats on AVX-512 CPUs too (they have no
+// AVX-512 packed layout; one kernel at every number of rows keeps matmul batch-invariant).
 //
 // A packed 32-block of 16 weight rows is two halves of 8 rows. Half h of code register d is 32
 // bytes in which int32 lane L' holds 4 code bytes of one weight row, so one vpmaddubsw against an

@@ -27,11 +27,6 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-// From this many activation rows the panel kernels beat the row-dot kernels: a whole-model decode
-// step (2 threads, Zen 4, Qwen3-0.6B-shaped Q4_0 and Gemma 3 270M Q4_K_M) is ~20% slower at 4
-// rows, even at 6, and 20-35% faster at 8 (docs/performance.md, "Batched decode without AMX").
-constexpr int64_t kPanelMinRows = 8;
-
 // How a block's integer sum becomes f32: PLAIN dw·dx·s; MIN adds dm·(dx·Σcodes) (Q4_1, Q5_1,
 // Q4_K, Q5_K); SPLIT has two 16-element halves with their own scales, dw for codes 0..15 and dm
 // for 16..31 (Q6_K).

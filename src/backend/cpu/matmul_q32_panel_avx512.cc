@@ -135,8 +135,7 @@ MatmulKernel make() {
 
 }  // namespace
 
-MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m) {
-  if (m < kPanelMinRows) return {};
+MatmulKernel avx512_q32_panel_kernel(DType t) {
   switch (t) {
     case DType::Q8_0: return make<Fmt<34, 2, -1, 128, Scale::F16, Lut::NONE>>();
     case DType::Q4_0: return make<Fmt<18, 2, -1, 8, Scale::F16, Lut::NONE>>();

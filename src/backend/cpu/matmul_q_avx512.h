@@ -9,19 +9,18 @@ namespace oxyd::backend::cpu {
 MatmulKernel avx512_q32_kernel(DType t);  // matmul_q32_avx512.cc: Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL MXFP4 Q8_0 IQ4_XS
 MatmulKernel avx512_qk_kernel(DType t);   // matmul_qk_avx512.cc: Q4_K Q5_K Q6_K (+ Q2_K Q3_K)
 MatmulKernel avx512_float_kernel(DType t);  // matmul_float_avx512.cc: F32 F16 BF16
-/// matmul_amx_avx512.cc: BF16 weights with m ≥ 16 on CPUs with AMX-BF16 (else empty).
-MatmulKernel avx512_amx_kernel(DType t, int64_t m);
-/// matmul_amx_q8_avx512.cc: the 32-block formats (not IQ4_XS) with 4 or 6 ≤ m < 384 on CPUs with
-/// AMX-INT8 (else empty).
-MatmulKernel avx512_amx_q8_kernel(DType t, int64_t m);
-/// matmul_q32_panel_avx512.cc: the 32-block formats (not IQ4_XS) with m ≥ 8 on VNNI, 16 weight
-/// rows per register (else empty).
-MatmulKernel avx512_q32_panel_kernel(DType t, int64_t m);
+/// matmul_amx_avx512.cc: BF16 weights on CPUs with AMX-BF16 (else empty).
+MatmulKernel avx512_amx_kernel(DType t);
+/// matmul_amx_q8_avx512.cc: the 32-block formats (not IQ4_XS) on CPUs with AMX-INT8 (else empty).
+MatmulKernel avx512_amx_q8_kernel(DType t);
+/// matmul_q32_panel_avx512.cc: the 32-block formats (not IQ4_XS) on VNNI, 16 weight rows per
+/// register (else empty).
+MatmulKernel avx512_q32_panel_kernel(DType t);
 /// matmul_q32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (Q8_0, Q4_0,
 /// Q5_0; w points at the packed groups, w_stride = the original row bytes), for any m.
 MatmulKernel avx512_q32_packed_kernel(DType t);
-/// matmul_qk_panel_avx512.cc: Q4_K, Q5_K and Q6_K with m ≥ 8 on VNNI, likewise (else empty).
-MatmulKernel avx512_qk_panel_kernel(DType t, int64_t m);
+/// matmul_qk_panel_avx512.cc: Q4_K, Q5_K and Q6_K on VNNI, likewise (else empty).
+MatmulKernel avx512_qk_panel_kernel(DType t);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.
 struct alignas(64) AmxTileConfig {
   uint8_t palette_id;

@@ -110,8 +110,7 @@ struct Q6K {
 
 }  // namespace
 
-MatmulKernel avx512_qk_panel_kernel(DType t, int64_t m) {
-  if (m < kPanelMinRows) return {};
+MatmulKernel avx512_qk_panel_kernel(DType t) {
   switch (t) {
     case DType::Q4_K: return make_panel_kernel<Q45K<false>, 0, Epi::MIN, true>();
     case DType::Q5_K: return make_panel_kernel<Q45K<true>, 0, Epi::MIN, true>();

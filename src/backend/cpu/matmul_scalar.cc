@@ -21,7 +21,7 @@ struct ScalarDot {
 
 }  // namespace
 
-MatmulKernel scalar_kernel(DType, int64_t) {
+MatmulKernel scalar_kernel(DType) {
   MatmulKernel k;
   k.tile = generic_tile<ScalarDot>;
   return k;
