@@ -162,6 +162,39 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float& sc,
   }
 }
 
+/// Byte i (0..15, run-time) of a 16-byte K-quant header (d, dmin, 12 scale bytes) held in registers.
+__device__ __forceinline__ uint32_t header_byte(const uint4& h, int i) {
+  const uint32_t w = i < 4 ? h.x : i < 8 ? h.y : i < 12 ? h.z : h.w;
+  return (w >> (8 * (i & 3))) & 0xFFu;
+}
+
+/// scale_min_k4 on a header loaded whole (its 12 scale bytes are header bytes 4..15).
+__device__ __forceinline__ void scale_min_k4(int j, const uint4& h, float& sc, float& m) {
+  const auto q = [&](int i) { return header_byte(h, 4 + i); };
+  if (j < 4) {
+    sc = float(q(j) & 63);
+    m = float(q(j + 4) & 63);
+  } else {
+    sc = float((q(j + 4) & 0xF) | ((q(j - 4) >> 6) << 4));
+    m = float((q(j + 4) >> 4) | ((q(j) >> 6) << 4));
+  }
+}
+
+/// 8 bytes at a 2-byte aligned p in the widest loads p's alignment allows. Use only where the
+/// alignment is the same for all lanes of a warp (else both paths run): Q6_K, whose gemv warp
+/// reads within one super-block of one row.
+__device__ __forceinline__ void load8_uniform(const uint8_t* p, uint32_t (&w)[2]) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if ((a & 7) == 0) {
+    load8<8>(p, w);
+  } else if ((a & 3) == 0) {
+    const unsigned int* u = reinterpret_cast<const unsigned int*>(p);
+    w[0] = __ldcs(u), w[1] = __ldcs(u + 1);
+  } else {
+    load8<2>(p, w);
+  }
+}
+
 template <> struct Decoder<DType::Q4_K> {
   static constexpr int kBlockElems = 256, kBlockBytes = 144, kPiece = 32, kAlign = 16;
   __device__ static void decode(const uint8_t* row, int64_t piece, float (&y)[kPiece]) {
@@ -182,9 +215,10 @@ template <> struct Decoder<DType::Q4_K> {
   __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
     const uint8_t* b = row + (c >> 5) * kBlockBytes;
     const int sb = int(c & 31) >> 2, l0 = 8 * int(c & 3);
-    const float d = half_bits_to_float(load_u16(b)), dmin = half_bits_to_float(load_u16(b + 2));
+    const uint4 hd = __ldcs(reinterpret_cast<const uint4*>(b));  // d, dmin, scales: one load
+    const float d = half_bits_to_float(uint16_t(hd.x)), dmin = half_bits_to_float(uint16_t(hd.x >> 16));
     float sc, m;
-    scale_min_k4(sb, b + 4, sc, m);
+    scale_min_k4(sb, hd, sc, m);
     const float dl = __fmul_rn(d, sc), ml = __fmul_rn(dmin, m);
     uint32_t q[2];
     load8<8>(b + 16 + 32 * (sb >> 1) + l0, q);
@@ -217,9 +251,10 @@ template <> struct Decoder<DType::Q5_K> {
   __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
     const uint8_t* b = row + (c >> 5) * kBlockBytes;
     const int sb = int(c & 31) >> 2, l0 = 8 * int(c & 3);
-    const float d = half_bits_to_float(load_u16(b)), dmin = half_bits_to_float(load_u16(b + 2));
+    const uint4 hd = __ldcs(reinterpret_cast<const uint4*>(b));  // d, dmin, scales: one load
+    const float d = half_bits_to_float(uint16_t(hd.x)), dmin = half_bits_to_float(uint16_t(hd.x >> 16));
     float sc, m;
-    scale_min_k4(sb, b + 4, sc, m);
+    scale_min_k4(sb, hd, sc, m);
     const float dl = __fmul_rn(d, sc), ml = __fmul_rn(dmin, m);
     uint32_t q[2], h[2];
     load8<8>(b + 48 + 32 * (sb >> 1) + l0, q);
@@ -262,8 +297,8 @@ template <> struct Decoder<DType::Q6_K> {
     const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
     const float dl = __fmul_rn(d, float(scales[8 * hh + 2 * k + (l0 >> 4)]));
     uint32_t ql[2], qh[2];
-    load8<2>(b + 64 * hh + 32 * (k & 1) + l0, ql);
-    load8<2>(b + 128 + 32 * hh + l0, qh);
+    load8_uniform(b + 64 * hh + 32 * (k & 1) + l0, ql);
+    load8_uniform(b + 128 + 32 * hh + l0, qh);
     const int shift = 4 * (k >> 1);
 #pragma unroll
     for (int l = 0; l < 8; ++l) {
