@@ -168,16 +168,15 @@ __device__ __forceinline__ uint32_t header_byte(const uint4& h, int i) {
   return (w >> (8 * (i & 3))) & 0xFFu;
 }
 
-/// scale_min_k4 on a header loaded whole (its 12 scale bytes are header bytes 4..15).
+/// scale_min_k4 on a header loaded whole (its 12 scale bytes are header bytes 4..15), without a
+/// branch: lanes of a gemv warp hold different sub-blocks j, and a branch would both diverge and
+/// keep the compiler from hoisting the next rows' loads above it.
 __device__ __forceinline__ void scale_min_k4(int j, const uint4& h, float& sc, float& m) {
-  const auto q = [&](int i) { return header_byte(h, 4 + i); };
-  if (j < 4) {
-    sc = float(q(j) & 63);
-    m = float(q(j + 4) & 63);
-  } else {
-    sc = float((q(j + 4) & 0xF) | ((q(j - 4) >> 6) << 4));
-    m = float((q(j + 4) >> 4) | ((q(j) >> 6) << 4));
-  }
+  const uint32_t a = header_byte(h, 4 + j), b = header_byte(h, 8 + j), c = header_byte(h, j);
+  // j < 4: a = q[j], b = q[j + 4]. j >= 4: a = q[j], b = q[j + 4], c = q[j - 4].
+  const bool lo = j < 4;
+  sc = float(lo ? (a & 63) : ((b & 0xF) | ((c >> 6) << 4)));
+  m = float(lo ? (b & 63) : ((b >> 4) | ((a >> 6) << 4)));
 }
 
 /// 8 bytes at a 2-byte aligned p in the widest loads p's alignment allows. Use only where the
