@@ -97,8 +97,11 @@ TEST(CudaMatmul, GemvMatchesReference) {
   struct Case {
     int64_t m, n, k;
   };
+  // n not a multiple of the 4 / 8 rows a gemv block owns, k not a multiple of the 1024 elements
+  // a block's 128 threads take per step, Q6_K super-blocks at every even offset mod 8 (k=1536).
   const Case cases[] = {{1, 256, 2048}, {2, 67, 512}, {3, 33, 256}, {4, 128, 4096},
-                        {5, 1, 768},    {8, 200, 1024}, {7, 5, 256}};
+                        {5, 1, 768},    {8, 200, 1024}, {7, 5, 256}, {1, 131, 1536},
+                        {6, 9, 1536}};
   for (DType t : kWeightTypes) {
     for (const Case& c : cases) {
       const std::string what = "gemv " + name_of(t) + " m=" + std::to_string(c.m) +

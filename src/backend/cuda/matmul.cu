@@ -1,8 +1,15 @@
-// CUDA gemv and weight dequantization (see matmul.h). One warp per output column n: lane i
-// decodes pieces i, i + 32, ... of weight row n (a warp's loads cover consecutive bytes of the
-// row, so each byte comes from memory once) and multiplies them with the same columns of all m
-// activation rows (x is small and stays in L1/L2). The m partial sums are reduced across the
-// warp at the end. Dequantize: one thread per piece.
+// CUDA gemv and weight dequantization (see matmul.h).
+//
+// gemv: a block of 128 threads owns R consecutive output columns (weight rows) and splits k among
+// its threads in 8-element chunks: thread t takes chunks t, t + 128, ... of every one of its R
+// rows. So a warp's load of one row covers 32 consecutive chunks (256 elements: 272 contiguous
+// bytes of Q8_0, 128 of a Q4_K super-block's quants, 512 of F16) and each lane has R independent
+// weight loads per iteration (times the unroll) in flight. The chunk's 8 activations of each of
+// the m rows are loaded once (two float4) and used for all R weight rows, so activation traffic
+// (from L1/L2) is 1/R of what one row per warp needs; the weights are read evict-first so the
+// activations stay in L1. Every weight byte is read from memory once for all m rows, the m·R
+// sums stay in registers, and the four warps' partial sums are added through shared memory.
+// Dequantize: one thread per piece.
 #include "backend/cuda/matmul.h"
 
 #include <string>
@@ -14,47 +21,73 @@
 namespace oxyd::backend::cuda {
 namespace {
 
-constexpr int kGemvWarps = 4;
+constexpr int kGemvThreads = 128;
 
-template <class Dec, int M>
-__global__ void __launch_bounds__(kGemvWarps * 32)
+/// R weight rows per block, U chunk iterations unrolled (loads in flight), for M activation rows.
+template <class Dec, int M, int R, int U>
+__global__ void __launch_bounds__(kGemvThreads)
     gemv_kernel(const float* __restrict__ x, const uint8_t* __restrict__ w, float* __restrict__ y,
                 int m, int n, int k, int64_t row_bytes) {
-  constexpr int P = Dec::kPiece;
-  const int col = int(blockIdx.x) * kGemvWarps + int(threadIdx.x >> 5);
-  const int lane = int(threadIdx.x & 31);
-  if (col >= n) return;
-  const uint8_t* wr = w + int64_t(col) * row_bytes;
-  const int pieces = k / P;
-  float acc[M];
+  const int col0 = int(blockIdx.x) * R;
+  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const uint8_t* wr[R];
 #pragma unroll
-  for (int r = 0; r < M; ++r) acc[r] = 0.0f;
-#pragma unroll 2  // two pieces' loads in flight per lane
-  for (int p = lane; p < pieces; p += 32) {
-    float wv[P];
-    Dec::decode(wr, p, wv);
+  for (int i = 0; i < R; ++i) wr[i] = w + int64_t(min(col0 + i, n - 1)) * row_bytes;  // tail: reread
+  const int chunks = k / 8;
+  float acc[M][R];
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+#pragma unroll
+    for (int i = 0; i < R; ++i) acc[r][i] = 0.0f;
+#pragma unroll U
+  for (int c = tid; c < chunks; c += kGemvThreads) {
+    float xv[M][8];
 #pragma unroll
     for (int r = 0; r < M; ++r) {
       if (r < m) {
-        const float4* xr = reinterpret_cast<const float4*>(x + int64_t(r) * k + int64_t(p) * P);
-        float s = 0.0f;
+        const float4* xr = reinterpret_cast<const float4*>(x + int64_t(r) * k + int64_t(c) * 8);
+        const float4 a = __ldg(xr), b = __ldg(xr + 1);
+        xv[r][0] = a.x, xv[r][1] = a.y, xv[r][2] = a.z, xv[r][3] = a.w;
+        xv[r][4] = b.x, xv[r][5] = b.y, xv[r][6] = b.z, xv[r][7] = b.w;
+      } else {
 #pragma unroll
-        for (int q = 0; q < P / 4; ++q) {
-          const float4 v = __ldg(xr + q);
-          s = fmaf(wv[4 * q], v.x, s);
-          s = fmaf(wv[4 * q + 1], v.y, s);
-          s = fmaf(wv[4 * q + 2], v.z, s);
-          s = fmaf(wv[4 * q + 3], v.w, s);
-        }
-        acc[r] += s;
+        for (int j = 0; j < 8; ++j) xv[r][j] = 0.0f;
       }
     }
-  }
 #pragma unroll
-  for (int r = 0; r < M; ++r) {
-    const float s = warp_sum(acc[r]);
-    if (lane == 0 && r < m) y[int64_t(r) * n + col] = s;
+    for (int i = 0; i < R; ++i) {
+      float wv[8];
+      Dec::decode8(wr[i], c, wv);
+#pragma unroll
+      for (int r = 0; r < M; ++r)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[r][i] = fmaf(wv[j], xv[r][j], acc[r][i]);
+    }
   }
+  __shared__ float part[kGemvThreads / 32][M * R];
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const float s = warp_sum(acc[r][i]);
+      if (lane == 0) part[warp][r * R + i] = s;
+    }
+  __syncthreads();
+  if (tid < M * R) {
+    const int r = tid / R, col = col0 + tid % R;
+    if (r < m && col < n) {
+      float s = 0.0f;
+#pragma unroll
+      for (int v = 0; v < kGemvThreads / 32; ++v) s += part[v][tid];
+      y[int64_t(r) * n + col] = s;
+    }
+  }
+}
+
+template <class Dec, int M, int R, int U>
+void launch_gemv(const float* x, const uint8_t* w, float* y, int m, int n, int k, int64_t rb,
+                 const Stream& stream) {
+  gemv_kernel<Dec, M, R, U><<<ceil_div(n, R), kGemvThreads, 0, stream.handle()>>>(x, w, y, m, n, k, rb);
 }
 
 template <class Dec, typename T>
@@ -109,7 +142,6 @@ void gemv(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& strea
   if (!aligned16(x.data))
     throw Error(ErrorCode::INVALID_ARGUMENT, "cuda gemv: x must be 16-byte aligned");
   if (m == 0 || n == 0) return;
-  const dim3 grid(ceil_div(n, kGemvWarps)), block(kGemvWarps * 32);
   dispatch_weight(w.dtype, [&](auto dec) {
     using Dec = decltype(dec);
     const float* xp = x.ptr<const float>();
@@ -117,10 +149,11 @@ void gemv(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& strea
     float* yp = y.ptr<float>();
     const int mi = int(m), ni = int(n), ki = int(k);
     const int64_t rb = w.row_bytes();
-    if (m == 1) gemv_kernel<Dec, 1><<<grid, block, 0, stream.handle()>>>(xp, wp, yp, mi, ni, ki, rb);
-    else if (m == 2) gemv_kernel<Dec, 2><<<grid, block, 0, stream.handle()>>>(xp, wp, yp, mi, ni, ki, rb);
-    else if (m <= 4) gemv_kernel<Dec, 4><<<grid, block, 0, stream.handle()>>>(xp, wp, yp, mi, ni, ki, rb);
-    else gemv_kernel<Dec, 8><<<grid, block, 0, stream.handle()>>>(xp, wp, yp, mi, ni, ki, rb);
+    // More activation rows: more weight rows per block so activation loads stay a small share.
+    if (m == 1) launch_gemv<Dec, 1, 4, 2>(xp, wp, yp, mi, ni, ki, rb, stream);
+    else if (m == 2) launch_gemv<Dec, 2, 4, 2>(xp, wp, yp, mi, ni, ki, rb, stream);
+    else if (m <= 4) launch_gemv<Dec, 4, 8, 1>(xp, wp, yp, mi, ni, ki, rb, stream);
+    else launch_gemv<Dec, 8, 8, 1>(xp, wp, yp, mi, ni, ki, rb, stream);
     OXYD_CUDA_CHECK_LAUNCH();
   });
 }

@@ -1,8 +1,9 @@
 // CUDA matmul y = x · wᵀ for decode and batched steps, mirroring backend/reference/matmul.h:
 // x F32 [m, k], w [n, k] in F16, BF16 or a GGUF block format (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K,
-// MXFP4), y F32 [m, n]. gemv() (m ≤ kGemvMaxRows) reads each weight byte once: one warp per
-// output column, its lanes walking the row's pieces (32 elements, 8 for F16/BF16) with wide
-// coalesced loads, decoding in registers and accumulating all m rows in fp32. dequantize()
+// MXFP4), y F32 [m, n]. gemv() (m ≤ kGemvMaxRows) reads each weight byte once: a block of 128
+// threads owns 4 (m ≤ 2) or 8 output columns and splits k in 8-element chunks among its threads
+// (coalesced loads, each chunk's activations reused for all the block's rows), decoding in
+// registers and accumulating all m rows in fp32. dequantize()
 // decodes whole weights on the device, bit-identical to core's dequantize_row for F32 output.
 // The batched path (m > kGemvMaxRows) is Gemm::matmul in gemm.h (dequantize to BF16 + cuBLAS).
 #pragma once

@@ -44,6 +44,24 @@ template <int N, int A> __device__ __forceinline__ void load_words(const uint8_t
   }
 }
 
+/// Loads 8 bytes from p, which is A-byte aligned (1, 2 or 8), as two words. Weight bytes are read
+/// once per gemv, so they are loaded evict-first (ld.global.cs) to leave L1 to the activations.
+template <int A> __device__ __forceinline__ void load8(const uint8_t* p, uint32_t (&w)[2]) {
+  if constexpr (A >= 8) {
+    const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
+    w[0] = v.x, w[1] = v.y;
+  } else if constexpr (A >= 2) {
+    const unsigned short* h = reinterpret_cast<const unsigned short*>(p);
+    w[0] = uint32_t(__ldcs(h)) | uint32_t(__ldcs(h + 1)) << 16;
+    w[1] = uint32_t(__ldcs(h + 2)) | uint32_t(__ldcs(h + 3)) << 16;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      w[i] = uint32_t(p[4 * i]) | uint32_t(p[4 * i + 1]) << 8 | uint32_t(p[4 * i + 2]) << 16 |
+             uint32_t(p[4 * i + 3]) << 24;
+  }
+}
+
 /// Byte j of a word array (j a compile-time constant after unrolling).
 template <int N> __device__ __forceinline__ uint32_t byte_at(const uint32_t (&w)[N], int j) {
   return (w[j >> 2] >> (8 * (j & 3))) & 0xFFu;
@@ -61,6 +79,15 @@ template <> struct Decoder<DType::Q8_0> {
 #pragma unroll
     for (int j = 0; j < 32; ++j) y[j] = __fmul_rn(d, float(int8_t(byte_at(q, j))));
   }
+  // decode8: elements 8c .. 8c+7 of the row (one quarter of block c/4).
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 2) * kBlockBytes;
+    const float d = half_bits_to_float(__ldcs(reinterpret_cast<const unsigned short*>(b)));
+    uint32_t q[2];
+    load8<2>(b + 2 + 8 * (c & 3), q);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) y[j] = __fmul_rn(d, float(int8_t(byte_at(q, j))));
+  }
 };
 
 template <> struct Decoder<DType::Q4_0> {
@@ -76,6 +103,16 @@ template <> struct Decoder<DType::Q4_0> {
       y[j] = __fmul_rn(d, float((v & 0xF) - 8));
       y[j + 16] = __fmul_rn(d, float((v >> 4) - 8));
     }
+  }
+  // Quarter j of a block: low nibbles of bytes 0-7 / 8-15, then high nibbles of bytes 0-7 / 8-15.
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 2) * kBlockBytes;
+    const int j = int(c & 3), shift = 4 * (j >> 1);
+    const float d = half_bits_to_float(__ldcs(reinterpret_cast<const unsigned short*>(b)));
+    uint32_t q[2];
+    load8<2>(b + 2 + 8 * (j & 1), q);
+#pragma unroll
+    for (int l = 0; l < 8; ++l) y[l] = __fmul_rn(d, float(int((byte_at(q, l) >> shift) & 0xF) - 8));
   }
 };
 
@@ -102,6 +139,16 @@ template <> struct Decoder<DType::MXFP4> {
       y[j + 16] = __fmul_rn(d, mxfp4_value(v >> 4));
     }
   }
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 2) * kBlockBytes;
+    const int j = int(c & 3), shift = 4 * (j >> 1);
+    const uint32_t e = b[0];
+    const float d = __uint_as_float(e < 2 ? (0x00200000u << e) : ((e - 1) << 23));
+    uint32_t q[2];
+    load8<1>(b + 1 + 8 * (j & 1), q);
+#pragma unroll
+    for (int l = 0; l < 8; ++l) y[l] = __fmul_rn(d, mxfp4_value((byte_at(q, l) >> shift) & 0xF));
+  }
 };
 
 /// Q4_K / Q5_K 6-bit scale and min of sub-block j from the 12 scale bytes at q (core/quant.h).
@@ -112,6 +159,38 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float& sc,
   } else {
     sc = float((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
     m = float((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+/// Byte i (0..15, run-time) of a 16-byte K-quant header (d, dmin, 12 scale bytes) held in registers.
+__device__ __forceinline__ uint32_t header_byte(const uint4& h, int i) {
+  const uint32_t w = i < 4 ? h.x : i < 8 ? h.y : i < 12 ? h.z : h.w;
+  return (w >> (8 * (i & 3))) & 0xFFu;
+}
+
+/// scale_min_k4 on a header loaded whole (its 12 scale bytes are header bytes 4..15), without a
+/// branch: lanes of a gemv warp hold different sub-blocks j, and a branch would both diverge and
+/// keep the compiler from hoisting the next rows' loads above it.
+__device__ __forceinline__ void scale_min_k4(int j, const uint4& h, float& sc, float& m) {
+  const uint32_t a = header_byte(h, 4 + j), b = header_byte(h, 8 + j), c = header_byte(h, j);
+  // j < 4: a = q[j], b = q[j + 4]. j >= 4: a = q[j], b = q[j + 4], c = q[j - 4].
+  const bool lo = j < 4;
+  sc = float(lo ? (a & 63) : ((b & 0xF) | ((c >> 6) << 4)));
+  m = float(lo ? (b & 63) : ((b >> 4) | ((a >> 6) << 4)));
+}
+
+/// 8 bytes at a 2-byte aligned p in the widest loads p's alignment allows. Use only where the
+/// alignment is the same for all lanes of a warp (else both paths run): Q6_K, whose gemv warp
+/// reads within one super-block of one row.
+__device__ __forceinline__ void load8_uniform(const uint8_t* p, uint32_t (&w)[2]) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if ((a & 7) == 0) {
+    load8<8>(p, w);
+  } else if ((a & 3) == 0) {
+    const unsigned int* u = reinterpret_cast<const unsigned int*>(p);
+    w[0] = __ldcs(u), w[1] = __ldcs(u + 1);
+  } else {
+    load8<2>(p, w);
   }
 }
 
@@ -131,6 +210,22 @@ template <> struct Decoder<DType::Q4_K> {
     for (int l = 0; l < 32; ++l)
       y[l] = __fsub_rn(__fmul_rn(dl, float((byte_at(q, l) >> shift) & 0xF)), ml);
   }
+  // decode8: chunk s = c % 32 of super-block c / 32: sub-block s / 4, its elements 8·(s % 4) + l.
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 5) * kBlockBytes;
+    const int sb = int(c & 31) >> 2, l0 = 8 * int(c & 3);
+    const uint4 hd = __ldcs(reinterpret_cast<const uint4*>(b));  // d, dmin, scales: one load
+    const float d = half_bits_to_float(uint16_t(hd.x)), dmin = half_bits_to_float(uint16_t(hd.x >> 16));
+    float sc, m;
+    scale_min_k4(sb, hd, sc, m);
+    const float dl = __fmul_rn(d, sc), ml = __fmul_rn(dmin, m);
+    uint32_t q[2];
+    load8<8>(b + 16 + 32 * (sb >> 1) + l0, q);
+    const int shift = 4 * (sb & 1);
+#pragma unroll
+    for (int l = 0; l < 8; ++l)
+      y[l] = __fsub_rn(__fmul_rn(dl, float((byte_at(q, l) >> shift) & 0xF)), ml);
+  }
 };
 
 template <> struct Decoder<DType::Q5_K> {
@@ -148,6 +243,24 @@ template <> struct Decoder<DType::Q5_K> {
     const int shift = 4 * (sb & 1);
 #pragma unroll
     for (int l = 0; l < 32; ++l) {
+      const uint32_t v = ((byte_at(q, l) >> shift) & 0xF) | (((byte_at(h, l) >> sb) & 1) << 4);
+      y[l] = __fsub_rn(__fmul_rn(dl, float(v)), ml);
+    }
+  }
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 5) * kBlockBytes;
+    const int sb = int(c & 31) >> 2, l0 = 8 * int(c & 3);
+    const uint4 hd = __ldcs(reinterpret_cast<const uint4*>(b));  // d, dmin, scales: one load
+    const float d = half_bits_to_float(uint16_t(hd.x)), dmin = half_bits_to_float(uint16_t(hd.x >> 16));
+    float sc, m;
+    scale_min_k4(sb, hd, sc, m);
+    const float dl = __fmul_rn(d, sc), ml = __fmul_rn(dmin, m);
+    uint32_t q[2], h[2];
+    load8<8>(b + 48 + 32 * (sb >> 1) + l0, q);
+    load8<8>(b + 16 + l0, h);
+    const int shift = 4 * (sb & 1);
+#pragma unroll
+    for (int l = 0; l < 8; ++l) {
       const uint32_t v = ((byte_at(q, l) >> shift) & 0xF) | (((byte_at(h, l) >> sb) & 1) << 4);
       y[l] = __fsub_rn(__fmul_rn(dl, float(v)), ml);
     }
@@ -174,6 +287,24 @@ template <> struct Decoder<DType::Q6_K> {
       y[l] = __fmul_rn(l < 16 ? dl0 : dl1, float((lo | hi << 4) - 32));
     }
   }
+  // decode8: chunk s = c % 32 of super-block c / 32 is piece s / 4, its elements 8·(s % 4) + l.
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) {
+    const uint8_t* b = row + (c >> 5) * kBlockBytes;
+    const int piece = int(c & 31) >> 2, l0 = 8 * int(c & 3);
+    const int hh = piece >> 2, k = piece & 3;
+    const float d = half_bits_to_float(load_u16(b + 208));
+    const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+    const float dl = __fmul_rn(d, float(scales[8 * hh + 2 * k + (l0 >> 4)]));
+    uint32_t ql[2], qh[2];
+    load8_uniform(b + 64 * hh + 32 * (k & 1) + l0, ql);
+    load8_uniform(b + 128 + 32 * hh + l0, qh);
+    const int shift = 4 * (k >> 1);
+#pragma unroll
+    for (int l = 0; l < 8; ++l) {
+      const int lo = int((byte_at(ql, l) >> shift) & 0xF), hi = int((byte_at(qh, l) >> (2 * k)) & 3);
+      y[l] = __fmul_rn(dl, float((lo | hi << 4) - 32));
+    }
+  }
 };
 
 template <> struct Decoder<DType::F16> {
@@ -187,6 +318,7 @@ template <> struct Decoder<DType::F16> {
       y[2 * i + 1] = half_bits_to_float(uint16_t(w[i] >> 16));
     }
   }
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) { decode(row, c, y); }
 };
 
 template <> struct Decoder<DType::BF16> {
@@ -200,6 +332,7 @@ template <> struct Decoder<DType::BF16> {
       y[2 * i + 1] = __uint_as_float(w[i] & 0xFFFF0000u);
     }
   }
+  __device__ static void decode8(const uint8_t* row, int64_t c, float (&y)[8]) { decode(row, c, y); }
 };
 
 /// Host-side: calls f(Decoder<T>{}) for a weight dtype the CUDA matmul decodes; false otherwise.
