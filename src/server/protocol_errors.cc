@@ -2,13 +2,14 @@
 // parser (UTF-8, syntax and depth checked before any field is read), SSE framing and ids.
 #include <random>
 
+#include "core/json_parse.h"
 #include "server/protocol_detail.h"
 
 namespace oxyd::server::protocol {
 
 namespace {
-constexpr int kMaxDepth = 64;
-constexpr size_t kMaxParseMessage = 300;
+constexpr int kMaxDepth = kMaxJsonDepth;  // the one limit for untrusted JSON (core/json_parse.h)
+constexpr size_t kMaxParseMessage = kMaxJsonErrorBytes;
 
 // One dump for everything we send: never throws, even on a stray invalid byte.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
