@@ -1,6 +1,9 @@
 // ModelConfig from a Hugging Face config.json. Mirrors what transformers v5's config classes do
 // with the same file: text_config for wrappers, default layer_types per family, rope_scaling /
 // rope_theta / rope_local_base_freq (v4) folded into per-layer-type rope_parameters (v5).
+#include <fstream>
+#include <iterator>
+
 #include "core/error.h"
 #include "core/json_parse.h"
 #include "loader/json_fields.h"
@@ -253,7 +256,10 @@ const RopeParameters& ModelConfig::rope(const std::string& layer_type) const {
 }
 
 ModelConfig load_hf_config(const std::string& path) {
-  return parse_hf_config(read_json_file(path), path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorCode::IO, "cannot open '" + path + "'");
+  const std::string text((std::istreambuf_iterator<char>(f)), {});
+  return parse_hf_config(parse_json_bounded(text, path), path);
 }
 
 ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
