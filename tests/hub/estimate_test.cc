@@ -201,7 +201,8 @@ Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false) {
   w.add("tokenizer.ggml.tokens", GgufValue::string_array(toks));
   w.add_string("tokenizer.chat_template", "{{ messages }}");
   std::string q8 = random_bytes(size_t(rows * 256 / 32 * 34), seed);
-  w.add_tensor("token_embd.weight", DType::Q8_0, {rows, 256},
+  // The bulk of the file, `rows` long; not token_embd, whose rows must equal the token count.
+  w.add_tensor("blk.0.attn_q.weight", DType::Q8_0, {rows, 256},
                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(q8.data()), q8.size()));
   int64_t weights = int64_t(q8.size());
   if (moe) {  // all 8 experts' up projections: [8, 128, 256] F16
