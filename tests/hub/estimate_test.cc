@@ -92,6 +92,7 @@ TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   put<uint32_t>(md, "gemma3.attention.key_length", 256);
   put<uint32_t>(md, "gemma3.feed_forward_length", 2048);
   put<uint32_t>(md, "gemma3.attention.sliding_window", 512);
+  put<uint32_t>(md, "gemma3.vocab_size", 262144);  // model validation needs a vocabulary
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 32768;
@@ -135,6 +136,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   put<uint32_t>(md, "qwen35.ssm.group_count", 2);     // Hk
   put<uint32_t>(md, "qwen35.ssm.time_step_rank", 4);  // Hv
   put<uint32_t>(md, "qwen35.ssm.inner_size", 64);     // Hv·dv → dv = 16
+  put<uint32_t>(md, "qwen35.vocab_size", 248320);     // model validation needs a vocabulary
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 2048;
