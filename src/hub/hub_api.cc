@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace oxyd::hub {
 namespace {
@@ -65,7 +66,7 @@ void check_repo_id(const std::string& repo) {
 RepoInfo parse_repo_info(const std::string& body, const std::string& what) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(body);
+    j = parse_json_bounded(body, what);
   } catch (const std::exception& e) {
     throw_error(ErrorCode::INVALID_ARGUMENT, what + ": the hub's answer is not JSON (" + e.what() + ")");
   }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "hub/quant_name.h"
+#include "core/json_parse.h"
 #include "loader/gguf.h"
 
 namespace oxyd::hub {
@@ -17,14 +18,8 @@ std::string model_architecture(const LocalModel& m) {
     return g.architecture();
   }
   const std::string cfg = (std::filesystem::path(m.dir) / "config.json").string();
-  std::ifstream in(cfg);
-  if (!in) throw_error(ErrorCode::NOT_FOUND, cfg + " is missing");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw_error(ErrorCode::INVALID_ARGUMENT, cfg + ": not JSON (" + e.what() + ")");
-  }
+  if (!std::filesystem::exists(cfg)) throw_error(ErrorCode::NOT_FOUND, cfg + " is missing");
+  nlohmann::json j = read_json_file(cfg);
   if (j.contains("text_config") && j["text_config"].is_object() && j["text_config"].contains("model_type") &&
       j["text_config"]["model_type"].is_string())
     return j["text_config"]["model_type"];

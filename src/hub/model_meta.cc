@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
+#include "loader/model_validate.h"
 
 namespace fs = std::filesystem;
 
@@ -40,8 +42,7 @@ loader::SafetensorsHeader read_safetensors_header(const std::string& name, uint6
 void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
   if (fs::exists(dir / "tokenizer.json")) {
     try {
-      std::ifstream in(dir / "tokenizer.json");
-      auto j = nlohmann::json::parse(in);
+      auto j = read_json_file((dir / "tokenizer.json").string());
       m.tokenizer_kind = "tokenizer.json " + j.at("model").value("type", std::string("?"));
     } catch (const std::exception&) {
       m.tokenizer_kind = "tokenizer.json (unreadable)";
@@ -59,8 +60,7 @@ void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
     }
   if (fs::exists(dir / "tokenizer_config.json")) {
     try {
-      std::ifstream in(dir / "tokenizer_config.json");
-      auto j = nlohmann::json::parse(in);
+      auto j = read_json_file((dir / "tokenizer_config.json").string());
       if (j.contains("chat_template") && !j["chat_template"].is_null()) {
         m.has_chat_template = true;
         m.chat_template_source = "tokenizer_config.json";
@@ -94,6 +94,7 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
     }
   m.config = loader::model_config_from_gguf(md, &all);
   m.quantization = gguf_quantization(md, all);
+  loader::validate_model_tensors(m.config, loader::tensor_descs(all), loader::gguf_token_count(md), md.source());
   m.gguf_tensors.insert(m.gguf_tensors.end(), all.begin(), all.end());
   m.tokenizer_kind = gguf_tokenizer_kind(md.get_string("tokenizer.ggml.model", ""));
   if (md.has("tokenizer.chat_template")) {
@@ -113,6 +114,7 @@ ModelMeta read_local_meta(const LocalModel& lm) {
     return m;
   }
   m.config = loader::load_hf_config((fs::path(lm.dir) / "config.json").string());
+  std::vector<loader::TensorDesc> tensors;
   for (const auto& f : lm.weight_files) {
     std::ifstream in(f, std::ios::binary);
     auto read = [&](int64_t first, int64_t count) {
@@ -121,8 +123,11 @@ ModelMeta read_local_meta(const LocalModel& lm) {
       if (!in.read(b.data(), count)) throw_error(ErrorCode::INVALID_ARGUMENT, f + ": truncated safetensors header");
       return b;
     };
-    add_safetensors_header(read_safetensors_header(f, fs::file_size(f), read), m);
+    const loader::SafetensorsHeader h = read_safetensors_header(f, fs::file_size(f), read);
+    add_safetensors_header(h, m);
+    for (auto& d : loader::tensor_descs(h.tensors)) tensors.push_back(std::move(d));
   }
+  loader::validate_model_tensors(m.config, tensors, -1, lm.dir);
   hf_tokenizer_and_template(lm.dir, m);
   return m;
 }
@@ -160,13 +165,13 @@ ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::stri
   }
   if (!info.find("config.json")) throw_error(ErrorCode::NOT_FOUND, repo + " has safetensors but no config.json");
   const std::string cfg = hub.read_small_file(repo, rev, "config.json");
-  try {
-    m.config = loader::parse_hf_config(nlohmann::json::parse(cfg), repo + "/config.json");
-  } catch (const nlohmann::json::exception& e) {
-    throw_error(ErrorCode::INVALID_ARGUMENT, repo + "/config.json: not JSON (" + e.what() + ")");
-  }
+  m.config = loader::parse_hf_config(parse_json_bounded(cfg, repo + "/config.json"), repo + "/config.json");
   if (const RepoFile* idx = v.find_file("model.safetensors.index.json")) {
-    auto j = nlohmann::json::parse(hub.read_small_file(repo, rev, idx->path), nullptr, false);
+    nlohmann::json j;
+    try {
+      j = parse_json_bounded(hub.read_small_file(repo, rev, idx->path), repo + "/" + idx->path);
+    } catch (const Error&) {  // no total_size then: sum the shard headers below
+    }
     if (j.is_object() && j.contains("metadata") && j["metadata"].is_object() &&
         j["metadata"].contains("total_size") && j["metadata"]["total_size"].is_number()) {
       m.weight_bytes = j["metadata"]["total_size"].get<int64_t>();

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "hub/download.h"
 #include "hub/registry.h"
 #include "hub/content_hash.h"
@@ -220,8 +221,7 @@ PullResult pull(HubClient& hub, const PullOptions& opts, Progress& progress, std
     if (f.path == "model.safetensors.index.json") {
       have_index = true;
       try {
-        std::ifstream idx(target);
-        auto j = nlohmann::json::parse(idx);
+        auto j = read_json_file(target.string());
         for (const auto& [t, file] : j.at("weight_map").items()) referenced.insert(file.get<std::string>());
       } catch (const std::exception& e) {
         throw_error(ErrorCode::INVALID_ARGUMENT, target.string() + ": not a valid safetensors index (" + e.what() + ")");

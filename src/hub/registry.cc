@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace fs = std::filesystem;
 
@@ -17,7 +18,7 @@ Registry::Registry(std::string models_dir) : models_dir_(std::move(models_dir)) 
   std::ifstream in(path());
   if (!in) return;
   try {
-    auto j = nlohmann::json::parse(in);
+    auto j = read_json_file(path());
     for (const auto& [id, e] : j.at("models").items()) {
       RegistryEntry r;
       r.repo = e.value("repo", "");

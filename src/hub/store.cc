@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "hub/download.h"
 #include "hub/variants.h"
 
@@ -63,8 +64,7 @@ bool safetensors_complete(const fs::path& dir, const Variant& v, std::string& wh
   fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index)) return true;
   try {
-    std::ifstream in(index);
-    auto j = nlohmann::json::parse(in);
+    auto j = read_json_file(index.string());
     std::set<std::string> have;
     for (const auto& f : v.files) have.insert(f.path);
     for (const auto& [tensor, file] : j.at("weight_map").items())

@@ -19,20 +19,27 @@ using nlohmann::json;
 // Typed access to one JSON object with errors that name the file and key.
 class Obj {
  public:
-  Obj(const json& j, const std::string& source, std::string prefix)
-      : j_(j), source_(source), prefix_(std::move(prefix)) {}
+  /// `fallback`, if given, answers keys `j` lacks (class defaults under a wrapper's text_config).
+  Obj(const json& j, const std::string& source, std::string prefix, const json* fallback = nullptr)
+      : j_(j), source_(source), prefix_(std::move(prefix)), fallback_(fallback) {}
 
   const json* find(const char* key) const {
-    auto it = j_.find(key);
-    return (it == j_.end() || it->is_null()) ? nullptr : &*it;
+    const json* v = nullptr;
+    if (auto it = j_.find(key); it != j_.end()) v = &*it;
+    else if (fallback_)
+      if (auto fit = fallback_->find(key); fit != fallback_->end()) v = &*fit;
+    return v && !v->is_null() ? v : nullptr;
   }
+  /// Whether the key is present at all (null included).
+  bool contains(const char* key) const { return j_.contains(key) || (fallback_ && fallback_->contains(key)); }
   bool has(const char* key) const { return find(key) != nullptr; }
 
   [[noreturn]] void bad(const char* key, const std::string& expected) const {
     const json* v = find(key);
+    std::string found = v ? v->dump() : "missing";
+    if (found.size() > 80) found = found.substr(0, 80) + "...";  // a value may be a whole subtree
     throw Error(ErrorCode::INVALID_ARGUMENT,
-                source_ + ": key '" + prefix_ + key + "' is " + (v ? v->dump() : "missing") +
-                    ", expected " + expected);
+                source_ + ": key '" + prefix_ + key + "' is " + found + ", expected " + expected);
   }
 
   std::optional<int64_t> opt_int(const char* key) const {
@@ -116,6 +123,7 @@ class Obj {
   const json& j_;
   const std::string& source_;
   std::string prefix_;
+  const json* fallback_;
 };
 
 }  // namespace oxyd::loader::detail

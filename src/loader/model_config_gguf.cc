@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "loader/model_config.h"
+#include "loader/model_validate.h"
 
 namespace oxyd::loader {
 namespace {
@@ -103,6 +104,11 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   } else if (!md.has(k("expert_feed_forward_length"))) {
     md.get<int64_t>(k("feed_forward_length"));  // throws: names the missing key
   }
+  if (!md.has(k("attention.key_length")) && c.hidden_size % c.num_attention_heads != 0)
+    throw Error(ErrorCode::INVALID_ARGUMENT,
+                md.source() + ": " + k("attention.head_count") + " = " + std::to_string(c.num_attention_heads) +
+                    " does not divide " + k("embedding_length") + " = " + std::to_string(c.hidden_size) +
+                    " (no " + k("attention.key_length") + " gives head_dim otherwise)");
   c.head_dim = md.get<int64_t>(k("attention.key_length"), c.hidden_size / c.num_attention_heads);
   pos(k("attention.key_length"), c.head_dim);
   c.rms_norm_eps = md.get<double>(k("attention.layer_norm_rms_epsilon"), 1e-6);
@@ -254,6 +260,7 @@ ModelConfig model_config_from_gguf(const GgufMetadata& md,
   if (c.family == "bert") c.type_vocab_size = md.has("tokenizer.ggml.token_type_count")
                                                   ? md.get<int64_t>("tokenizer.ggml.token_type_count")
                                                   : 2;
+  validate_model_config(c);
   return c;
 }
 

@@ -5,8 +5,10 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "loader/json_fields.h"
 #include "loader/model_config.h"
+#include "loader/model_validate.h"
 
 namespace oxyd::loader {
 namespace {
@@ -256,11 +258,8 @@ const RopeParameters& ModelConfig::rope(const std::string& layer_type) const {
 ModelConfig load_hf_config(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(ErrorCode::IO, "cannot open '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(f)), {});
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded())
-    throw Error(ErrorCode::INVALID_ARGUMENT, path + ": not valid JSON");
-  return parse_hf_config(j, path);
+  const std::string text((std::istreambuf_iterator<char>(f)), {});
+  return parse_hf_config(parse_json_bounded(text, path), path);
 }
 
 ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
@@ -269,19 +268,18 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   Obj top(top_json, source, "");
   const json* tc = top.find("text_config");
   if (tc && !tc->is_object()) top.bad("text_config", "an object");
-  json text_merged;
+  // A wrapper's text_config is read over its class defaults (keys it has win, null included);
+  // neither is copied.
+  json defaults_json;
   if (tc) {
     const json* mt = tc->contains("model_type") ? &(*tc)["model_type"] : nullptr;
     const char* defaults = mt && mt->is_string() ? text_config_defaults(mt->get<std::string>()) : nullptr;
-    text_merged = defaults ? json::parse(defaults) : json::object();
-    for (const auto& [k, v] : tc->items()) text_merged[k] = v;
-    tc = &text_merged;
+    if (defaults) defaults_json = json::parse(defaults);
   }
-  Obj t(tc ? *tc : top_json, source, tc ? "text_config." : "");
+  Obj t(tc ? *tc : top_json, source, tc ? "text_config." : "", defaults_json.is_object() ? &defaults_json : nullptr);
 
   ModelConfig c;
   c.source = source;
-  c.raw = tc ? *tc : top_json;
   std::vector<std::string> archs = top.str_list("architectures");
   c.model_type = t.opt_str("model_type").value_or(top.opt_str("model_type").value_or(""));
   const FamilyInfo* fam = family_by_model_type(c.model_type);
@@ -317,6 +315,9 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   positive("num_key_value_heads", c.num_key_value_heads);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     t.bad("num_key_value_heads", "a divisor of num_attention_heads = " + std::to_string(c.num_attention_heads));
+  if (!t.has("head_dim") && c.hidden_size % c.num_attention_heads != 0)
+    t.bad("num_attention_heads", "a divisor of hidden_size = " + std::to_string(c.hidden_size) +
+                                     " (there is no head_dim key)");
   c.head_dim = t.get_int("head_dim", c.hidden_size / c.num_attention_heads);
   positive("head_dim", c.head_dim);
   c.max_position_embeddings = t.get_int("max_position_embeddings", 0);
@@ -348,12 +349,10 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   if (c.family == "gemma2" && !t.has("sliding_window")) c.sliding_window = 4096;
   if (c.family == "gemma3" && !t.has("sliding_window")) c.sliding_window = 4096;
   if (c.family == "gemma4" && !t.has("sliding_window")) c.sliding_window = 512;
-  if (c.family == "gpt_oss" && !t.has("sliding_window") && !t.j().contains("sliding_window"))
+  if (c.family == "gpt_oss" && !t.has("sliding_window") && !t.contains("sliding_window"))
     c.sliding_window = 128;
-  c.use_bidirectional_attention = t.j().contains("use_bidirectional_attention") &&
-                                  t.j()["use_bidirectional_attention"].is_boolean()
-                                      ? t.j()["use_bidirectional_attention"].get<bool>()
-                                      : false;
+  const json* bidir = t.find("use_bidirectional_attention");
+  c.use_bidirectional_attention = bidir && bidir->is_boolean() && bidir->get<bool>();
   if (c.family == "gemma3" && c.use_bidirectional_attention) {
     // Gemma3TextConfig: encoders attend both ways; the window becomes an exclusive bound.
     c.is_causal = false;
@@ -365,9 +364,9 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
   if (auto q = t.opt_num("query_pre_attn_scalar")) c.query_pre_attn_scalar = *q;
   else if (c.family == "gemma2" || c.family == "gemma3") c.query_pre_attn_scalar = 256;
   c.attn_logit_softcapping = t.opt_num("attn_logit_softcapping");
-  if (c.family == "gemma2" && !t.j().contains("attn_logit_softcapping")) c.attn_logit_softcapping = 50.0;
+  if (c.family == "gemma2" && !t.contains("attn_logit_softcapping")) c.attn_logit_softcapping = 50.0;
   c.final_logit_softcapping = t.opt_num("final_logit_softcapping");
-  if (c.family == "gemma2" && !t.j().contains("final_logit_softcapping")) c.final_logit_softcapping = 30.0;
+  if (c.family == "gemma2" && !t.contains("final_logit_softcapping")) c.final_logit_softcapping = 30.0;
   c.embedding_multiplier = t.get_num("embedding_multiplier", 1.0);
   c.attention_multiplier = t.opt_num("attention_multiplier");
   c.residual_multiplier = t.get_num("residual_multiplier", 1.0);
@@ -451,6 +450,9 @@ ModelConfig parse_hf_config(const json& top_json, const std::string& source) {
       q.bad("weight_block_size", "two integers [rows, cols]");
     c.quantization_config = std::move(out);
   }
+  if (auto mpe = t.opt_int("max_position_embeddings"); mpe && *mpe <= 0)
+    t.bad("max_position_embeddings", "a positive integer");
+  validate_model_config(c);
   return c;
 }
 

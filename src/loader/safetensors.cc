@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace oxyd::loader {
 namespace {
@@ -21,8 +22,8 @@ using nlohmann::json;
   throw Error(ErrorCode::INVALID_ARGUMENT, name + ": " + what);
 }
 
-// Parses JSON text; duplicate keys directly under the root are errors (nlohmann would keep
-// the last silently).
+// Parses JSON text with the project's depth limit; duplicate keys directly under the root are
+// errors (nlohmann would keep the last silently).
 json parse_json_strict(std::string_view text, const std::string& name, const char* what) {
   std::set<std::string> seen;
   std::string dup;
@@ -31,10 +32,21 @@ json parse_json_strict(std::string_view text, const std::string& name, const cha
       if (!seen.insert(parsed.get<std::string>()).second) dup = parsed.get<std::string>();
     return true;
   };
-  json j = json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(name, std::string(what) + " is not valid JSON");
+  json j = parse_json_bounded(text, name + " (" + what + ")", cb);
   if (!dup.empty()) fail(name, std::string(what) + " has the key '" + dup + "' twice");
   return j;
+}
+
+// A shape for an error message: at most 8 entries, each a number or its JSON type.
+std::string shape_str(const json& sh) {
+  std::string s = "[";
+  size_t i = 0;
+  for (const auto& d : sh) {
+    if (i) s += ", ";
+    if (i++ == 8) return s + "...]";
+    s += d.is_number() ? d.dump() : std::string("<") + d.type_name() + ">";
+  }
+  return s + "]";
 }
 
 }  // namespace
@@ -116,11 +128,11 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, const
     int64_t numel = 1;
     for (const auto& d : *sh) {
       if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<int64_t>() >= 0))
-        fail(name, what + ": shape " + sh->dump() + " must hold non-negative integers");
+        fail(name, what + ": shape " + shape_str(*sh) + " must hold non-negative integers");
       uint64_t u = d.get<uint64_t>();
       if (u > uint64_t(std::numeric_limits<int64_t>::max()) ||
           __builtin_mul_overflow(numel, static_cast<int64_t>(u), &numel))
-        fail(name, what + ": shape " + sh->dump() + " overflows 64 bits");
+        fail(name, what + ": shape " + shape_str(*sh) + " overflows 64 bits");
       t.shape.push_back(static_cast<int64_t>(u));
     }
     auto off = v.find("data_offsets");
@@ -136,7 +148,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const uint8_t> bytes, const
       fail(name, what + ": byte size overflows 64 bits");
     if (t.end - t.begin != static_cast<uint64_t>(expect))
       fail(name, what + ": data_offsets span " + std::to_string(t.end - t.begin) + " bytes but " +
-                     std::string(dtype_name(t.dtype)) + " " + sh->dump() + " needs " + std::to_string(expect));
+                     std::string(dtype_name(t.dtype)) + " " + shape_str(*sh) + " needs " + std::to_string(expect));
     if (t.end > h.data_bytes)
       fail(name, what + ": data [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
                      ") extends past the " + std::to_string(h.data_bytes) +

@@ -11,6 +11,7 @@
 #include "core/half.h"
 #include "core/quant.h"
 #include "loader/gguf.h"
+#include "loader/model_validate.h"
 #include "loader/safetensors.h"
 #include "model/arch_registry.h"
 #include "ops/matmul.h"
@@ -160,9 +161,12 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
   if (is_gguf_path(path)) {
     im.gguf.emplace(loader::GgufFile::open(path));
     w->source_ = WeightSource::GGUF;
+    loader::validate_model_tensors(c, loader::tensor_descs(im.gguf->tensors()), loader::gguf_token_count(*im.gguf),
+                                   path);
   } else {
     im.st.emplace(loader::SafetensorsFile::open(path));
     w->source_ = WeightSource::SAFETENSORS;
+    loader::validate_model_tensors(c, loader::tensor_descs(im.st->tensors()), -1, path);
   }
   const TensorNames& n = spec.names;
   const int64_t H = c.hidden_size, V = c.vocab_size, hd = c.head_dim;

@@ -3,13 +3,14 @@
 #include <random>
 
 #include "server/http_framing.h"
+#include "core/json_parse.h"
 #include "server/protocol_detail.h"
 
 namespace oxyd::server::protocol {
 
 namespace {
-constexpr int kMaxDepth = 64;
-constexpr size_t kMaxParseMessage = 300;
+constexpr int kMaxDepth = kMaxJsonDepth;  // the one limit for untrusted JSON (core/json_parse.h)
+constexpr size_t kMaxParseMessage = kMaxJsonErrorBytes;
 
 // One dump for everything we send: never throws, even on a stray invalid byte.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

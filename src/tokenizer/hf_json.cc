@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_util.h"
+#include "core/json_parse.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/hf_json_fast.h"
 #include "tokenizer/tokenizer.h"
@@ -299,6 +300,13 @@ std::unique_ptr<Model> parse_model(const Ctx& c, const json& m, CapturedModel& c
   c.fail(path + ".type", "unsupported model type '" + type + "' (supported: BPE, WordPiece, Unigram)");
 }
 
+// j[key] without copying it (json::value copies the whole subtree); null if absent.
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
 // A tokenizer_config.json token entry: "text", {"content": "text"} or null.
 std::string config_token(const json& cfg, const char* key) {
   if (!cfg.is_object() || !cfg.contains(key)) return "";
@@ -321,19 +329,16 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
                                                    std::string_view tokenizer_config,
                                                    const std::string& source) {
   Ctx c{source};
-  json j;
   CapturedModel cap;
-  try {
-    j = parse_tokenizer_json(tokenizer_json, cap);
-  } catch (const json::exception& e) {
-    throw_error(ErrorCode::INVALID_ARGUMENT, source + ": not valid JSON: " + e.what());
-  }
+  // Depth-bounded (core/json_parse.h), so the recursive parse_* below (nested Sequences) and
+  // their growing JSON paths stay small.
+  json j = parse_tokenizer_json(tokenizer_json, cap, source);
   if (!j.is_object()) c.fail("(root)", "expected a JSON object");
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   try {
-    t->normalizer_ = parse_normalizer(c, j.value("normalizer", json()), "normalizer");
-    t->pre_tokenizer_ = parse_pre_tokenizer(c, j.value("pre_tokenizer", json()), "pre_tokenizer");
-    t->decoder_ = parse_decoder(c, j.value("decoder", json()), "decoder");
+    t->normalizer_ = parse_normalizer(c, member(j, "normalizer"), "normalizer");
+    t->pre_tokenizer_ = parse_pre_tokenizer(c, member(j, "pre_tokenizer"), "pre_tokenizer");
+    t->decoder_ = parse_decoder(c, member(j, "decoder"), "decoder");
     t->model_ = parse_model(c, c.get(j, "model", ""), cap);
     if (j.contains("added_tokens")) {
       const json& list = j["added_tokens"];
@@ -397,7 +402,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
         c.fail(path + ".type", "unsupported post-processor '" + type + "'");
       }
     };
-    post(j.value("post_processor", json()), "post_processor");
+    post(member(j, "post_processor"), "post_processor");
   } catch (const json::exception& e) {
     throw_error(ErrorCode::INVALID_ARGUMENT, source + ": malformed field: " + e.what());
   }
@@ -410,13 +415,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
 
   json cfg;
   const std::string cfg_source = source.substr(0, source.rfind('/') + 1) + "tokenizer_config.json";
-  if (!tokenizer_config.empty()) {
-    try {
-      cfg = json::parse(tokenizer_config);
-    } catch (const json::exception& e) {
-      throw_error(ErrorCode::INVALID_ARGUMENT, cfg_source + ": not valid JSON: " + e.what());
-    }
-  }
+  if (!tokenizer_config.empty()) cfg = parse_json_bounded(tokenizer_config, cfg_source);
   t->finish(source);
   auto id_of = [&](const char* key) {
     std::string name = config_token(cfg, key);

@@ -1,11 +1,13 @@
 // Path-tracking parser callback that diverts model.vocab / model.merges into CapturedModel.
 #include "tokenizer/hf_json_fast.h"
 
+#include "core/json_parse.h"
+
 namespace oxyd::tokenizer {
 
 using json = nlohmann::json;
 
-json parse_tokenizer_json(std::string_view text, CapturedModel& cap) {
+json parse_tokenizer_json(std::string_view text, CapturedModel& cap, const std::string& source) {
   struct Level {
     std::string name;
     bool is_array;
@@ -82,7 +84,7 @@ json parse_tokenizer_json(std::string_view text, CapturedModel& cap) {
         return true;
     }
   };
-  return json::parse(text.begin(), text.end(), cb);
+  return parse_json_bounded(text, source, cb);
 }
 
 }  // namespace oxyd::tokenizer

@@ -21,7 +21,8 @@ struct CapturedModel {
   std::string error;        // first malformed entry ("model.merges[12]: ..."), empty if none
 };
 
-/// Parses `text`; throws nlohmann::json::exception on invalid JSON.
-nlohmann::json parse_tokenizer_json(std::string_view text, CapturedModel& cap);
+/// Parses `text` under the project's JSON depth limit (core/json_parse.h); throws
+/// Error(INVALID_ARGUMENT) naming `source` on invalid or too deeply nested JSON.
+nlohmann::json parse_tokenizer_json(std::string_view text, CapturedModel& cap, const std::string& source);
 
 }  // namespace oxyd::tokenizer

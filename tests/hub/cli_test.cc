@@ -219,7 +219,7 @@ TEST_F(Cli, ShowAndEstimate) {
   ASSERT_EQ(run({"show", "Qwen/Kill-Q8_0", "--models-dir", root}), 0) << err();
   for (const char* s : {"Id            Qwen/Kill-Q8_0", "Architecture  llama", "Parameters", "Context       128",
                         "1 layers, hidden 16, 2 q heads, 1 kv heads, head_dim 8", "Attention     1 full",
-                        "Quantization  I8 (I8 ×1)", "Chat template no", "Files         Kill-Q8_0.gguf"})
+                        "Quantization  F32 (F32 ×1)", "Chat template no", "Files         Kill-Q8_0.gguf"})
     EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
 
   // A local id (prefix accepted, as oxydLLM), a path, and a hub repo.

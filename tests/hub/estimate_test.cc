@@ -92,6 +92,7 @@ TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   put<uint32_t>(md, "gemma3.attention.key_length", 256);
   put<uint32_t>(md, "gemma3.feed_forward_length", 2048);
   put<uint32_t>(md, "gemma3.attention.sliding_window", 512);
+  put<uint32_t>(md, "gemma3.vocab_size", 262144);  // model validation needs a vocabulary
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 32768;
@@ -135,6 +136,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   put<uint32_t>(md, "qwen35.ssm.group_count", 2);     // Hk
   put<uint32_t>(md, "qwen35.ssm.time_step_rank", 4);  // Hv
   put<uint32_t>(md, "qwen35.ssm.inner_size", 64);     // Hv·dv → dv = 16
+  put<uint32_t>(md, "qwen35.vocab_size", 248320);     // model validation needs a vocabulary
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 2048;
@@ -201,7 +203,8 @@ Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false) {
   w.add("tokenizer.ggml.tokens", GgufValue::string_array(toks));
   w.add_string("tokenizer.chat_template", "{{ messages }}");
   std::string q8 = random_bytes(size_t(rows * 256 / 32 * 34), seed);
-  w.add_tensor("token_embd.weight", DType::Q8_0, {rows, 256},
+  // The bulk of the file, `rows` long; not token_embd, whose rows must equal the token count.
+  w.add_tensor("blk.0.attn_q.weight", DType::Q8_0, {rows, 256},
                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(q8.data()), q8.size()));
   int64_t weights = int64_t(q8.size());
   if (moe) {  // all 8 experts' up projections: [8, 128, 256] F16

@@ -330,7 +330,11 @@ TEST(GgufConfigErrors, MissingKeysAndUnknownArch) {
   expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT,
                {"'qwen3.feed_forward_length'", "3 entries"});
   q.set("qwen3.feed_forward_length", GgufValue::scalar<uint32_t>(128));
+  // Neither <arch>.vocab_size nor tokenizer.ggml.tokens: no vocabulary to size the embedding by.
+  expect_error([&] { model_config_from_gguf(q); }, ErrorCode::INVALID_ARGUMENT, {"q.gguf", "qwen3.vocab_size = 0"});
+  q.add("tokenizer.ggml.tokens", GgufValue::string_array({"a", "b", "c"}));
   ModelConfig c = model_config_from_gguf(q);  // llama.cpp defaults fill the rest
+  EXPECT_EQ(c.vocab_size, 3);
   EXPECT_EQ(c.num_key_value_heads, 4);
   EXPECT_EQ(c.head_dim, 16);
   EXPECT_EQ(c.rope().rope_theta, 10000.0);

@@ -40,6 +40,13 @@ struct Expr {
   ExprPtr dyn_args, dyn_kwargs;                          // *args / **kwargs
   FilterFn filter = nullptr;  // FILTER resolved at parse time (nullptr: unknown, fails when run)
   TestFn test = nullptr;      // TEST likewise
+
+  Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+  /// Iterative: a 50,000-link `.a.a.a…` chain the parser builds before the depth check rejects
+  /// it must not be freed by 50,000 nested destructor calls.
+  ~Expr();
 };
 
 enum class SK : uint8_t {
@@ -87,6 +94,12 @@ struct Program {
   int sym_loop = -1, sym_caller = -1, sym_varargs = -1, sym_kwargs = -1;
   int num_symbols() const { return static_cast<int>(symbols.size()); }
 };
+
+/// Templates longer than this are refused before lexing (real chat templates are < 64 KB).
+inline constexpr size_t kMaxTemplateBytes = 1u << 20;
+/// Statement nesting + expression height, every chain link (`.a`, `[i]`, `(x)`, `|f`, `+ x`)
+/// counting one level: every pass over the tree (checks, rendering) may recurse this deep.
+inline constexpr int kMaxAstDepth = 400;
 
 /// Parses a token stream; throws TemplateError(SYNTAX) "message (line L, column C)".
 std::unique_ptr<Program> parse_program(std::string_view source);

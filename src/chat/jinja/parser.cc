@@ -687,8 +687,13 @@ class Parser {
 }  // namespace
 
 std::unique_ptr<Program> parse_program(std::string_view source) {
+  if (source.size() > kMaxTemplateBytes)
+    throw TemplateError(ErrorKind::SYNTAX, "template is " + std::to_string(source.size()) +
+                                               " bytes, more than the limit of " +
+                                               std::to_string(kMaxTemplateBytes));
   auto prog = std::make_unique<Program>();
   Parser(tokenize(source), *prog).run();
+  check_depth(prog->body);
   check_names(prog->body, false);
   return prog;
 }

@@ -2,7 +2,52 @@
 #include "chat/jinja/parser_checks.h"
 
 namespace oxyd::chat::jinja {
+
+Expr::~Expr() {
+  // Detach the children into a worklist; each one dies here with no children of its own left.
+  std::vector<ExprPtr> work;
+  auto take = [&work](Expr& e) {
+    for (auto& k : e.kids)
+      if (k) work.push_back(std::move(k));
+    for (auto& kv : e.kwargs)
+      if (kv.second) work.push_back(std::move(kv.second));
+    if (e.dyn_args) work.push_back(std::move(e.dyn_args));
+    if (e.dyn_kwargs) work.push_back(std::move(e.dyn_kwargs));
+  };
+  take(*this);
+  while (!work.empty()) {
+    ExprPtr e = std::move(work.back());
+    work.pop_back();
+    take(*e);
+  }
+}
+
 namespace {
+
+[[noreturn]] void too_deep(int line) {
+  throw TemplateError(ErrorKind::SYNTAX,
+                      "template nesting too deep: more than " + std::to_string(kMaxAstDepth) +
+                          " levels of statements and expressions (each .attr, [index], (call), |filter and "
+                          "operator in a chain counts one) (line " + std::to_string(line) + ")",
+                      line);
+}
+
+// Height of an expression tree without recursion; throws once base + height passes the limit.
+void check_expr_depth(const Expr* root, int base) {
+  if (!root) return;
+  std::vector<std::pair<const Expr*, int>> work{{root, base + 1}};
+  while (!work.empty()) {
+    auto [e, level] = work.back();
+    work.pop_back();
+    if (level > kMaxAstDepth) too_deep(e->line);
+    for (auto& k : e->kids)
+      if (k) work.emplace_back(k.get(), level + 1);
+    for (auto& kv : e->kwargs)
+      if (kv.second) work.emplace_back(kv.second.get(), level + 1);
+    if (e->dyn_args) work.emplace_back(e->dyn_args.get(), level + 1);
+    if (e->dyn_kwargs) work.emplace_back(e->dyn_kwargs.get(), level + 1);
+  }
+}
 // jinja2 rejects an unknown filter or test at compile time unless it sits in an `if` statement
 // or an inline if-expression ("soft" frames), where it fails only if evaluated.
 void check_names(const Expr* e, bool soft) {
@@ -71,6 +116,22 @@ void scan_macro_names(Stmt& s, const Program& prog_) {
   }
 }
 
+// Statement nesting is already bounded by the parser (its recursion), so this recursion is too.
+void check_depth(const Body& body, int depth) {
+  for (auto& s : body) {
+    if (depth + 1 > kMaxAstDepth) too_deep(s->line);
+    check_expr_depth(s->expr.get(), depth);
+    check_expr_depth(s->cond.get(), depth);
+    for (auto& [c, b] : s->branches) {
+      check_expr_depth(c.get(), depth);
+      check_depth(b, depth + 1);
+    }
+    for (auto& [t, e] : s->assigns) check_expr_depth(e.get(), depth);
+    for (auto& p : s->params) check_expr_depth(p.def.get(), depth);
+    check_depth(s->body, depth + 1);
+    check_depth(s->else_body, depth + 1);
+  }
+}
 
 void check_names(const Body& body, bool soft) {
   for (auto& s : body) {

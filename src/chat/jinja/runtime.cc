@@ -386,6 +386,15 @@ Value Runtime::eval_filter(const Expr& e, const Value* input) {
 }
 
 Value Runtime::eval(const Expr& e) {
+  // The parser bounds one template's depth; macro recursion (max_call_depth) multiplies it.
+  if (++eval_depth_ > kMaxEvalDepth) {
+    --eval_depth_;
+    fail(ErrorKind::LIMIT, "template evaluation nested deeper than " + std::to_string(kMaxEvalDepth) + " levels");
+  }
+  struct Guard {
+    int& d;
+    ~Guard() { --d; }
+  } guard{eval_depth_};
   switch (e.kind) {
     case EK::CONST: return e.value;
     case EK::NAME: return lookup(e);

@@ -80,6 +80,8 @@ class Runtime {
   FramePtr frame_, root_;
   int64_t iterations_ = 0;
   int call_depth_ = 0;
+  int eval_depth_ = 0;  // nested eval() calls, across macro calls
+  static constexpr int kMaxEvalDepth = 2000;
   std::chrono::steady_clock::time_point deadline_;
 
   Value eval(const Expr& e);
