@@ -90,21 +90,13 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
     const bool tensor_factors = gguf && t->weights_->rope_factors.data && lt == loader::kFullAttention;
     const loader::RopeParameters& rp = c.rope(lt);
-    // longrope: GGUF follows llama.cpp (long factors when the context exceeds the original one);
-    // HF weights follow transformers: short factors while a sequence is at most the original
-    // context long, long ones past it (RopeTable::short_inv_freq, chosen per sequence and step).
-    const ops::RopeScaling scaling = to_scaling(rp, c, tensor_factors);
-    ops::RopeFrequencies fr = ops::rope_frequencies(scaling, c.head_dim, c.max_position_embeddings);
+    // longrope: long factors when the context exceeds the original one (llama.cpp's rule; HF
+    // switches by current length, the same once a sequence is that long).
+    ops::RopeFrequencies fr =
+        ops::rope_frequencies(to_scaling(rp, c, tensor_factors), c.head_dim, c.max_position_embeddings);
     layers::RopeTable rt;
     rt.inv_freq = fr.inv_freq;
     rt.attention_factor = fr.attention_factor;
-    if (scaling.rope_type == ops::RopeType::LONGROPE) {
-      const int64_t orig = scaling.original_max_position_embeddings > 0 ? scaling.original_max_position_embeddings
-                                                                         : c.max_position_embeddings;
-      rt.inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig + 1).inv_freq;
-      rt.short_inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig).inv_freq;
-      rt.original_max_position = orig;
-    }
     if (tensor_factors) {
       const Tensor& f = t->weights_->rope_factors;
       if (f.numel() != static_cast<int64_t>(rt.inv_freq.size()))

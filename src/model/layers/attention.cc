@@ -38,33 +38,8 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
     ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
                 {static_cast<int64_t>(rt.freq_factors.size())});
   const Tensor* ffp = ff.data ? &ff : nullptr;
-  if (rt.short_inv_freq.empty()) {
-    ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
-    ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
-  } else {
-    // longrope: each run of sequences on the same side of the original context gets one table.
-    Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
-                     {static_cast<int64_t>(rt.short_inv_freq.size())});
-    const int32_t* qsl = meta.query_start_loc.ptr<int32_t>();
-    const int32_t* lens = meta.seq_lens.ptr<int32_t>();
-    const int64_t num_reqs = meta.seq_lens.dim(0);
-    int32_t* pos = meta.positions.ptr<int32_t>();
-    for (int64_t r = 0; r < num_reqs;) {
-      const bool long_side = lens[r] > rt.original_max_position;
-      int64_t e = r + 1;
-      while (e < num_reqs && (lens[e] > rt.original_max_position) == long_side) ++e;
-      const int64_t t0 = qsl[r], n = qsl[e] - qsl[r];
-      if (n > 0) {
-        const Tensor qs(DType::F32, ws.q.data() + t0 * nh * hd, {n, nh, hd});
-        const Tensor ks(DType::F32, ws.k.data() + t0 * nkv * hd, {n, nkv, hd});
-        const Tensor ps(DType::I32, pos + t0, {n});
-        const Tensor& table = long_side ? inv : short_inv;
-        ops::rope(qs, ps, table, ffp, rt.style, rt.attention_factor, qs);
-        ops::rope(ks, ps, table, ffp, rt.style, rt.attention_factor, ks);
-      }
-      r = e;
-    }
-  }
+  ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
+  ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
   ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_quant_bits);
 
   backend::AttentionParams ap;

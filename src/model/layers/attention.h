@@ -17,11 +17,6 @@ struct RopeTable {
   std::vector<float> freq_factors;  // [rot/2] per-pair divisors, or empty
   float attention_factor = 1.0f;    // multiplies cos and sin
   backend::RopeStyle style = backend::RopeStyle::NEOX;
-  /// HF longrope (Phi-3.5, Phi-4-mini): a sequence whose length in this step (seq_lens) is at most
-  /// original_max_position uses short_inv_freq, a longer one inv_freq (the long factors), as
-  /// transformers switches by the current sequence length. Empty: inv_freq for every token.
-  std::vector<float> short_inv_freq;  // [rot/2]
-  int64_t original_max_position = 0;
 };
 
 struct AttentionSpec {
