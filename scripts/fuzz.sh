@@ -34,7 +34,10 @@ for name in "${targets[@]}"; do
   read -r -a flags <<<"$(sed -n 's|^// fuzz-flags: ||p' "fuzz/$name.cc" | head -1)"
   corpus=$(mktemp -d)
   echo "== $name: ${secs} s ${flags[*]:-}"
-  if ! build-fuzz/bin/"$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  # A fixed -seed (OXYD_FUZZ_SEED, default 1) makes the smoke run explore the same way each time, so
+  # a CI failure reproduces; a longer hunt sets another seed or OXYD_FUZZ_SEED=0 (random).
+  if ! build-fuzz/bin/"$name" -seed="${OXYD_FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix=build-fuzz/crashes/"$name"- "${flags[@]}" "$corpus" "${seeds[@]}" \
       >build-fuzz/"$name".log 2>&1; then
     tail -n 60 build-fuzz/"$name".log >&2
