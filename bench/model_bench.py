@@ -17,7 +17,7 @@ LM head (tied), otherwise left out (one row is read). Bandwidth: build/bin/bandw
 threads; best of five 1 GiB read passes), run before each model and at the end; the highest is used.
 
 llama-cpp-python must be importable without its AMX path (ggml's AMX matmul segfaults on this
-machine): PYTHONPATH=build/pylib, see docs/performance.md "Whole model vs llama.cpp".
+machine): PYTHONPATH=build/pylib, see docs/performance.md "Method".
 Command (repository root; hold the build lock so nobody compiles meanwhile):
   PYTHONPATH=build/pylib flock /work/wt/build.lock /work/venv/bin/python bench/model_bench.py \
       /work/models/gemma-3-270m-q4_k_m.gguf build/models/qwen3-0.6b-shaped-Q4_0.gguf \

@@ -18,7 +18,7 @@ Levels run in both servers back to back, alternating who goes first; one warm-up
 llama_cpp.server serves one request at a time (a global lock), so its concurrency only queues.
 
 llama-cpp-python must be importable without its AMX path (ggml's AMX matmul segfaults on this
-machine): PYTHONPATH=build/pylib, see docs/performance.md "Whole model vs llama.cpp".
+machine): PYTHONPATH=build/pylib, see docs/performance.md "Method".
 Command (repository root; hold the build lock so nobody compiles meanwhile):
   PYTHONPATH=build/pylib flock /work/wt/build.lock /work/venv/bin/python bench/serving_bench.py \
       /work/models/gemma-3-270m-q4_k_m.gguf build/models/qwen3-0.6b-shaped-Q4_0.gguf \
