@@ -16,11 +16,14 @@ std::string_view error_code_name(ErrorCode code);
 /// An error with a code; the message says what was expected, what was found, what to do.
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code), message_(message) {}
   ErrorCode code() const { return code_; }
+  /// The whole message; what() stops at a NUL that request text may have put into it.
+  const std::string& message() const { return message_; }
 
  private:
   ErrorCode code_;
+  std::string message_;
 };
 
 [[noreturn]] void throw_error(ErrorCode code, const std::string& message);

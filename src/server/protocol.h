@@ -22,8 +22,10 @@ using json = nlohmann::ordered_json;
 /// An error the client sees: HTTP status + OpenAI error body {"error":{message,type,param,code}}.
 struct ApiError : std::runtime_error {
   ApiError(int status, std::string type, const std::string& message, std::string param = "", std::string code = "")
-      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+      : std::runtime_error(message), status(status), message(message), type(std::move(type)), param(std::move(param)),
+        code(std::move(code)) {}
   int status;
+  std::string message;  // whole, even past a NUL from the request (what() stops at the first one)
   std::string type;   // invalid_request_error | authentication_error | not_found_error | rate_limit_error | server_error ...
   std::string param;  // the offending field, "" → null
   std::string code;   // e.g. "invalid_api_key", "model_not_found", "context_length_exceeded"; "" → null

@@ -24,22 +24,22 @@ ApiError from_error(const Error& e) {
   switch (e.code()) {
     case ErrorCode::INVALID_ARGUMENT:
     case ErrorCode::UNSUPPORTED:
-      return ApiError(400, "invalid_request_error", e.what());
+      return ApiError(400, "invalid_request_error", e.message());
     case ErrorCode::NOT_FOUND:
-      return ApiError(404, "not_found_error", e.what());
+      return ApiError(404, "not_found_error", e.message());
     case ErrorCode::OUT_OF_MEMORY:
     case ErrorCode::IO:
     case ErrorCode::INTERNAL:
       break;
   }
-  return ApiError(500, "server_error", e.what());
+  return ApiError(500, "server_error", e.message());
 }
 
 std::string error_body(const ApiError& e) {
   json err = json::object();
-  // Control bytes as \xNN (a CR/LF from a request cannot split a log line). A NUL cuts what()
-  // short, so the places that put request text into a message escape it there (model ids, paths).
-  err["message"] = detail::sanitize_utf8(http::escape_controls(e.what()));
+  // Control bytes as \xNN (a CR/LF from a request cannot split a log line); e.message, not what(),
+  // so a NUL quoted from the request does not cut the message short.
+  err["message"] = detail::sanitize_utf8(http::escape_controls(e.message));
   err["type"] = e.type;
   err["param"] = e.param.empty() ? json(nullptr) : json(detail::sanitize_utf8(http::escape_controls(e.param)));
   err["code"] = e.code.empty() ? json(nullptr) : json(e.code);

@@ -265,6 +265,19 @@ TEST(ProtocolChat, MessagesSayWhatIsAllowed) {
   EXPECT_NE(msg(R"("stream_options": {})").find("only allowed when 'stream' is enabled"), std::string::npos);
 }
 
+// A NUL quoted from the request (here in a role) must not cut the error body short: what() of a
+// std::exception stops at the first NUL, so error_body reads the whole message.
+TEST(ProtocolChat, NulInQuotedRequestTextKeepsTheWholeMessage) {
+  const json body = json::parse(R"({"messages": [{"role": "us\u0000er", "content": "hi"}]})");
+  const ApiError e = expect_400([&] { parse_chat_request(body); });
+  const json err = json::parse(error_body(e))["error"];
+  const std::string m = err["message"];
+  EXPECT_NE(m.find("us\\x00er"), std::string::npos) << m;
+  EXPECT_EQ(m.back(), '.') << m;  // the sentence after the quoted role is there too
+  const ApiError from_core = from_error(Error(ErrorCode::INVALID_ARGUMENT, std::string("a\0b tail", 8)));
+  EXPECT_EQ(json::parse(error_body(from_core))["error"]["message"], "a\\x00b tail");
+}
+
 TEST(ProtocolCompletion, PromptShapesAndFields) {
   auto parse = [](const char* s) { return parse_completion_request(json::parse(s)); };
   CompletionRequest r = parse(R"({"model": "m", "prompt": "Once"})");
