@@ -87,106 +87,171 @@ std::vector<float> scores_from_ids(std::vector<float> scores, const std::vector<
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
-  const std::string src = gguf.source();
-  auto fail = [&](const std::string& key, const std::string& what) {
-    throw_error(ErrorCode::INVALID_ARGUMENT, src + ": " + key + ": " + what);
-  };
-  const std::string model = gguf.get_string("tokenizer.ggml.model");
-  const std::string pre = gguf.get_string("tokenizer.ggml.pre", "default");
-  const std::vector<std::string>& tokens = gguf.get_string_array("tokenizer.ggml.tokens");
-  const size_t n = tokens.size();
-  if (n == 0) fail("tokenizer.ggml.tokens", "empty vocabulary");
-  std::vector<int32_t> types(n, kTypeNormal);
-  if (gguf.has("tokenizer.ggml.token_type")) {
-    types = gguf.get_array<int32_t>("tokenizer.ggml.token_type");
-    if (types.size() != n)
-      fail("tokenizer.ggml.token_type", "has " + std::to_string(types.size()) + " entries, expected " +
-                                            std::to_string(n) + " (one per token)");
+// Builds one Tokenizer from a GGUF: the keys every model shares, then one method per
+// tokenizer.ggml.model value.
+class GgufTokenizerBuilder {
+ public:
+  explicit GgufTokenizerBuilder(const loader::GgufFile& gguf)
+      : gguf_(gguf), src_(gguf.source()), model_(gguf.get_string("tokenizer.ggml.model")),
+        t_(new Tokenizer()) {}
+
+  std::unique_ptr<Tokenizer> build() {
+    read_vocabulary();
+    read_special_ids();
+    if (model_ == "gpt2" || model_ == "gemma4") byte_level_bpe();
+    else if (model_ == "llama") sentencepiece_bpe();
+    else if (model_ == "bert") wordpiece();
+    else if (model_ == "t5") unigram();
+    else
+      throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.model: '" + model_ +
+                                              "' is not supported (supported: gpt2, llama, bert, t5)");
+    if (t_->template_.size() == 1) t_->template_.clear();
+    t_->finish(src_);
+    return std::move(t_);
   }
-  auto id_key = [&](const char* key) -> int32_t {
-    auto v = gguf.get_opt<uint32_t>(key);
+
+ private:
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw_error(ErrorCode::INVALID_ARGUMENT, src_ + ": " + key + ": " + what);
+  }
+
+  int32_t id_key(const char* key) const {
+    auto v = gguf_.get_opt<uint32_t>(key);
     if (!v) return -1;
-    if (*v >= n) fail(key, "id " + std::to_string(*v) + " is outside the vocabulary of " + std::to_string(n));
+    if (*v >= n_) fail(key, "id " + std::to_string(*v) + " is outside the vocabulary of " + std::to_string(n_));
     return static_cast<int32_t>(*v);
-  };
-
-  std::unique_ptr<Tokenizer> t(new Tokenizer());
-  t->bos_id_ = id_key("tokenizer.ggml.bos_token_id");
-  t->eos_id_ = id_key("tokenizer.ggml.eos_token_id");
-  t->unk_id_ = id_key("tokenizer.ggml.unknown_token_id");
-  t->pad_id_ = id_key("tokenizer.ggml.padding_token_id");
-  t->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
-  t->chat_template_ = gguf.get_string("tokenizer.chat_template", "");
-  t->add_bos_ = gguf.get_bool("tokenizer.ggml.add_bos_token", model == "llama" || model == "bert");
-  t->add_eos_ = gguf.get_bool("tokenizer.ggml.add_eos_token", false);
-
-  std::string name = gguf.get_string("general.name", "");
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool phi3 = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
-  std::vector<std::pair<std::string, int32_t>> vocab;
-  vocab.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::string tok = tokens[i];
-    const int32_t type = llamacpp_forces_control(tok) ? kTypeControl : types[i];
-    if (type == kTypeUserDefined && model == "t5") {
-      // The converter writes user-defined SentencePiece pieces with ▁ turned into spaces. For
-      // "llama" the spaces stay: llama.cpp matches them in the raw text, and a run of ▁ in the
-      // text can then never merge into them.
-      std::string fixed;
-      for (char c : tok) {
-        if (c == ' ') fixed += kSpace;
-        else fixed.push_back(c);
-      }
-      tok.swap(fixed);
-    }
-    if (type == kTypeControl || type == kTypeUnknown || type == kTypeUserDefined) {
-      AddedToken a;
-      a.content = tok;
-      a.id = static_cast<int32_t>(i);
-      a.special = type != kTypeUserDefined;
-      // llama.cpp's per-model attribute rule (llama_vocab::impl::load, by general.name): Phi-3
-      // files strip whitespace after every special token but <unk>, <s>, <|endoftext|>.
-      a.rstrip = phi3 && tok != "<unk>" && tok != "<s>" && tok != "<|endoftext|>";
-      t->added_.push_back(a);
-    }
-    vocab.emplace_back(std::move(tok), static_cast<int32_t>(i));
   }
 
-  auto template_from_flags = [&](int32_t first, int32_t last) {
-    t->template_.clear();
-    if (first >= 0) t->template_.push_back({false, {first}});
-    t->template_.push_back({true, {}});
-    if (last >= 0) t->template_.push_back({false, {last}});
-  };
+  // A per-token array key (scores, types) must have one entry per token.
+  template <typename T>
+  std::vector<T> per_token(const char* key, std::vector<T> fallback) const {
+    if (!gguf_.has(key)) return fallback;
+    std::vector<T> v = gguf_.get_array<T>(key);
+    if (v.size() != n_)
+      fail(key, "has " + std::to_string(v.size()) + " entries, expected " + std::to_string(n_) + " (one per token)");
+    return v;
+  }
 
-  if (model == "gpt2" || model == "gemma4") {
-    // Byte-level BPE (SentencePiece-style BPE for gemma4), pre-tokenized the way llama.cpp does for
-    // the tokenizer.ggml.pre value (llamacpp_pre.h).
-    const std::string pre_name = model == "gemma4" ? "gemma4" : pre;
+  // Tokens, their types, and the added tokens (CONTROL / UNKNOWN special, USER_DEFINED plain).
+  void read_vocabulary() {
+    const std::vector<std::string>& tokens = gguf_.get_string_array("tokenizer.ggml.tokens");
+    n_ = tokens.size();
+    if (n_ == 0) fail("tokenizer.ggml.tokens", "empty vocabulary");
+    types_ = per_token<int32_t>("tokenizer.ggml.token_type", std::vector<int32_t>(n_, kTypeNormal));
+    std::string name = gguf_.get_string("general.name", "");
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool phi3 = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
+    vocab_.reserve(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      std::string tok = tokens[i];
+      const int32_t type = llamacpp_forces_control(tok) ? kTypeControl : types_[i];
+      if (type == kTypeUserDefined && model_ == "t5") {
+        // The converter writes user-defined SentencePiece pieces with ▁ turned into spaces. For
+        // "llama" the spaces stay: llama.cpp matches them in the raw text, and a run of ▁ in the
+        // text can then never merge into them.
+        std::string fixed;
+        for (char c : tok) {
+          if (c == ' ') fixed += kSpace;
+          else fixed.push_back(c);
+        }
+        tok.swap(fixed);
+      }
+      if (type == kTypeControl || type == kTypeUnknown || type == kTypeUserDefined) {
+        AddedToken a;
+        a.content = tok;
+        a.id = static_cast<int32_t>(i);
+        a.special = type != kTypeUserDefined;
+        // llama.cpp's per-model attribute rule (llama_vocab::impl::load, by general.name): Phi-3
+        // files strip whitespace after every special token but <unk>, <s>, <|endoftext|>.
+        a.rstrip = phi3 && tok != "<unk>" && tok != "<s>" && tok != "<|endoftext|>";
+        t_->added_.push_back(a);
+      }
+      vocab_.emplace_back(std::move(tok), static_cast<int32_t>(i));
+    }
+  }
+
+  void read_special_ids() {
+    t_->bos_id_ = id_key("tokenizer.ggml.bos_token_id");
+    t_->eos_id_ = id_key("tokenizer.ggml.eos_token_id");
+    t_->unk_id_ = id_key("tokenizer.ggml.unknown_token_id");
+    t_->pad_id_ = id_key("tokenizer.ggml.padding_token_id");
+    t_->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
+    t_->chat_template_ = gguf_.get_string("tokenizer.chat_template", "");
+    t_->add_bos_ = gguf_.get_bool("tokenizer.ggml.add_bos_token", model_ == "llama" || model_ == "bert");
+    t_->add_eos_ = gguf_.get_bool("tokenizer.ggml.add_eos_token", false);
+  }
+
+  void template_from_flags(int32_t first, int32_t last) {
+    t_->template_.clear();
+    if (first >= 0) t_->template_.push_back({false, {first}});
+    t_->template_.push_back({true, {}});
+    if (last >= 0) t_->template_.push_back({false, {last}});
+  }
+  void template_bos_eos() { template_from_flags(t_->add_bos_ ? t_->bos_id_ : -1, t_->add_eos_ ? t_->eos_id_ : -1); }
+
+  // Spaces become U+2581 (after a prepended one when `prefix`), and back when decoding.
+  void metaspace_normalizer_and_decoder(bool prefix, bool strip_decoded_prefix) {
+    Normalizer replace;
+    replace.kind = Normalizer::Kind::REPLACE;
+    replace.pattern = Pattern::literal(" ");
+    replace.content = kSpace;
+    if (prefix) {
+      Normalizer prepend;
+      prepend.kind = Normalizer::Kind::PREPEND;
+      prepend.content = kSpace;
+      t_->normalizer_.kind = Normalizer::Kind::SEQUENCE;
+      t_->normalizer_.children = {prepend, replace};
+    } else {
+      t_->normalizer_ = replace;
+    }
+    Decoder dr, db, df;
+    dr.kind = Decoder::Kind::REPLACE;
+    dr.pattern = kSpace;
+    dr.content = " ";
+    db.kind = Decoder::Kind::BYTE_FALLBACK;
+    df.kind = Decoder::Kind::FUSE;
+    t_->decoder_.kind = Decoder::Kind::SEQUENCE;
+    t_->decoder_.children = {dr, db, df};
+    if (strip_decoded_prefix) {
+      Decoder ds;
+      ds.kind = Decoder::Kind::STRIP;
+      ds.content = " ";
+      ds.strip_start = 1;
+      t_->decoder_.children.push_back(ds);
+    }
+  }
+
+  std::vector<std::pair<std::string, std::string>> merges(const std::string& pre_name) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (pre_name == "kimi-k2" && !gguf_.has("tokenizer.ggml.merges")) return out;  // Kimi-K2 files may have none
+    const auto& m = gguf_.get_string_array("tokenizer.ggml.merges");
+    out.reserve(m.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      size_t sp = m[i].find(' ', 1);
+      if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
+      out.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
+    }
+    return out;
+  }
+
+  // Byte-level BPE (SentencePiece-style BPE for gemma4), pre-tokenized the way llama.cpp does for
+  // the tokenizer.ggml.pre value (llamacpp_pre.h).
+  void byte_level_bpe() {
+    const std::string pre_name = model_ == "gemma4" ? "gemma4" : gguf_.get_string("tokenizer.ggml.pre", "default");
     const std::optional<LlamaCppPre> lp = llamacpp_pre(pre_name);
     if (!lp) {
       std::string known;
       for (const std::string& k : llamacpp_pre_names()) known += (known.empty() ? "" : ", ") + k;
-      throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.pre: pre-tokenizer '" + pre_name +
+      throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.pre: pre-tokenizer '" + pre_name +
                                               "' is not supported (llama.cpp does not know it either; known: " +
                                               known + ")");
     }
-    std::vector<std::pair<std::string, std::string>> merges;
-    if (pre_name != "kimi-k2" || gguf.has("tokenizer.ggml.merges")) {  // Kimi-K2 files may have none
-      const auto& m = gguf.get_string_array("tokenizer.ggml.merges");
-      merges.reserve(m.size());
-      for (size_t i = 0; i < m.size(); ++i) {
-        size_t sp = m[i].find(' ', 1);
-        if (sp == std::string::npos) fail("tokenizer.ggml.merges[" + std::to_string(i) + "]", "expected \"left right\"");
-        merges.emplace_back(m[i].substr(0, sp), m[i].substr(sp + 1));
-      }
-    }
+    std::vector<std::pair<std::string, std::string>> m = merges(pre_name);
     BpeOptions o;
     o.ignore_merges = lp->ignore_merges;
     o.ignore_merges_newline_runs = lp->newline_runs_whole;
     o.byte_fallback = !lp->byte_encode;
-    const std::string where = src + ": tokenizer.ggml.pre '" + pre_name + "'";
+    const std::string where = src_ + ": tokenizer.ggml.pre '" + pre_name + "'";
     PreTokenizer seq;
     seq.kind = PreTokenizer::Kind::SEQUENCE;
     for (const char* e : lp->exprs) {
@@ -197,120 +262,86 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
       seq.children.push_back(std::move(s));
     }
     if (lp->byte_encode) seq.children.push_back(byte_level_no_regex());
-    t->pre_tokenizer_ = std::move(seq);
-    if (lp->escape_whitespaces) {
-      // Spaces become U+2581 before the split and back when decoding (SentencePiece-style BPE).
-      t->normalizer_.kind = Normalizer::Kind::REPLACE;
-      t->normalizer_.pattern = Pattern::literal(" ");
-      t->normalizer_.content = kSpace;
-      Decoder dr, db, df;
-      dr.kind = Decoder::Kind::REPLACE;
-      dr.pattern = kSpace;
-      dr.content = " ";
-      db.kind = Decoder::Kind::BYTE_FALLBACK;
-      df.kind = Decoder::Kind::FUSE;
-      t->decoder_.kind = Decoder::Kind::SEQUENCE;
-      t->decoder_.children = {dr, db, df};
-    } else {
-      t->decoder_.kind = Decoder::Kind::BYTE_LEVEL;
-    }
-    t->add_bos_ = lp->force_add_bos || gguf.get_bool("tokenizer.ggml.add_bos_token", lp->add_bos);
-    t->model_ = std::make_unique<Bpe>(std::move(vocab), merges, std::move(o), src + ": tokenizer.ggml");
-    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
-  } else if (model == "llama") {
-    const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
-    Normalizer replace;
-    replace.kind = Normalizer::Kind::REPLACE;
-    replace.pattern = Pattern::literal(" ");
-    replace.content = kSpace;
-    if (add_space_prefix) {
-      Normalizer prepend;
-      prepend.kind = Normalizer::Kind::PREPEND;
-      prepend.content = kSpace;
-      t->normalizer_.kind = Normalizer::Kind::SEQUENCE;
-      t->normalizer_.children = {prepend, replace};
-    } else {
-      t->normalizer_ = replace;
-    }
-    Decoder dr, db, df, ds;
-    dr.kind = Decoder::Kind::REPLACE;
-    dr.pattern = kSpace;
-    dr.content = " ";
-    db.kind = Decoder::Kind::BYTE_FALLBACK;
-    df.kind = Decoder::Kind::FUSE;
-    t->decoder_.kind = Decoder::Kind::SEQUENCE;
-    t->decoder_.children = {dr, db, df};
-    if (add_space_prefix) {
-      ds.kind = Decoder::Kind::STRIP;
-      ds.content = " ";
-      ds.strip_start = 1;
-      t->decoder_.children.push_back(ds);
-    }
-    std::vector<float> scores(n, 0.0f);
-    if (gguf.has("tokenizer.ggml.scores")) {
-      scores = gguf.get_array<float>("tokenizer.ggml.scores");
-      if (scores.size() != n)
-        fail("tokenizer.ggml.scores", "has " + std::to_string(scores.size()) + " entries, expected " +
-                                          std::to_string(n) + " (one per token)");
-    }
-    if (scores_carry_no_order(scores, types)) scores = scores_from_ids(std::move(scores), vocab, types);
-    t->model_ = std::make_unique<Spm>(std::move(vocab), std::move(scores), t->unk_id_, src + ": tokenizer.ggml");
-    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
-  } else if (model == "bert") {
+    t_->pre_tokenizer_ = std::move(seq);
+    if (lp->escape_whitespaces) metaspace_normalizer_and_decoder(false, false);
+    else t_->decoder_.kind = Decoder::Kind::BYTE_LEVEL;
+    t_->add_bos_ = lp->force_add_bos || gguf_.get_bool("tokenizer.ggml.add_bos_token", lp->add_bos);
+    t_->model_ = std::make_unique<Bpe>(std::move(vocab_), m, std::move(o), src_ + ": tokenizer.ggml");
+    template_bos_eos();
+  }
+
+  void sentencepiece_bpe() {
+    const bool add_space_prefix = gguf_.get_bool("tokenizer.ggml.add_space_prefix", true);
+    metaspace_normalizer_and_decoder(add_space_prefix, add_space_prefix);
+    std::vector<float> scores = per_token<float>("tokenizer.ggml.scores", std::vector<float>(n_, 0.0f));
+    if (scores_carry_no_order(scores, types_)) scores = scores_from_ids(std::move(scores), vocab_, types_);
+    t_->model_ = std::make_unique<Spm>(std::move(vocab_), std::move(scores), t_->unk_id_, src_ + ": tokenizer.ggml");
+    template_bos_eos();
+  }
+
+  void wordpiece() {
     // Undo the converter's spelling: "▁word" starts a word, "[X]" stays, anything else was "##x".
-    for (auto& [tok, id] : vocab) {
+    for (auto& [tok, id] : vocab_) {
       if (tok.rfind(kSpace, 0) == 0) tok = tok.substr(3);
       else if (!(tok.size() >= 2 && tok.front() == '[' && tok.back() == ']')) tok = "##" + tok;
     }
-    for (auto& a : t->added_) a.content = vocab[a.id].first;
-    if (t->unk_id_ < 0) fail("tokenizer.ggml.unknown_token_id", "required for a WordPiece vocabulary");
-    std::string unk = vocab[t->unk_id_].first;
-    t->model_ = std::make_unique<WordPiece>(std::move(vocab), unk, "##", 100, src + ": tokenizer.ggml");
-    t->normalizer_.kind = Normalizer::Kind::BERT;
-    t->normalizer_.strip_accents = true;
-    t->pre_tokenizer_.kind = PreTokenizer::Kind::BERT;
-    t->decoder_.kind = Decoder::Kind::WORDPIECE;
+    for (auto& a : t_->added_) a.content = vocab_[a.id].first;
+    if (t_->unk_id_ < 0) fail("tokenizer.ggml.unknown_token_id", "required for a WordPiece vocabulary");
+    std::string unk = vocab_[t_->unk_id_].first;
+    t_->model_ = std::make_unique<WordPiece>(std::move(vocab_), unk, "##", 100, src_ + ": tokenizer.ggml");
+    t_->normalizer_.kind = Normalizer::Kind::BERT;
+    t_->normalizer_.strip_accents = true;
+    t_->pre_tokenizer_.kind = PreTokenizer::Kind::BERT;
+    t_->decoder_.kind = Decoder::Kind::WORDPIECE;
     int32_t cls = id_key("tokenizer.ggml.cls_token_id");
     int32_t sep = id_key("tokenizer.ggml.seperator_token_id");
-    if (cls < 0) cls = t->bos_id_;
-    if (sep < 0) sep = t->eos_id_;
-    const bool add_sep = gguf.get_bool("tokenizer.ggml.add_sep_token", true);
-    template_from_flags(t->add_bos_ ? cls : -1, add_sep ? sep : -1);
-  } else if (model == "t5") {
-    // SentencePiece unigram. A precompiled normalization charsmap is not supported.
-    if (gguf.has("tokenizer.ggml.precompiled_charsmap") &&
-        gguf.find("tokenizer.ggml.precompiled_charsmap")->size() > 0) {
-      throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.precompiled_charsmap: "
-                                                "SentencePiece precompiled normalization is not supported");
+    if (cls < 0) cls = t_->bos_id_;
+    if (sep < 0) sep = t_->eos_id_;
+    const bool add_sep = gguf_.get_bool("tokenizer.ggml.add_sep_token", true);
+    template_from_flags(t_->add_bos_ ? cls : -1, add_sep ? sep : -1);
+  }
+
+  // SentencePiece unigram. A precompiled normalization charsmap is not supported.
+  void unigram() {
+    if (gguf_.has("tokenizer.ggml.precompiled_charsmap") &&
+        gguf_.find("tokenizer.ggml.precompiled_charsmap")->size() > 0) {
+      throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.precompiled_charsmap: "
+                                                 "SentencePiece precompiled normalization is not supported");
     }
-    std::vector<float> scores = gguf.get_array<float>("tokenizer.ggml.scores");
-    if (scores.size() != n) fail("tokenizer.ggml.scores", "expected one score per token");
+    std::vector<float> scores = gguf_.get_array<float>("tokenizer.ggml.scores");
+    if (scores.size() != n_) fail("tokenizer.ggml.scores", "expected one score per token");
     std::vector<std::pair<std::string, double>> pieces;
-    pieces.reserve(n);
+    pieces.reserve(n_);
     // As for llama: the converter's -1000 for control / user-defined pieces is SentencePiece's 0.
-    for (size_t i = 0; i < n; ++i) {
-      const bool added = types[i] == kTypeControl || types[i] == kTypeUserDefined || types[i] == kTypeUnknown;
-      pieces.emplace_back(vocab[i].first, added ? 0.0 : scores[i]);
+    for (size_t i = 0; i < n_; ++i) {
+      const bool added = types_[i] == kTypeControl || types_[i] == kTypeUserDefined || types_[i] == kTypeUnknown;
+      pieces.emplace_back(vocab_[i].first, added ? 0.0 : scores[i]);
     }
     std::optional<int32_t> unk;
-    if (t->unk_id_ >= 0) unk = t->unk_id_;
+    if (t_->unk_id_ >= 0) unk = t_->unk_id_;
     bool byte_fallback = false;
-    for (int32_t type : types) byte_fallback |= type == 6;
-    t->model_ = std::make_unique<Unigram>(std::move(pieces), unk, byte_fallback, src + ": tokenizer.ggml");
-    const bool add_space_prefix = gguf.get_bool("tokenizer.ggml.add_space_prefix", true);
-    t->pre_tokenizer_.kind = PreTokenizer::Kind::METASPACE;
-    t->pre_tokenizer_.prepend_scheme = add_space_prefix ? PreTokenizer::Prepend::ALWAYS : PreTokenizer::Prepend::NEVER;
-    t->pre_tokenizer_.split = true;
-    t->decoder_.kind = Decoder::Kind::METASPACE;
-    t->decoder_.prepend_first = add_space_prefix;
-    template_from_flags(t->add_bos_ ? t->bos_id_ : -1, t->add_eos_ ? t->eos_id_ : -1);
-  } else {
-    throw_error(ErrorCode::UNSUPPORTED, src + ": tokenizer.ggml.model: '" + model +
-                                            "' is not supported (supported: gpt2, llama, bert, t5)");
+    for (int32_t type : types_) byte_fallback |= type == 6;
+    t_->model_ = std::make_unique<Unigram>(std::move(pieces), unk, byte_fallback, src_ + ": tokenizer.ggml");
+    const bool add_space_prefix = gguf_.get_bool("tokenizer.ggml.add_space_prefix", true);
+    t_->pre_tokenizer_.kind = PreTokenizer::Kind::METASPACE;
+    t_->pre_tokenizer_.prepend_scheme = add_space_prefix ? PreTokenizer::Prepend::ALWAYS : PreTokenizer::Prepend::NEVER;
+    t_->pre_tokenizer_.split = true;
+    t_->decoder_.kind = Decoder::Kind::METASPACE;
+    t_->decoder_.prepend_first = add_space_prefix;
+    template_bos_eos();
   }
-  if (t->template_.size() == 1) t->template_.clear();
-  t->finish(src);
-  return t;
+
+  const loader::GgufFile& gguf_;
+  const std::string src_;
+  const std::string model_;
+  std::unique_ptr<Tokenizer> t_;
+  size_t n_ = 0;
+  std::vector<int32_t> types_;
+  std::vector<std::pair<std::string, int32_t>> vocab_;
+};
+
+std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const loader::GgufFile& gguf) {
+  return GgufTokenizerBuilder(gguf).build();
 }
 
 }  // namespace oxyd::tokenizer

@@ -75,6 +75,7 @@ class Tokenizer {
   const std::string& chat_template() const { return chat_template_; }
 
  private:
+  friend class GgufTokenizerBuilder;  // gguf_vocab.cc: from_gguf, one method per tokenizer.ggml.model
   Tokenizer() = default;
   void finish(const std::string& source);  // builds matchers, eog set, checks ids
 
