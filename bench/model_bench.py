@@ -12,6 +12,8 @@ llama.cpp, repeated to PROMPT tokens; both engines get exactly these ids.
   decode:  fresh cache, one token, then DECODE single-token steps (llama-bench's "tg": from an
            almost empty context, so KV reads are negligible next to weights); tokens/s = DECODE / time.
 Each repetition runs ours and llama.cpp back to back, alternating who goes first; medians reported.
+--baseline BIN_DIR adds "before": the model_decode_bench of an earlier build (its bin/), run in the same
+rotation, so a change is measured against its parent in the same minutes.
 Weight bytes per decode token: every tensor's bytes, token_embd counted in full when it doubles as the
 LM head (tied), otherwise left out (one row is read). Bandwidth: build/bin/bandwidth_bench (same
 threads; best of five 1 GiB read passes), run before each model and at the end; the highest is used.
@@ -78,8 +80,8 @@ def bandwidth(threads):
 
 
 class Ours:
-    def __init__(self, path, threads, ctx, kv):
-        exe = os.path.join(ROOT, "build", "bin", "model_decode_bench")
+    def __init__(self, path, threads, ctx, kv, bin_dir=None):
+        exe = os.path.join(bin_dir or os.path.join(ROOT, "build", "bin"), "model_decode_bench")
         self.p = subprocess.Popen([exe, path, "--threads", str(threads), "--ctx", str(ctx), "--kv", kv],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         ready = self.p.stdout.readline().split()
@@ -136,23 +138,27 @@ class Peer:
 def bench_model(path, args):
     f = model_facts(path)
     peer = Peer(path, args.threads, args.ctx)
-    ours = Ours(path, args.threads, args.ctx, args.kv)
+    engines = {"ours": Ours(path, args.threads, args.ctx, args.kv), "llama.cpp": peer}
+    if args.baseline:
+        engines["before"] = Ours(path, args.threads, args.ctx, args.kv, args.baseline)
     ids = peer.prompt_ids(args.prompt)
     dec_ids = ids[:args.decode + 1]
-    ours.prefill(ids), peer.prefill(ids), ours.decode(dec_ids), peer.decode(dec_ids)  # warm-up
-    t = {"ours": {"prefill": [], "decode": []}, "llama.cpp": {"prefill": [], "decode": []}}
+    for e in engines.values():  # warm-up
+        e.prefill(ids), e.decode(dec_ids)
+    t = {n: {"prefill": [], "decode": []} for n in engines}
     for rep in range(args.reps):
-        order = [("ours", ours), ("llama.cpp", peer)]
-        if rep % 2:
-            order.reverse()
+        order = list(engines.items())
+        order = order[rep % len(order):] + order[:rep % len(order)]  # each engine first in turn
         for name, e in order:
             t[name]["prefill"].append(args.prompt / e.prefill(ids))
         for name, e in order:
             t[name]["decode"].append(args.decode / e.decode(dec_ids))
         print(f"  rep {rep}: " + ", ".join(f"{n} pp {t[n]['prefill'][-1]:.1f} tg {t[n]['decode'][-1]:.2f}"
                                          for n in t), file=sys.stderr, flush=True)
-    ours.close()
-    res = {"model": os.path.basename(path), "facts": f, "load_s": {"ours": ours.load_s, "llama.cpp": peer.load_s},
+    for name, e in engines.items():
+        if name != "llama.cpp":
+            e.close()
+    res = {"model": os.path.basename(path), "facts": f, "load_s": {n: e.load_s for n, e in engines.items()},
            "runs_tok_s": t}
     for n in t:
         for k in ("prefill", "decode"):
@@ -170,6 +176,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--ctx", type=int, default=1024)
     ap.add_argument("--kv", default="f32", choices=["f32", "f16", "bf16"], help="our KV cache dtype")
+    ap.add_argument("--baseline", metavar="BIN_DIR", help="an earlier build's bin/: its model_decode_bench runs as 'before'")
     ap.add_argument("--json", help="write all raw numbers here")
     args = ap.parse_args()
 
@@ -198,6 +205,13 @@ def main():
               f"{r['ours_decode']:.2f} | {r['llama.cpp_decode']:.2f} | "
               f"{r['ours_decode'] / r['llama.cpp_decode']:.2f} | {100 * r['ours_decode'] / limit:.0f}% | "
               f"{100 * r['llama.cpp_decode'] / limit:.0f}% |")
+    if args.baseline:
+        print("\n| model | prefill tok/s ours | before | ours ÷ before | decode tok/s ours | before | ours ÷ before |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in results:
+            print(f"| {r['model']} | {r['ours_prefill']:.1f} | {r['before_prefill']:.1f} | "
+                  f"{r['ours_prefill'] / r['before_prefill']:.3f} | {r['ours_decode']:.2f} | {r['before_decode']:.2f} | "
+                  f"{r['ours_decode'] / r['before_decode']:.3f} |")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"args": vars(args), "bandwidth_gbs": bws, "results": results}, fh, indent=1)

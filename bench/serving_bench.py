@@ -16,6 +16,8 @@ first, then a fixed English text), so no server can answer one request from anot
     last stream closed.
 Levels run in both servers back to back, alternating who goes first; one warm-up request each first.
 llama_cpp.server serves one request at a time (a global lock), so its concurrency only queues.
+--baseline BIN_DIR adds a third server, "before": the oxydllm of an earlier build (its bin/), run
+interleaved with the two others, so a change is measured against its parent in the same minutes.
 
 llama-cpp-python must be importable without its AMX path (ggml's AMX matmul segfaults on this
 machine): PYTHONPATH=build/pylib, see docs/performance.md "Method".
@@ -64,8 +66,8 @@ def wait_http(url, proc, timeout=300):
     raise RuntimeError(f"{url} not up after {timeout}s")
 
 
-def start_ours(model, threads, log):
-    exe = os.path.join(ROOT, "build", "bin", "oxydllm")
+def start_ours(model, threads, log, bin_dir=None):
+    exe = os.path.join(bin_dir or os.path.join(ROOT, "build", "bin"), "oxydllm")
     p = subprocess.Popen([exe, "start", "--host", "127.0.0.1", "--port", "0", "--model", model,
                           "--threads", str(threads)], stdout=log, stderr=subprocess.PIPE, text=True)
     t = time.time()
@@ -165,16 +167,23 @@ def idle_cpu_s(pid, secs=1.0):
 async def bench_model(model, args, log):
     ours, ours_base, ours_load = start_ours(model, args.threads, log)
     peer, peer_base, peer_load = start_peer(model, args.threads, log, args.n_ctx)
+    procs = {"ours": ours, "llama.cpp": peer}
     servers = {"ours": (ours_base, os.path.basename(model)), "llama.cpp": (peer_base, model)}
+    load = {"ours": ours_load, "llama.cpp": peer_load}
+    if args.baseline:
+        procs["before"], before_base, load["before"] = start_ours(model, args.threads, log, args.baseline)
+        servers["before"] = (before_base, os.path.basename(model))
     try:
-        ours_name = (await asyncio.to_thread(httpx.get, ours_base + "/v1/models")).json()["data"][0]["id"]
-        servers["ours"] = (ours_base, ours_name)
-        for name, (base, mname) in servers.items():  # warm-up
-            await run_level(base, mname, 1, 1, args.max_tokens, first_number=999 * 10**6)
-        idle = {"ours": idle_cpu_s(ours.pid), "llama.cpp": idle_cpu_s(peer.pid)}
+        for name in ("ours", "before"):
+            if name in servers:
+                base = servers[name][0]
+                mid = (await asyncio.to_thread(httpx.get, base + "/v1/models")).json()["data"][0]["id"]
+                servers[name] = (base, mid)
+        for w, (name, (base, mname)) in enumerate(servers.items()):  # warm-up
+            await run_level(base, mname, 1, 1, args.max_tokens, first_number=(999 - w) * 10**6)
+        idle = {name: idle_cpu_s(p.pid) for name, p in procs.items()}
         print(f"  idle CPU s/s: {idle}", file=sys.stderr, flush=True)
-        out = {"model": os.path.basename(model), "load_s": {"ours": ours_load, "llama.cpp": peer_load},
-               "idle_cpu": idle, "levels": []}
+        out = {"model": os.path.basename(model), "load_s": load, "idle_cpu": idle, "levels": []}
         for i, c in enumerate(args.concurrency):
             order = list(servers) if i % 2 == 0 else list(reversed(servers))
             row = {"concurrency": c}
@@ -189,9 +198,9 @@ async def bench_model(model, args, log):
             out["levels"].append(row)
         return out
     finally:
-        for p in (ours, peer):
+        for p in procs.values():
             p.terminate()
-        for p in (ours, peer):
+        for p in procs.values():
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -202,16 +211,19 @@ async def bench_model(model, args, log):
 def print_table(results, args):
     print(f"\nthreads {args.threads}, max_tokens {args.max_tokens}, {args.reqs_per_client} request(s) per client "
           f"and at least {args.min_requests} per level, temperature 0\n")
+    before = bool(args.baseline)
     print("| model | concurrency | ours tok/s | llama.cpp tok/s | ratio | ours ×single | ours TTFT med (s) "
-          "| llama.cpp TTFT med (s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| llama.cpp TTFT med (s) |" + (" before tok/s | ours ÷ before |" if before else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if before else ""))
     for r in results:
         single = r["levels"][0]["ours"]["agg_tok_s"]
         for row in r["levels"]:
             o, p = row["ours"], row["llama.cpp"]
+            extra = f" {row['before']['agg_tok_s']:.1f} | {o['agg_tok_s'] / row['before']['agg_tok_s']:.2f} |" \
+                if before else ""
             print(f"| {r['model']} | {row['concurrency']} | {o['agg_tok_s']:.1f} | {p['agg_tok_s']:.1f} | "
                   f"{o['agg_tok_s'] / p['agg_tok_s']:.2f} | {o['agg_tok_s'] / single:.2f} | "
-                  f"{o['ttft_median_s']:.3f} | {p['ttft_median_s']:.3f} |")
+                  f"{o['ttft_median_s']:.3f} | {p['ttft_median_s']:.3f} |" + extra)
 
 
 def main():
@@ -224,6 +236,7 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--n-ctx", type=int, default=2048, help="llama.cpp server context")
     ap.add_argument("--log", default=os.path.join(ROOT, "build", "serving_bench.log"))
+    ap.add_argument("--baseline", metavar="BIN_DIR", help="an earlier build's bin/: its oxydllm runs as 'before'")
     ap.add_argument("--json")
     args = ap.parse_args()
     results = []
