@@ -104,17 +104,17 @@ int main_impl(int argc, char** argv) {
   const std::string path = argv[1];
   int threads = 0;
   int64_t ctx = 2048;
-  DType kv = DType::F32;
-  int kv_bits = 0;
+  KvFormat kv = KvFormat::F32;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") threads = std::atoi(v.c_str());
     else if (a == "--ctx") ctx = std::atoll(v.c_str());
-    else if (a == "--kv" && v.size() == 2 && v[0] == 'q') kv_bits = v[1] - '0';
     else if (a == "--amx") backend::cpu::set_matmul_amx(v != "off");
     else if (a == "--panel") backend::cpu::set_matmul_panel(v != "off");
     else if (a == "--pack") backend::cpu::set_matmul_pack(v != "off");
-    else if (a == "--kv") kv = v == "f16" ? DType::F16 : v == "bf16" ? DType::BF16 : DType::F32;
+    else if (a == "--kv")
+      kv = v == "q4" ? KvFormat::Q4 : v == "q3" ? KvFormat::Q3 : v == "q2" ? KvFormat::Q2
+         : v == "f16" ? KvFormat::F16 : v == "bf16" ? KvFormat::BF16 : KvFormat::F32;
     else {
       std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());
       return 2;
@@ -125,7 +125,7 @@ int main_impl(int argc, char** argv) {
   std::unique_ptr<model::Transformer> m = model::Transformer::load(path);
   constexpr int64_t kBlock = 16;
   const int64_t num_blocks = (ctx + kBlock - 1) / kBlock;
-  Runner r{*m, m->make_kv_cache(num_blocks, kBlock, kv, kv_bits), std::vector<int32_t>(num_blocks), num_blocks};
+  Runner r{*m, m->make_kv_cache(num_blocks, kBlock, kv), std::vector<int32_t>(num_blocks), num_blocks};
   for (int64_t b = 0; b < num_blocks; ++b) r.table[b] = static_cast<int32_t>(b);
   std::printf("ready load_s %.3f threads %d vocab %lld\n", now_s() - t0, ThreadPool::global().num_threads(),
               static_cast<long long>(m->config().vocab_size));

@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
     b->p.q = b->q.t, b->p.out = b->out.t, b->p.k_cache = b->kc.t, b->p.v_cache = b->vc.t;
     b->p.query_start_loc = b->qsl.t, b->p.seq_lens = b->seq.t, b->p.block_table = b->table.t;
     b->p.scale = 1.0f / std::sqrt(float(hd));
+    b->p.kv_format = *kv_format_of_dtype(kv);
     return b;
   };
   auto* dec1 = make_batch({{4095, 1}});

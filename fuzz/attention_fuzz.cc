@@ -69,12 +69,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Tensor vc(kv_dtype, v_cache.data(), {num_blocks, block_size, num_kv_heads, head_dim});
   try {
     const Tensor key(DType::F32, kv_new.data(), {num_tokens, num_kv_heads, head_dim});
-    ops::reshape_and_cache(key, key, kc, vc, Tensor(DType::I32, slots.data(), {num_tokens}));
+    ops::reshape_and_cache(key, key, kc, vc, Tensor(DType::I32, slots.data(), {num_tokens}), *kv_format_of_dtype(kv_dtype));
   } catch (const Error&) {
   }
   p.q = Tensor(DType::F32, q.data(), {num_tokens, num_heads, head_dim});
   p.out = Tensor(DType::F32, out.data(), {num_tokens, num_heads, head_dim});
-  p.k_cache = kc, p.v_cache = vc;
+  p.k_cache = kc, p.v_cache = vc, p.kv_format = *kv_format_of_dtype(kv_dtype);
   p.query_start_loc = Tensor(DType::I32, qsl.data(), {num_reqs + 1});
   p.seq_lens = Tensor(DType::I32, seq_lens.data(), {num_reqs});
   p.block_table = Tensor(DType::I32, table.data(), {num_reqs, max_blocks});

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/kv_format.h"
 #include "core/tensor.h"
 
 namespace oxyd::backend {
@@ -26,13 +27,13 @@ enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
 /// s = scale·q·k, then s = cap·tanh(s/cap) when logit_softcap > 0, then the causal mask
 /// (key k visible from query position p iff k ≤ p and, when sliding_window > 0, p − k <
 /// sliding_window), then softmax in fp32 with an optional per-head sink column that is dropped.
-/// kv_quant_bits > 0: the caches are U8 [num_blocks, block_size, num_kv_heads, row_bytes], each
-/// head vector in core/kv_quant.h's format (kv_quant_row_bytes(head_dim, bits) bytes), and K/V
+/// kv_format Q4 / Q3 / Q2: the caches are U8 [num_blocks, block_size, num_kv_heads, row_bytes], each
+/// head vector in core/kv_quant.h's format (kv_format_row_bytes(kv_format, head_dim) bytes), and K/V
 /// are read as their reconstruction.
 struct AttentionParams {
   Tensor q;                // [num_tokens, num_heads, head_dim] F32
   Tensor k_cache;          // [num_blocks, block_size, num_kv_heads, head_dim] F32 | F16 | BF16,
-                           // or U8 [..., kv_quant_row_bytes(head_dim, kv_quant_bits)]
+                           // (kv_format_dtype(kv_format)), or U8 [..., kv_format_row_bytes]
   Tensor v_cache;          // same shape and dtype as k_cache
   Tensor query_start_loc;  // [num_reqs + 1] I32, 0 = first ≤ ... ≤ last = num_tokens
   Tensor seq_lens;         // [num_reqs] I32, cached tokens of request r including this step's
@@ -42,7 +43,7 @@ struct AttentionParams {
   float scale = 1.0f;      // multiplies q·k (usually head_dim^-½)
   int sliding_window = 0;  // > 0: keys older than this many positions are masked
   float logit_softcap = 0; // > 0: cap·tanh(s/cap) on the scaled scores, before the mask
-  int kv_quant_bits = 0;   // 0: plain caches; 2, 3, 4: quantized (core/kv_quant.h)
+  KvFormat kv_format = KvFormat::F32;  // what the caches hold (core/kv_format.h)
 
   bool has_sinks() const { return sinks.data != nullptr; }
   int64_t num_reqs() const { return seq_lens.dim(0); }

@@ -15,28 +15,9 @@
 
 namespace oxyd::cli {
 
-DType kv_dtype_from_flag(const std::string& name) {
-  switch (hub::kv_dtype_from_name(name)) {  // its error names --kv-dtype
-    case hub::KvDtype::F16: return DType::F16;
-    case hub::KvDtype::BF16: return DType::BF16;
-    case hub::KvDtype::F32: break;
-  }
-  return DType::F32;
-}
-
-int kv_quant_bits_from_flag(const std::string& mode) { return hub::kv_quant_bits_from_name(mode); }
-
-std::string default_kv_dtype_flag() {
-  switch (server::kDefaultKvDType) {
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    default: return "f32";
-  }
-}
-
 void register_estimate(CLI::App& app, int& exit_code) {
   struct Opts {
-    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = default_kv_dtype_flag();
+    std::string model, models_dir, token, variant, revision, kv_quant = "off", kv_dtype = kv_dtype_flag(kDefaultKvFormat);
     int64_t context_len = 0, num_sequences = 0, kv_cache_mb = 0, max_batch_tokens = 1024;
     bool remote = false;
   };
@@ -69,8 +50,7 @@ void register_estimate(CLI::App& app, int& exit_code) {
       throw_error(ErrorCode::INVALID_ARGUMENT, "--max-context-len, --max-num-seqs and --kv-cache-mb must be >= 0 (0 = auto)");
     hub::EstimateParams p;
     p.server_kv = hub::ServerKvFlags{o->context_len, o->num_sequences, o->kv_cache_mb << 20};
-    p.kv_quant_bits = hub::kv_quant_bits_from_name(o->kv_quant);
-    p.kv_dtype = hub::kv_dtype_from_name(o->kv_dtype);  // default: the server's (kDefaultKvDType)
+    p.kv_format = parse_kv_format(o->kv_dtype, o->kv_quant);  // default: the server's (kDefaultKvFormat)
     p.max_batch_tokens = o->max_batch_tokens;
     p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
       const auto dt = dtype_from_name(type);  // this machine's CPU kernels

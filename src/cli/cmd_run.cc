@@ -38,7 +38,7 @@ void require(bool cond, ErrorCode code, const std::string& msg) {
 }
 
 struct RunOpts {
-  std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = default_kv_dtype_flag(),
+  std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = kv_dtype_flag(kDefaultKvFormat),
                                                                  kv_quant = "off";
   bool raw = false, stats = false;
   // An answer ends at the model's end-of-turn / EOS tokens; this bounds one that never emits them
@@ -83,8 +83,7 @@ int run(const RunOpts& o) {
   require(std::isfinite(o.temperature) && o.temperature >= 0, ErrorCode::INVALID_ARGUMENT,
           "--temperature must be a finite number >= 0");
   require(o.max_context_len >= 1, ErrorCode::INVALID_ARGUMENT, "--max-context-len must be >= 1");
-  kv_dtype_from_flag(o.kv_dtype);  // bad values fail before the model loads
-  kv_quant_bits_from_flag(o.kv_quant);
+  parse_kv_format(o.kv_dtype, o.kv_quant);  // bad values fail before the model loads
   if (o.threads > 0) ThreadPool::set_global_threads(o.threads);
   const std::string path = resolve_model_path(o);
 
@@ -120,15 +119,14 @@ int run(const RunOpts& o) {
   server::ModelOptions mo;
   mo.max_context_len = o.max_context_len;
   mo.max_num_seqs = 1;
-  mo.kv_dtype = kv_dtype_from_flag(o.kv_dtype);
-  mo.kv_quant_bits = kv_quant_bits_from_flag(o.kv_quant);
+  mo.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   if (!o.chat_template_file.empty()) mo.chat_template = read_text_file(o.chat_template_file);
   const auto t_load = std::chrono::steady_clock::now();
   std::unique_ptr<server::LoadedModel> model = server::LoadedModel::load(o.model, path, mo);
   if (o.stats)
     std::fprintf(stderr, "[load %.2f s | context %d tokens | KV %s | threads %d]\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),
-                 model->max_context_len(), model->kv_format().c_str(),
+                 model->max_context_len(), std::string(kv_format_name(model->kv_format())).c_str(),
                  ThreadPool::global().num_threads());
 
   ChatSession session(*model, so);

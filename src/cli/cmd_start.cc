@@ -30,7 +30,7 @@ constexpr const char* kDefaultVariant = "Q4_K_M";
 
 struct StartOpts {
   std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
-      kv_dtype = default_kv_dtype_flag(), kv_quant = "off", log_level = "info";
+      kv_dtype = kv_dtype_flag(kDefaultKvFormat), kv_quant = "off", log_level = "info";
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
@@ -79,8 +79,7 @@ void validate(const StartOpts& o) {
   require(o.header_timeout > 0 && o.header_timeout <= 3600, "--header-timeout must be in (0, 3600] seconds");
   require(o.threads >= 0 && o.threads <= 1024, "--threads must be in 0..1024 (0 = all cores)");
   try {
-    kv_dtype_from_flag(o.kv_dtype);
-    kv_quant_bits_from_flag(o.kv_quant);
+    parse_kv_format(o.kv_dtype, o.kv_quant);
   } catch (const Error& e) {
     require(false, e.what());
   }
@@ -146,8 +145,7 @@ int run_start(const StartOpts& o) {
   mo.model.max_queued_requests = o.max_queued_requests;
   mo.model.max_num_batched_tokens = o.max_num_batched_tokens;
   mo.model.kv_cache_bytes = o.kv_cache_mb << 20;
-  mo.model.kv_dtype = kv_dtype_from_flag(o.kv_dtype);
-  mo.model.kv_quant_bits = kv_quant_bits_from_flag(o.kv_quant);
+  mo.model.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   mo.model.enable_prefix_caching = !o.no_prefix_caching;
   if (!o.chat_template_file.empty()) mo.model.chat_template = read_template(o.chat_template_file);
 

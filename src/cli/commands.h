@@ -21,14 +21,6 @@ void register_start(CLI::App& app, int& exit_code);
 
 /// Adds --models-dir (env OXYDLLM_MODELS_DIR) bound to `dir`.
 void add_models_dir_option(CLI::App* cmd, std::string& dir);
-/// --kv-dtype value ("f32", "f16", "bf16", case-insensitive) → DType; Error(INVALID_ARGUMENT)
-/// naming --kv-dtype otherwise.
-DType kv_dtype_from_flag(const std::string& name);
-/// --kv-quant value (off, lossless, balanced, aggressive) → bits 0/4/3/2; Error(INVALID_ARGUMENT)
-/// naming --kv-quant otherwise.
-int kv_quant_bits_from_flag(const std::string& mode);
-/// The KV dtype the server and `run` use without --kv-dtype, as its flag spelling ("f32").
-std::string default_kv_dtype_flag();
 /// The flag/env value, else ~/.oxydllm/models.
 std::string models_dir_or_default(const std::string& dir);
 

@@ -16,18 +16,16 @@ namespace {
 std::mutex g_forward_mu;
 }  // namespace
 
-int64_t kv_bytes_per_token(const model::Transformer& m, DType kv_dtype, int kv_quant_bits) {
+int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
   const loader::ModelConfig& c = m.config();
   // K and V, every layer, [num_key_value_heads, head_dim] each (model::KvCache's layout).
-  const int64_t vec = kv_quant_bits > 0 ? kv_quant_row_bytes(c.head_dim, kv_quant_bits) : dtype_row_bytes(kv_dtype, c.head_dim);
-  return 2 * c.num_hidden_layers * c.num_key_value_heads * vec;
+  return 2 * c.num_hidden_layers * c.num_key_value_heads * kv_format_row_bytes(format, c.head_dim);
 }
 
-TransformerExecutor::TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, DType kv_dtype,
-                                         int kv_quant_bits)
+TransformerExecutor::TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format)
     : model_(m),
-      cache_(m.make_kv_cache(num_blocks, block_size, kv_dtype, kv_quant_bits)),
-      kv_cache_bytes_(num_blocks * block_size * kv_bytes_per_token(m, kv_dtype, kv_quant_bits)) {}
+      cache_(m.make_kv_cache(num_blocks, block_size, format)),
+      kv_cache_bytes_(num_blocks * block_size * kv_bytes_per_token(m, format)) {}
 
 int32_t TransformerExecutor::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 

@@ -6,21 +6,19 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/kv_format.h"
 #include "engine/engine_core.h"
 #include "model/kv_cache.h"
 #include "model/transformer.h"
 
 namespace oxyd::engine {
 
-/// Bytes of K+V one token occupies in the cache over all layers, for `kv_dtype`, or for
-/// kv_quant_bits > 0 the quantized head vectors (kv_quant_row_bytes each).
-int64_t kv_bytes_per_token(const model::Transformer& m, DType kv_dtype, int kv_quant_bits = 0);
+/// Bytes of K+V one token occupies in the cache over all layers in `format`.
+int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format);
 
 class TransformerExecutor final : public ModelExecutor {
  public:
-  TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, DType kv_dtype = DType::F32,
-                      int kv_quant_bits = 0);
+  TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format = KvFormat::F32);
   int32_t vocab_size() const override;
   void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) override;
   /// The logits in the model's own output buffer (no copy; valid until the next forward).

@@ -21,41 +21,7 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-int kv_quant_bits_from_name(const std::string& mode) {
-  const std::string m = lower(mode);
-  if (m.empty() || m == "off" || m == "none") return 0;
-  if (m == "lossless") return 4;
-  if (m == "balanced") return 3;
-  if (m == "aggressive") return 2;
-  throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-quant '" + mode + "': expected off, lossless (4-bit), balanced (3-bit) or aggressive (2-bit)");
-}
-
-KvDtype kv_dtype_from_name(const std::string& name) {
-  const std::string n = lower(name);
-  if (n == "f16" || n == "float16") return KvDtype::F16;
-  if (n == "bf16" || n == "bfloat16") return KvDtype::BF16;
-  if (n == "f32" || n == "float32") return KvDtype::F32;
-  throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-dtype '" + name + "': expected f16, bf16 or f32");
-}
-
-DType kv_dtype_to_dtype(KvDtype dtype) {
-  return dtype == KvDtype::F16 ? DType::F16 : dtype == KvDtype::BF16 ? DType::BF16 : DType::F32;
-}
-
-int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int bits) {
-  if (bits > 0) return (head_dim * bits + 7) / 8 + 4;
-  return head_dim * (dtype == KvDtype::F32 ? 4 : 2);
-}
-
-std::string kv_format_name(const EstimateParams& p) {
-  switch (p.kv_quant_bits) {
-    case 4: return "lossless 4-bit + f32 norm";
-    case 3: return "balanced 3-bit + f32 norm";
-    case 2: return "aggressive 2-bit + f32 norm";
-    default: break;
-  }
-  return p.kv_dtype == KvDtype::F32 ? "F32" : p.kv_dtype == KvDtype::BF16 ? "BF16" : "F16";
-}
+std::string kv_format_name(const EstimateParams& p) { return kv_format_description(p.kv_format); }
 
 int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k) {
   const std::string t = lower(weight_dtype);
@@ -102,7 +68,7 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
       ++e.num_shared_kv_layers;
       continue;
     }
-    const int64_t one = 2 * kv_heads * kv_head_vector_bytes(head_dim, p.kv_dtype, p.kv_quant_bits);
+    const int64_t one = 2 * kv_heads * kv_format_row_bytes(p.kv_format, head_dim);
     e.kv_bytes_per_token += one;
     const int64_t per_token = one * p.num_sequences;
     const int64_t full = round_up(p.context_len, p.block_size);

@@ -18,7 +18,7 @@
 //     kv_bytes_windowed is the figure with sliding layers at round_up(min(ctx, window + bs), bs)
 //     (a window straddles at most one extra block), what a windowed pool would need.
 //     head_vector_bytes(d) = d × 4 (f32), d × 2 (f16/bf16; bf16 is the server's default,
-//     server::kDefaultKvDType, and EstimateParams::kv_dtype's), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
+//     kDefaultKvFormat of core/kv_format.h, and EstimateParams::kv_format's), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
 //     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; docs/architecture.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
@@ -44,12 +44,12 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/kv_format.h"
 #include "loader/gguf.h"
 #include "loader/model_config.h"
 
 namespace oxyd::hub {
 
-enum class KvDtype { F16, BF16, F32 };
 
 /// Bytes of activation scratch one matmul of m rows × k inputs needs against a weight of the
 /// named dtype ("Q4_K", "BF16", ...); 0 when the kernel reads f32 activations directly.
@@ -66,8 +66,7 @@ struct ServerKvFlags {
 struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
-  KvDtype kv_dtype = KvDtype::BF16;  // the server's default (server::kDefaultKvDType; tests/serving)
-  int kv_quant_bits = 0;            // 0 = off; 4 lossless, 3 balanced, 2 aggressive
+  KvFormat kv_format = kDefaultKvFormat;  // the server's default (tests/serving KvDtype.DefaultsAgree)
   int64_t block_size = 16;          // paged-KV block (server::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
@@ -84,15 +83,7 @@ struct EstimateParams {
 /// quantized and BF16 weights, 0 for F32/F16: (2·m + 2·round_up(m, 32)) × round_up(k, 32) + 64.
 int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k);
 
-/// "off" → 0, "lossless" → 4, "balanced" → 3, "aggressive" → 2; Error(INVALID_ARGUMENT) otherwise.
-int kv_quant_bits_from_name(const std::string& mode);
-/// "f16", "bf16", "f32" (case-insensitive); Error(INVALID_ARGUMENT) otherwise.
-KvDtype kv_dtype_from_name(const std::string& name);
-/// The engine's element type for `dtype`.
-DType kv_dtype_to_dtype(KvDtype dtype);
-/// Bytes of one K or V head vector of `head_dim` values in the cache.
-int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int kv_quant_bits);
-/// "F16", "Q4 lossless (4-bit + f32 norm)", ...
+/// "F16", "lossless 4-bit + f32 norm", ... (core/kv_format.h kv_format_description).
 std::string kv_format_name(const EstimateParams& p);
 
 /// The KV pool `oxydllm start` allocates, from its flags (server::LoadedModel::load calls this; so

@@ -123,9 +123,9 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   return t;
 }
 
-KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, DType dtype, int kv_quant_bits) const {
+KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format) const {
   return KvCache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads,
-                 config_.head_dim, dtype, kv_quant_bits);
+                 config_.head_dim, format);
 }
 
 void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
@@ -173,7 +173,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     ops::rms_norm(X, &lw.attn_norm, eps, Hn);
-    layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.kv_quant_bits(), Hn, attn_ws_, Hn);
+    layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.format(), Hn, attn_ws_, Hn);
     if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);

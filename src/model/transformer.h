@@ -38,8 +38,8 @@ class Transformer {
   /// Layer `l`'s attention window in tokens; 0 = full attention.
   int sliding_window(int64_t l) const { return attn_[static_cast<size_t>(l)].sliding_window; }
 
-  /// A cache sized for this model; kv_quant_bits 2..4 stores quantized head vectors instead.
-  KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, DType dtype = DType::F32, int kv_quant_bits = 0) const;
+  /// A cache sized for this model, holding `format` (core/kv_format.h).
+  KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format = KvFormat::F32) const;
 
   /// Runs one step. Returns logits [num_logits, vocab_size] F32, row i for token
   /// batch.logits_indices[i]; valid until the next forward().

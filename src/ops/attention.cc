@@ -51,7 +51,7 @@ void check_metadata(const AttentionParams& p) {
 void paged_attention(const AttentionParams& p) {
   constexpr const char* op = "paged_attention";
   check::tensor(op, "q", p.q, DType::F32, 3);
-  check::kv_cache(op, "k_cache", p.k_cache, p.head_dim(), p.kv_quant_bits);
+  check::kv_cache(op, "k_cache", p.k_cache, p.head_dim(), p.kv_format);
   check::tensor(op, "v_cache", p.v_cache, p.k_cache.dtype, 4);
   check::same_shape(op, "k_cache", p.k_cache, "v_cache", p.v_cache);
   if (p.head_dim() == 0 || p.num_kv_heads() == 0 || p.block_size() == 0)
@@ -81,12 +81,12 @@ void paged_attention(const AttentionParams& p) {
 }
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) {
   constexpr const char* op = "reshape_and_cache";
   check::tensor(op, "key", key, DType::F32, 3);
   check::tensor(op, "value", value, DType::F32, 3);
   check::same_shape(op, "key", key, "value", value);
-  check::kv_cache(op, "k_cache", k_cache, key.dim(2), kv_quant_bits);
+  check::kv_cache(op, "k_cache", k_cache, key.dim(2), kv_format);
   check::tensor(op, "v_cache", v_cache, k_cache.dtype, 4);
   check::same_shape(op, "k_cache", k_cache, "v_cache", v_cache);
   check::dim(op, "k_cache", k_cache, 2, key.dim(1), "num_kv_heads of key");
@@ -99,7 +99,7 @@ void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_c
     if (slots[t] >= num_slots)
       check::fail(op, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
                           " is outside the cache (num_blocks · block_size = " + std::to_string(num_slots) + ")");
-  backend::cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_quant_bits);
+  backend::cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
 }
 
 }  // namespace oxyd::ops

@@ -16,9 +16,9 @@ void paged_attention(const AttentionParams& p);
 
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → k_cache, v_cache
 /// [num_blocks, block_size, num_kv_heads, head_dim] (F32 | F16 | BF16) at slot_mapping
-/// [num_tokens] I32 (slot = block · block_size + offset; negative = skip). kv_quant_bits 2..4:
-/// the caches are U8 [..., kv_quant_row_bytes(head_dim, bits)] and each head vector is quantized.
+/// [num_tokens] I32 (slot = block · block_size + offset; negative = skip). kv_format says what
+/// the caches hold: its dtype, or Q4 / Q3 / Q2: U8 [..., kv_format_row_bytes] with each head vector quantized.
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits = 0);
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format);
 
 }  // namespace oxyd::ops

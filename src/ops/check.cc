@@ -27,16 +27,17 @@ void kv_dtype(std::string_view op, const char* name, const Tensor& t) {
   tensor(op, name, t, t.dtype, 4);
 }
 
-void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, int kv_quant_bits) {
-  if (kv_quant_bits == 0) {
+void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, KvFormat kv_format) {
+  if (!kv_format_quantized(kv_format)) {
     kv_dtype(op, name, t);
+    if (t.dtype != kv_format_dtype(kv_format))
+      fail(op, std::string(name) + " is " + std::string(dtype_name(t.dtype)) + " but the KV format is " +
+                   std::string(kv_format_name(kv_format)));
     dim(op, name, t, 3, head_dim, "head_dim");
     return;
   }
-  if (kv_quant_bits < 2 || kv_quant_bits > 4)
-    fail(op, "kv_quant_bits must be 0 (off), 2, 3 or 4, got " + std::to_string(kv_quant_bits));
   tensor(op, name, t, DType::U8, 4);
-  dim(op, name, t, 3, kv_quant_row_bytes(head_dim, kv_quant_bits), "bytes of one quantized head vector");
+  dim(op, name, t, 3, kv_format_row_bytes(kv_format, head_dim), "bytes of one quantized head vector");
 }
 
 void same_shape(std::string_view op, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/kv_format.h"
 #include "core/tensor.h"
 
 namespace oxyd::ops::check {
@@ -17,9 +18,9 @@ namespace oxyd::ops::check {
 void tensor(std::string_view op, const char* name, const Tensor& t, DType dtype, int rank = 0);
 /// t is F32 | F16 | BF16.
 void kv_dtype(std::string_view op, const char* name, const Tensor& t);
-/// A rank-4 KV cache: F32 | F16 | BF16 with last dim head_dim, or for kv_quant_bits 2..4 U8 with
-/// last dim kv_quant_row_bytes(head_dim, kv_quant_bits).
-void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, int kv_quant_bits);
+/// A rank-4 KV cache of `kv_format`: its dtype with last dim head_dim, or for Q4 / Q3 / Q2 U8 with
+/// last dim kv_format_row_bytes(kv_format, head_dim).
+void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, KvFormat kv_format);
 void same_shape(std::string_view op, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b);
 void dim(std::string_view op, const char* name, const Tensor& t, int axis, int64_t expected, const char* what);
 /// All tensors on one device; throws UNSUPPORTED for CUDA (not wired into ops/ yet).

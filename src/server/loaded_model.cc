@@ -61,10 +61,6 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   if (opts.max_num_batched_tokens < 1) bad("max_num_batched_tokens must be >= 1");
   if (opts.max_num_seqs < 0) bad("max_num_seqs must be >= 0 (0 = auto)");
   if (opts.kv_cache_bytes < 0) bad("kv_cache_bytes must be >= 0 (0 = auto)");
-  if (opts.kv_dtype != DType::F32 && opts.kv_dtype != DType::F16 && opts.kv_dtype != DType::BF16)
-    bad("kv_dtype must be F32, F16 or BF16, got " + std::string(dtype_name(opts.kv_dtype)));
-  if (opts.kv_quant_bits != 0 && (opts.kv_quant_bits < 2 || opts.kv_quant_bits > 4))
-    bad("kv_quant_bits must be 0 (off), 2, 3 or 4, got " + std::to_string(opts.kv_quant_bits));
   if (!fs::exists(path)) throw_error(ErrorCode::NOT_FOUND, path + ": no such file or directory");
 
   std::unique_ptr<LoadedModel> lm(new LoadedModel());
@@ -97,7 +93,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
 
   // Context and KV pool: hub::plan_kv_pool, the same rule `oxydllm estimate` prints.
   hub::KvPlanRequest kr;
-  kr.bytes_per_token = engine::kv_bytes_per_token(m, opts.kv_dtype, opts.kv_quant_bits);
+  kr.bytes_per_token = engine::kv_bytes_per_token(m, opts.kv_format);
   kr.trained_context = c.max_position_embeddings;
   kr.max_context_len = opts.max_context_len;
   kr.max_num_seqs = opts.max_num_seqs;
@@ -122,10 +118,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   }
 
   lm->weights_bytes_ = weights_bytes_of(m.weights());
-  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, opts.kv_dtype,
-                                                                opts.kv_quant_bits);
-  lm->kv_dtype_ = opts.kv_dtype;
-  lm->kv_quant_bits_ = opts.kv_quant_bits;
+  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, opts.kv_format);
+  lm->kv_format_ = opts.kv_format;
   lm->num_kv_blocks_ = num_blocks;
   // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
   // a full step (prompt-logprob requests may still grow the logits rows later).
@@ -149,10 +143,6 @@ LoadedModel::~LoadedModel() { engine_.reset(); }
 const loader::ModelConfig& LoadedModel::config() const { return model_->config(); }
 
 int64_t LoadedModel::kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
-
-std::string LoadedModel::kv_format() const {
-  return kv_quant_bits_ > 0 ? "Q" + std::to_string(kv_quant_bits_) : std::string(dtype_name(kv_dtype_));
-}
 
 std::string LoadedModel::render_chat(chat::ChatTemplateInputs in) const {
   if (!template_)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
-#include "core/dtype.h"
+#include "core/kv_format.h"
 #include "engine/async_engine.h"
 #include "loader/model_config.h"
 #include "tokenizer/tokenizer.h"
@@ -21,13 +21,7 @@ namespace oxyd::engine { class TransformerExecutor; }
 namespace oxyd::server {
 
 /// KV sizing: hub::plan_kv_pool (hub/estimate.h) from ModelOptions, the rule `oxydllm estimate`
-/// prints. The KV pool's element type unless --kv-dtype says otherwise; hub::EstimateParams'
-/// default equals it (tests/serving KvDtype.DefaultsAgree). Half precision (issue 21 §5.7): half
-/// the bytes of F32; BF16 rather than F16 because it measured faster here (docs/performance.md
-/// "KV-cache format": prefill 2048 tokens 2.80 s vs F16's 3.09 s, decode within 1%: widening bf16
-/// is a shift, f16 needs a conversion). Tests that compare with float64 goldens token for token pass
-/// F32 explicitly (an F16/BF16 cache flips near-ties).
-inline constexpr DType kDefaultKvDType = DType::BF16;
+/// prints. The format defaults to kDefaultKvFormat (core/kv_format.h), as hub::EstimateParams'.
 
 struct ModelOptions {
   int32_t max_context_len = 0;            // per sequence, clamped to max_position_embeddings; 0 = auto
@@ -36,8 +30,7 @@ struct ModelOptions {
   int32_t max_queued_requests = 200;      // full → requests rejected (HTTP 429)
   int64_t kv_cache_bytes = 0;             // 0 = auto (above); else the KV pool budget
   int32_t block_size = 16;
-  DType kv_dtype = kDefaultKvDType;       // F32 | F16 | BF16: the KV pool's element type
-  int kv_quant_bits = 0;                  // 0 = off; 4 lossless, 3 balanced, 2 aggressive (core/kv_quant.h)
+  KvFormat kv_format = kDefaultKvFormat;  // what the KV pool holds (core/kv_format.h)
   bool enable_prefix_caching = true;
   std::string chat_template;              // non-empty: Jinja source overriding the model's template;
                                           // else the model's, else a fallback from its vocabulary
@@ -72,11 +65,9 @@ class LoadedModel {
   engine::AsyncEngine& engine() { return *engine_; }
   int64_t weights_bytes() const { return weights_bytes_; }
   int64_t kv_cache_bytes() const;
-  DType kv_dtype() const { return kv_dtype_; }
-  int kv_quant_bits() const { return kv_quant_bits_; }
-  /// The KV cache's element format as /metrics and the startup log name it: "F32", "F16", "BF16",
-  /// or "Q4", "Q3", "Q2" (--kv-quant lossless, balanced, aggressive).
-  std::string kv_format() const;
+  /// What the KV pool holds; /metrics and the startup log print kv_format_name() of it: "F32",
+  /// "F16", "BF16", or "Q4", "Q3", "Q2" (--kv-quant lossless, balanced, aggressive).
+  KvFormat kv_format() const { return kv_format_; }
   int64_t num_kv_blocks() const { return num_kv_blocks_; }
   /// Unique per process, for engine request ids.
   int64_t next_request_id() { return next_id_.fetch_add(1); }
@@ -91,8 +82,7 @@ class LoadedModel {
   std::unique_ptr<engine::AsyncEngine> engine_;
   int32_t max_context_len_ = 0, max_num_seqs_ = 0;
   int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
-  DType kv_dtype_ = kDefaultKvDType;
-  int kv_quant_bits_ = 0;
+  KvFormat kv_format_ = kDefaultKvFormat;
   std::atomic<int64_t> next_id_{1};
 };
 

@@ -257,7 +257,7 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
     std::rethrow_exception(failed);
   }
   std::fprintf(stderr, "oxydllm: model %s: KV cache %s, %lld blocks x %d tokens (%lld bytes), context %d, max_num_seqs %d\n",
-               id.c_str(), m->kv_format().c_str(), (long long)m->num_kv_blocks(), opts_.model.block_size,
+               id.c_str(), std::string(kv_format_name(m->kv_format())).c_str(), (long long)m->num_kv_blocks(), opts_.model.block_size,
                (long long)m->kv_cache_bytes(), m->max_context_len(), m->max_num_seqs());
   lock.lock();
   e.model = std::shared_ptr<LoadedModel>(std::move(m));

@@ -63,7 +63,7 @@ void handle_metrics(ServingContext& ctx, const httplib::Request&, httplib::Respo
     g.stats = m->engine().stats();
     g.weights_bytes = m->weights_bytes();
     g.kv_cache_bytes = m->kv_cache_bytes();
-    g.kv_cache_dtype = m->kv_format();
+    g.kv_cache_dtype = std::string(kv_format_name(m->kv_format()));
     gauges.push_back(std::move(g));
   }
   res.status = 200;

@@ -84,7 +84,7 @@ TEST_P(ArchKvDtype, HalfCachesStayClose) {
                          ? 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][1].get<double>()
                          : 0.0;
   for (auto [dtype, tol] : {std::pair{DType::F16, 1.5e-3}, std::pair{DType::BF16, 1e-2}}) {
-    auto lg = prefill(*m, prompt, nullptr, nullptr, dtype);
+    auto lg = prefill(*m, prompt, nullptr, nullptr, *kv_format_of_dtype(dtype));
     const double d = max_abs_diff(lg.data() + skip, g.logits[1].data(), g.logits[1].size());
     std::printf("[ KV      ] %s %s cache: max |Δlogit| %.3g (%.2g of range)\n", fam.c_str(),
                 dtype == DType::F16 ? "F16" : "BF16", d, d / range);

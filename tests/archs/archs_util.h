@@ -127,8 +127,8 @@ constexpr int64_t kMaxTokens = 80;
 
 // Runs a prompt as one prefill and returns logits for every position [len, vocab].
 inline std::vector<float> prefill(Transformer& m, const std::vector<int32_t>& prompt, Seq* keep = nullptr,
-                           KvCache* cache_out = nullptr, DType kv_dtype = DType::F32) {
-  KvCache local = m.make_kv_cache(kNumBlocks, kBlock, kv_dtype);
+                           KvCache* cache_out = nullptr, KvFormat kv_format = KvFormat::F32) {
+  KvCache local = m.make_kv_cache(kNumBlocks, kBlock, kv_format);
   KvCache& cache = cache_out ? *cache_out : local;
   Seq s = make_seq(prompt, kMaxTokens, kBlock, /*first_block=*/kNumBlocks - 1, /*stride=*/-3);
   auto out = step(m, cache, {&s}, {static_cast<int64_t>(prompt.size())}, kBlock);

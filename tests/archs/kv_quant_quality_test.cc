@@ -39,7 +39,7 @@ void measure(Transformer& m, const std::vector<int32_t>& prompt, int n, int bits
   std::vector<std::vector<float>> ref;  // F32-cache logits at each generated position
   std::vector<int32_t> toks;
   {
-    KvCache cache = m.make_kv_cache(blocks, kBlock, DType::F32);
+    KvCache cache = m.make_kv_cache(blocks, kBlock, KvFormat::F32);
     Seq s = make_seq(prompt, len + n, kBlock, int32_t(blocks - 1), -1);
     auto lg = step(m, cache, {&s}, {len}, kBlock);
     ref.emplace_back(lg.end() - V, lg.end());
@@ -49,7 +49,7 @@ void measure(Transformer& m, const std::vector<int32_t>& prompt, int n, int bits
       ref.push_back(step(m, cache, {&s}, {1}, kBlock));
     }
   }
-  KvCache cache = m.make_kv_cache(blocks, kBlock, DType::F32, bits);
+  KvCache cache = m.make_kv_cache(blocks, kBlock, *kv_format_of_bits(bits));
   Seq s = make_seq(prompt, len + n, kBlock, int32_t(blocks - 1), -1);
   auto lg = step(m, cache, {&s}, {len}, kBlock);
   std::vector<float> got(lg.end() - V, lg.end());

@@ -150,7 +150,7 @@ TEST(CudaAttentionCache, ReshapeAndCacheMatchesReference) {
                                  Tensor(DType::F32, value.data(), {tokens, nkv, hd}),
                                  Tensor(DType::F32, kc.data(), {nb, bs, nkv, hd}),
                                  Tensor(DType::F32, vc.data(), {nb, bs, nkv, hd}),
-                                 Tensor(DType::I32, slots_host.data(), {tokens}));
+                                 Tensor(DType::I32, slots_host.data(), {tokens}), KvFormat::F32);
     round_to(dt, kc);
     round_to(dt, vc);
     DeviceBuffer dkey = upload(DType::F32, key), dval = upload(DType::F32, value);

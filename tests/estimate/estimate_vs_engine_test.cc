@@ -58,14 +58,14 @@ struct Measured {
 // Loads `path`, allocates ctx × seqs of `kv` KV in whole blocks and prefills every sequence to ctx
 // tokens in one step. Runs on a fresh thread: the matmul scratch is per thread and only grows.
 Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool reserve_first,
-                       hub::KvDtype kv = hub::EstimateParams{}.kv_dtype, int kv_quant_bits = 0) {
+                       KvFormat kv = hub::EstimateParams{}.kv_format) {
   Measured m;
   std::exception_ptr err;
   std::thread th([&] {
     try {
       auto t = model::Transformer::load(path);
       const int64_t blocks_per_seq = (ctx + kBlockSize - 1) / kBlockSize, T = ctx * seqs;
-      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, hub::kv_dtype_to_dtype(kv), kv_quant_bits);
+      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, kv);
       if (reserve_first) t->reserve_workspace(T, seqs);
       std::vector<int32_t> ids(T), pos(T), slots(T), qsl(seqs + 1), lens(seqs, int32_t(ctx)), table, rows;
       for (int64_t s = 0; s < seqs; ++s) {
@@ -95,7 +95,7 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
 }
 
 hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t seqs,
-                                 hub::KvDtype kv = hub::EstimateParams{}.kv_dtype, int kv_quant_bits = 0) {
+                                 KvFormat kv = hub::EstimateParams{}.kv_format) {
   // A folder that holds GGUFs too is several models to the hub: name the checkpoint by its file.
   std::string hub_path = path;
   if (fs::is_directory(path))
@@ -104,8 +104,7 @@ hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t s
   hub::ModelMeta meta = hub::read_local_meta(hub::local_model_for_path(hub_path));
   hub::EstimateParams p;  // the server's defaults: F32 KV, 16-token blocks, 1024-token steps
   p.context_len = ctx;
-  p.kv_dtype = kv;
-  p.kv_quant_bits = kv_quant_bits;
+  p.kv_format = kv;
   p.num_sequences = seqs;
   p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
     const auto dt = dtype_from_name(type);
@@ -160,8 +159,8 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
 TEST(EstimateVsEngine, EveryKvDtype) {
   for (const char* rel_path : {"gemma3", "qwen3/model-Q4_K.gguf"}) {
     const std::string path = std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/" + rel_path;
-    for (hub::KvDtype kv : {hub::KvDtype::F32, hub::KvDtype::F16, hub::KvDtype::BF16}) {
-      SCOPED_TRACE(std::string(rel_path) + " " + std::string(dtype_name(hub::kv_dtype_to_dtype(kv))));
+    for (KvFormat kv : {KvFormat::F32, KvFormat::F16, KvFormat::BF16}) {
+      SCOPED_TRACE(std::string(rel_path) + " " + std::string(kv_format_name(kv)));
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, kv);
       hub::MemoryEstimate e = estimate_for(path, 128, 2, kv);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
@@ -170,8 +169,8 @@ TEST(EstimateVsEngine, EveryKvDtype) {
     }
     for (int bits : {4, 3, 2}) {
       SCOPED_TRACE(std::string(rel_path) + " kv-quant " + std::to_string(bits) + " bits");
-      Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, hub::KvDtype::F16, bits);
-      hub::MemoryEstimate e = estimate_for(path, 128, 2, hub::KvDtype::F16, bits);
+      Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, *kv_format_of_bits(bits));
+      hub::MemoryEstimate e = estimate_for(path, 128, 2, *kv_format_of_bits(bits));
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
       const int64_t actual = m.usage.total() + m.kv_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
@@ -191,7 +190,7 @@ TEST(EstimateVsEngine, ReservedWorkspaceIsWhatTheLargestStepUses) {
 
   std::thread th([&] {
     auto t = model::Transformer::load(path);
-    model::KvCache cache = t->make_kv_cache(16, kBlockSize, DType::F32);
+    model::KvCache cache = t->make_kv_cache(16, kBlockSize, KvFormat::F32);
     for (int64_t T : {5, 40, 90, 128}) {  // each step a longer single sequence
       std::vector<int32_t> ids(T, 3), pos(T), slots(T), qsl{0, int32_t(T)}, lens{int32_t(T)}, table(8), rows{int32_t(T - 1)};
       for (int64_t i = 0; i < T; ++i) pos[i] = slots[i] = int32_t(i);
@@ -220,7 +219,7 @@ TEST(EstimateVsEngine, AccountingCountsSharedBytesOnce) {
   EXPECT_EQ(mapped, 2 * (c.vocab_size * H + c.num_hidden_layers * (H * (q + 2 * kv) + q * H + 3 * H * I)));
   // f32 copies: final norm + per layer attn/ffn norms and q/k/v biases.
   EXPECT_EQ(t->memory_usage().weights_owned, 4 * (H + c.num_hidden_layers * (2 * H + q + 2 * kv)));
-  model::KvCache cache = t->make_kv_cache(3, kBlockSize, DType::F16);
+  model::KvCache cache = t->make_kv_cache(3, kBlockSize, KvFormat::F16);
   EXPECT_EQ(cache.bytes(), 2 * c.num_hidden_layers * 3 * kBlockSize * kv * 2);
 }
 

@@ -46,7 +46,7 @@ TEST(RealModelProbe, MemoryInUseAfterFullContext) {
     const auto [anon0, file0] = rss();
     auto t = model::Transformer::load(path);
     const int64_t blocks_per_seq = (ctx + bs - 1) / bs;
-    model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, bs, hub::kv_dtype_to_dtype(hub::EstimateParams{}.kv_dtype));
+    model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, bs, hub::EstimateParams{}.kv_format);
     t->reserve_workspace(std::min(budget, ctx * seqs), seqs);
     const auto [anon1, file1] = rss();
     std::vector<int32_t> table(blocks_per_seq);

@@ -47,7 +47,7 @@ GgufMetadata qwen3_4b() {
 TEST(Estimate, FullAttentionMatchesPublishedQwen3Figure) {
   auto cfg = loader::model_config_from_gguf(qwen3_4b());
   EstimateParams p;  // 4096 ctx, 1 seq
-  p.kv_dtype = KvDtype::F16;
+  p.kv_format = KvFormat::F16;
   MemoryEstimate e = estimate_memory(cfg, 1000, p);
   EXPECT_EQ(e.kv_bytes, int64_t(576) << 20);  // 144 KiB/token × 4096
   EXPECT_EQ(e.kv_bytes / 4096, 144 * 1024);
@@ -59,7 +59,7 @@ TEST(Estimate, FullAttentionMatchesPublishedQwen3Figure) {
   p.context_len = 4100;  // rounded up to whole 16-token blocks: 4112 tokens
   p.num_sequences = 1;
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, int64_t(2) * 36 * 8 * 128 * 2 * 4112);
-  p.kv_dtype = KvDtype::F32;
+  p.kv_format = KvFormat::F32;
   p.context_len = 4096;
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, int64_t(1152) << 20);
 }
@@ -69,15 +69,15 @@ TEST(Estimate, KvQuantModesCountCodesAndNorms) {
   EstimateParams p;
   // head_dim 128: 128·b/8 code bytes + one 4-byte f32 norm per head vector.
   const int64_t vectors = int64_t(2) * 36 * 8 * 4096;
-  p.kv_quant_bits = kv_quant_bits_from_name("lossless");
+  p.kv_format = parse_kv_format("bf16", "lossless");
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (64 + 4));
-  p.kv_quant_bits = kv_quant_bits_from_name("Balanced");
+  p.kv_format = parse_kv_format("bf16", "Balanced");
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (48 + 4));
-  p.kv_quant_bits = kv_quant_bits_from_name("aggressive");
+  p.kv_format = parse_kv_format("bf16", "aggressive");
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (32 + 4));
-  EXPECT_EQ(kv_head_vector_bytes(80, KvDtype::F16, 3), 30 + 4);  // 240 bits = 30 bytes
-  EXPECT_EQ(kv_head_vector_bytes(72, KvDtype::F16, 3), 27 + 4);
-  expect_error([] { kv_quant_bits_from_name("8bit"); }, ErrorCode::INVALID_ARGUMENT, {"lossless", "aggressive"});
+  EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 80), 30 + 4);  // 240 bits = 30 bytes
+  EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 72), 27 + 4);
+  expect_error([] { parse_kv_format("bf16", "8bit"); }, ErrorCode::INVALID_ARGUMENT, {"lossless", "aggressive"});
 }
 
 TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
@@ -96,7 +96,7 @@ TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   auto cfg = loader::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 32768;
-  p.kv_dtype = KvDtype::F16;
+  p.kv_format = KvFormat::F16;
   MemoryEstimate e = estimate_memory(cfg, 0, p);
   EXPECT_EQ(e.num_full_layers, 3);
   EXPECT_EQ(e.num_sliding_layers, 15);
@@ -141,7 +141,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   EstimateParams p;
   p.context_len = 2048;
   p.num_sequences = 3;
-  p.kv_dtype = KvDtype::F16;
+  p.kv_format = KvFormat::F16;
   MemoryEstimate e = estimate_memory(cfg, 0, p);
   EXPECT_EQ(e.num_linear_layers, 6);
   EXPECT_EQ(e.num_full_layers, 2);
@@ -351,7 +351,7 @@ TEST_F(RemoteFixture, TableHasEveryVariantAndNoAccuracyColumn) {
   o.repo = "Qwen/Est-GGUF";
   o.params.context_len = 8192;
   o.params.num_sequences = 4;
-  o.params.kv_dtype = KvDtype::F16;
+  o.params.kv_format = KvFormat::F16;
   std::string t = remote_estimate(client, o);
   for (const char* s : {"safetensors", "Q2_K", "Q4_K_M", "Q8_0", "★ Q4_K_M", "8192 ctx × 4 seq, F16", "2 full layers",
                         "of headers and config (no weights)"})

@@ -44,7 +44,7 @@ TEST(RealGemma3_270M, MetadataMatchesGgufPyAndKvFollowsTheWindow) {
 
   EstimateParams p;
   p.context_len = 32768;
-  p.kv_dtype = KvDtype::F16;
+  p.kv_format = KvFormat::F16;
   MemoryEstimate e = estimate_memory(m.config, m.weight_bytes, p);
   const int64_t L = g["block_count"], kv = g["head_count_kv"], hd = g["key_length"], w = g["sliding_window"];
   int64_t expect = 0;

@@ -100,14 +100,15 @@ std::vector<float> attend(const Shape& s, const std::vector<Req>& reqs, size_t t
   }
   v_cache = HostTensor(k_cache.t);
   std::memset(k_cache.buf.data(), 0, k_cache.buf.size()), std::memset(v_cache.buf.data(), 0, v_cache.buf.size());
-  ops::reshape_and_cache(keys.t, values.t, k_cache.t, v_cache.t, slots.t, s.kv_quant_bits);
+  const KvFormat fmt = s.kv_quant_bits > 0 ? *kv_format_of_bits(s.kv_quant_bits) : *kv_format_of_dtype(s.kv_dtype);
+  ops::reshape_and_cache(keys.t, values.t, k_cache.t, v_cache.t, slots.t, fmt);
   HostTensor sinks(DType::F32, {nh});
   for (int64_t h = 0; h < nh; ++h) sinks.f()[h] = 0.5f * float(h % 5) - 1.0f;
   HostTensor out(q.t);
   AttentionParams p;
   p.q = q.t, p.k_cache = k_cache.t, p.v_cache = v_cache.t, p.query_start_loc = qsl.t, p.seq_lens = seq_lens.t;
   p.block_table = table.t, p.out = out.t, p.scale = 1.0f / std::sqrt(float(hd));
-  p.sliding_window = s.sliding_window, p.logit_softcap = s.softcap, p.kv_quant_bits = s.kv_quant_bits;
+  p.sliding_window = s.sliding_window, p.logit_softcap = s.softcap, p.kv_format = fmt;
   if (s.sinks) p.sinks = sinks.t;
   ops::paged_attention(p);
   const int64_t t = qsl.i()[target + 1] - 1;

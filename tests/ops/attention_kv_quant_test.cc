@@ -18,6 +18,8 @@
 namespace oxyd::test {
 namespace {
 
+KvFormat qf(int bits) { return *kv_format_of_bits(bits); }
+
 struct QCase {
   std::string name;
   std::vector<std::pair<int, int>> reqs;  // (tokens cached before, query_len)
@@ -89,13 +91,13 @@ struct QBatch {
       }
   }
 
-  backend::AttentionParams params(const HostTensor& kc, const HostTensor& vc, const HostTensor& out, int bits) const {
+  backend::AttentionParams params(const HostTensor& kc, const HostTensor& vc, const HostTensor& out, KvFormat fmt) const {
     backend::AttentionParams p;
     p.q = q.t, p.k_cache = kc.t, p.v_cache = vc.t, p.query_start_loc = qsl.t, p.seq_lens = seq_lens.t;
     p.block_table = table.t, p.out = out.t;
     if (c.sinks) p.sinks = sinks.t;
     p.scale = 1.0f / std::sqrt(float(c.head_dim));
-    p.sliding_window = c.sliding_window, p.logit_softcap = c.softcap, p.kv_quant_bits = bits;
+    p.sliding_window = c.sliding_window, p.logit_softcap = c.softcap, p.kv_format = fmt;
     return p;
   }
 };
@@ -118,19 +120,19 @@ TEST_P(AttentionKvQuant, CpuOverCodesEqualsReferenceOverReconstruction) {
   for (const QCase& c : qcases()) {
     SCOPED_TRACE(c.name);
     QBatch b(c);
-    ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, c.bits);
+    ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, qf(c.bits));
     HostTensor k2(b.kq.t), v2(b.vq.t);
     std::memset(k2.buf.data(), 0, k2.buf.size()), std::memset(v2.buf.data(), 0, v2.buf.size());
-    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, k2.t, v2.t, b.slots.t, c.bits);
+    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, k2.t, v2.t, b.slots.t, qf(c.bits));
     EXPECT_EQ(std::memcmp(k2.buf.data(), b.kq.buf.data(), k2.buf.size()), 0) << "K bytes";
     EXPECT_EQ(std::memcmp(v2.buf.data(), b.vq.buf.data(), v2.buf.size()), 0) << "V bytes";
     b.dequantize_written();
 
     HostTensor want(b.q.t), got(b.q.t), ref_q(b.q.t);
-    backend::reference::paged_attention(b.params(b.kd, b.vd, want, 0));
-    ops::paged_attention(b.params(b.kq, b.vq, got, c.bits));
+    backend::reference::paged_attention(b.params(b.kd, b.vd, want, KvFormat::F32));
+    ops::paged_attention(b.params(b.kq, b.vq, got, qf(c.bits)));
     expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), "cpu over codes vs reference over reconstruction");
-    backend::reference::paged_attention(b.params(b.kq, b.vq, ref_q, c.bits));
+    backend::reference::paged_attention(b.params(b.kq, b.vq, ref_q, qf(c.bits)));
     expect_close(ref_q.f(), want.f(), ref_q.n(), {1e-6, 1e-6}, "reference over codes vs over reconstruction");
   }
 }
@@ -140,13 +142,15 @@ INSTANTIATE_TEST_SUITE_P(Cpu, AttentionKvQuant, testing::ValuesIn(isas_to_test()
 TEST(AttentionKvQuant, BadCacheShapesAreErrors) {
   QBatch b(qcases()[0]);
   HostTensor out(b.q.t);
-  backend::AttentionParams p = b.params(b.kq, b.vq, out, 3);  // 4-bit rows read as 3-bit
+  backend::AttentionParams p = b.params(b.kq, b.vq, out, KvFormat::Q3);  // 4-bit rows read as 3-bit
   EXPECT_THROW(ops::paged_attention(p), Error);
-  p = b.params(b.kq, b.vq, out, 5);
+  p = b.params(b.kq, b.vq, out, KvFormat::BF16);  // codes said to be a plain cache
   EXPECT_THROW(ops::paged_attention(p), Error);
-  p = b.params(b.kd, b.vd, out, 4);  // F32 cache said to be quantized
+  p = b.params(b.kd, b.vd, out, KvFormat::Q4);  // F32 cache said to be quantized
   EXPECT_THROW(ops::paged_attention(p), Error);
-  EXPECT_THROW(ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, 2), Error);
+  p = b.params(b.kd, b.vd, out, KvFormat::F16);  // F32 cache said to be F16
+  EXPECT_THROW(ops::paged_attention(p), Error);
+  EXPECT_THROW(ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, KvFormat::Q2), Error);
 }
 
 }  // namespace

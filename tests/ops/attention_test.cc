@@ -109,6 +109,7 @@ struct Batch {
     if (c.sinks) p.sinks = sinks.t;
     p.scale = 1.0f / std::sqrt(float(c.head_dim));
     p.sliding_window = c.sliding_window, p.logit_softcap = c.softcap;
+    p.kv_format = *kv_format_of_dtype(c.kv_dtype);
     return p;
   }
 
@@ -176,7 +177,7 @@ std::vector<Case> cases() {
 TEST(AttentionReference, MatchesNaiveDense) {
   for (const Case& c : cases()) {
     Batch b(c);
-    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t);
+    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t, *kv_format_of_dtype(c.kv_dtype));
     HostTensor out(b.q.t);
     backend::reference::paged_attention(b.params(out));
     const std::vector<float> want = b.naive();
@@ -189,11 +190,11 @@ class AttentionTest : public IsaTest {};
 TEST_P(AttentionTest, CpuMatchesNaiveAndReference) {
   for (const Case& c : cases()) {
     Batch b(c);
-    ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t);
+    ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t, *kv_format_of_dtype(c.kv_dtype));
     // The reference writes the same bytes.
     HostTensor k2(b.k_cache.t), v2(b.v_cache.t);
     std::memset(k2.buf.data(), 0xff, k2.buf.size()), std::memset(v2.buf.data(), 0xff, v2.buf.size());
-    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, k2.t, v2.t, b.slots.t);
+    backend::reference::reshape_and_cache(b.key_all.t, b.value_all.t, k2.t, v2.t, b.slots.t, *kv_format_of_dtype(c.kv_dtype));
     EXPECT_EQ(std::memcmp(k2.buf.data(), b.k_cache.buf.data(), k2.buf.size()), 0) << c.name;
     EXPECT_EQ(std::memcmp(v2.buf.data(), b.v_cache.buf.data(), v2.buf.size()), 0) << c.name;
 
@@ -219,7 +220,7 @@ TEST(AttentionThreads, SameResultForEveryPoolSize) {
     ThreadPool::set_global_threads(threads);
     for (const Case& c : cases()) {
       Batch b(c);
-      ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t);
+      ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.k_cache.t, b.v_cache.t, b.slots.t, *kv_format_of_dtype(c.kv_dtype));
       HostTensor want(b.q.t), got(b.q.t);
       backend::reference::paged_attention(b.params(want));
       ops::paged_attention(b.params(got));

@@ -82,6 +82,7 @@ struct AttnFixture {
     ops::AttentionParams p;
     p.q = q.t, p.out = out.t, p.k_cache = kc.t, p.v_cache = vc.t;
     p.query_start_loc = qsl.t, p.seq_lens = seq.t, p.block_table = table.t, p.scale = 0.25f;
+    p.kv_format = KvFormat::F16;
     return p;
   }
 };
@@ -121,10 +122,10 @@ TEST(OpsErrors, ReshapeAndCache) {
   HostTensor k(DType::F32, {2, 2, 16}), v(k.t), kc(DType::BF16, {3, 4, 2, 16}), vc(kc.t), slots(DType::I32, {2});
   HostTensor k3(DType::F32, {2, 3, 16});
   slots.i()[0] = 0, slots.i()[1] = 12;  // 3 blocks · 4 = 12 slots → 12 is out of range
-  expect_error([&] { ops::reshape_and_cache(k.t, v.t, kc.t, vc.t, slots.t); }, kInvalid, "slot_mapping[1] = 12");
+  expect_error([&] { ops::reshape_and_cache(k.t, v.t, kc.t, vc.t, slots.t, KvFormat::BF16); }, kInvalid, "slot_mapping[1] = 12");
   slots.i()[1] = -1;
-  ops::reshape_and_cache(k.t, v.t, kc.t, vc.t, slots.t);  // negative = skip: fine
-  expect_error([&] { ops::reshape_and_cache(k3.t, k3.t, kc.t, vc.t, slots.t); }, kInvalid, "num_kv_heads");
+  ops::reshape_and_cache(k.t, v.t, kc.t, vc.t, slots.t, KvFormat::BF16);  // negative = skip: fine
+  expect_error([&] { ops::reshape_and_cache(k3.t, k3.t, kc.t, vc.t, slots.t, KvFormat::BF16); }, kInvalid, "num_kv_heads");
 }
 
 }  // namespace

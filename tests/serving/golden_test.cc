@@ -67,7 +67,7 @@ TEST(LoadedModel, SizesContextAndPool) {
   EXPECT_GE(m->max_num_seqs(), 16);
   // Explicit budget: exactly the blocks that fit (llama tiny: 2 layers × 2 kv heads × 32 dims).
   const loader::ModelConfig& c = m->config();
-  const int64_t per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * dtype_row_bytes(o.kv_dtype, c.head_dim);
+  const int64_t per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * kv_format_row_bytes(o.kv_format, c.head_dim);
   o.kv_cache_bytes = per_token * 4 * 40 + 5;  // 40 blocks of 4 tokens
   o.max_context_len = 128;
   auto m2 = LoadedModel::load("llama", arch_dir("llama"), o);

@@ -144,7 +144,7 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   mc.reset();
 
   ModelOptions small = o;
-  small.kv_cache_bytes = 2 * kLayers * kKvHeads * kHeadDim * dtype_row_bytes(small.kv_dtype, 1) * 4 * 60;
+  small.kv_cache_bytes = 2 * kLayers * kKvHeads * kHeadDim * kv_format_row_bytes(small.kv_format, 1) * 4 * 60;
   small.max_num_seqs = 16;
   auto mp = LoadedModel::load("quant", path, small);
   const auto rp = run_batch(*mp, ps);

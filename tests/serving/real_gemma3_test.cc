@@ -71,7 +71,7 @@ TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   const nlohmann::json g = nlohmann::json::parse(f);
   ModelOptions o;
   o.max_context_len = 256;
-  o.kv_dtype = DType::F32;  // compared token for token with the direct F32 forward below
+  o.kv_format = KvFormat::F32;  // compared token for token with the direct F32 forward below
   auto m = LoadedModel::load("gemma-3-270m", path, o);
   ASSERT_TRUE(m->has_chat_template());  // the fallback: the file has none
   EXPECT_EQ(m->max_context_len(), 256);
@@ -162,7 +162,7 @@ TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
   mc.reset();
   ModelOptions small = o;
   small.kv_cache_bytes = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim *
-                         dtype_row_bytes(small.kv_dtype, 1) * small.block_size * 16;  // 256 tokens
+                         kv_format_row_bytes(small.kv_format, 1) * small.block_size * 16;  // 256 tokens
   auto mp = LoadedModel::load("gemma-3-270m", path, small);
   std::vector<GenerationParams> rev(ps.rbegin(), ps.rend());  // the target last: the one preempted
   EXPECT_EQ(run_batch(*mp, rev).back().tokens, alone) << "preempted among 15 others";

@@ -39,7 +39,7 @@ inline ModelOptions tiny_options() {
   o.max_context_len = 128;  // the tiny models' max_position_embeddings
   o.block_size = 4;         // several blocks per prompt: exercises tables and the prefix cache
   o.kv_cache_bytes = 0;     // auto
-  o.kv_dtype = DType::F32;  // token for token against float64 goldens (the default BF16 flips near-ties)
+  o.kv_format = KvFormat::F32;  // token for token against float64 goldens (the default BF16 flips near-ties)
   return o;
 }
 

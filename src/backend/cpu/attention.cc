@@ -58,8 +58,8 @@ int64_t set_prefill_shared_keys_limit(int64_t bytes) { return g_max_prepared_byt
 
 // Quantized caches: rotate q into the codes' space, attend there, rotate the output back.
 void paged_attention(const AttentionParams& p) {
-  if (p.kv_quant_bits == 0) return paged_attention_plain(p);
-  const KvQuantizer& kq = kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  if (!kv_format_quantized(p.kv_format)) return paged_attention_plain(p);
+  const KvQuantizer& kq = kv_quantizer(p.head_dim(), kv_format_bits(p.kv_format));
   const int64_t rows = p.num_tokens() * p.num_heads(), hd = p.head_dim();
   thread_local std::vector<float> q_rot;  // the workers use it through qr, not by name
   q_rot.resize(size_t(rows * hd));
@@ -241,7 +241,8 @@ void paged_attention_plain(const AttentionParams& p) {
 }  // namespace
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) {
+  const int kv_quant_bits = kv_format_bits(kv_format);
   const int64_t row = key.dim(1) * key.dim(2);  // num_kv_heads · head_dim elements per token
   const int32_t* slots = slot_mapping.ptr<int32_t>();
   if (kv_quant_bits > 0) {

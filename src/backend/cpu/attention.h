@@ -23,8 +23,8 @@ int64_t set_prefill_shared_keys_limit(int64_t bytes);
 
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → caches at slot_mapping [num_tokens] I32
 /// (negative = skip); caches F32 | F16 | BF16 [num_blocks, block_size, num_kv_heads, head_dim],
-/// or with kv_quant_bits > 0 U8 [..., kv_quant_row_bytes(head_dim, bits)] (core/kv_quant.h).
+/// or with a quantized kv_format U8 [..., kv_format_row_bytes(kv_format, head_dim)] (core/kv_quant.h).
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits = 0);
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format);
 
 }  // namespace oxyd::backend::cpu

@@ -131,15 +131,15 @@ inline int64_t padded_dim(int64_t hd) { return (hd + 2 * kW - 1) / (2 * kW) * (2
 // Values are read where they are when they are contiguous F32 rows of whole tiles (one KV head),
 // otherwise copied into padded rows (reading a head's rows num_kv_heads·hd apart measured slower).
 inline bool values_in_place(const AttentionParams& p) {
-  return p.kv_quant_bits == 0 && p.v_cache.dtype == DType::F32 && padded_dim(p.head_dim()) == p.head_dim() &&
+  return !kv_format_quantized(p.kv_format) && p.v_cache.dtype == DType::F32 && padded_dim(p.head_dim()) == p.head_dim() &&
          p.num_kv_heads() == 1;
 }
 
 inline const KvQuantizer* quantizer(const AttentionParams& p) {
   thread_local const KvQuantizer* kq = nullptr;
-  if (p.kv_quant_bits == 0) return nullptr;
-  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != p.kv_quant_bits)
-    kq = &kv_quantizer(p.head_dim(), p.kv_quant_bits);
+  const int bits = kv_format_bits(p.kv_format);
+  if (bits == 0) return nullptr;
+  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != bits) kq = &kv_quantizer(p.head_dim(), bits);
   return kq;
 }
 

@@ -196,7 +196,7 @@ void paged_attention(const AttentionParams& p, Workspace& ws, const Stream& stre
   require_dtype(p.q, DType::F32, op, "q");
   require_dtype(p.out, DType::F32, op, "out");
   require_dtype(p.v_cache, p.k_cache.dtype, op, "v_cache");
-  if (p.kv_quant_bits > 0)
+  if (kv_format_quantized(p.kv_format))
     throw Error(ErrorCode::UNSUPPORTED, "cuda paged_attention: quantized KV cache (--kv-quant) not supported");
   const int64_t tokens = p.num_tokens(), heads = p.num_heads(), d = p.head_dim();
   if (d > 256 || p.num_kv_heads() <= 0 || heads % p.num_kv_heads() != 0)

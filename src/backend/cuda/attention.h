@@ -1,6 +1,6 @@
 // CUDA paged attention and KV-cache write, same contract as backend/reference/attention.h
 // (AttentionParams in backend/op_params.h; every tensor in device memory), plain F32 / F16 / BF16
-// caches (kv_quant_bits 0; a quantized cache throws UNSUPPORTED). Flash-decoding: each
+// caches (plain kv_format; a quantized cache throws UNSUPPORTED). Flash-decoding: each
 // (query token, head) splits its visible key range [max(0, pos − window + 1), pos] over several
 // CTAs; each CTA's warps run an online softmax over their keys straight from the block table
 // and the CTA writes its (max, sum, unnormalized output) partial; a combine kernel merges the

@@ -70,7 +70,7 @@ void paged_attention(const AttentionParams& p) {
         for (int64_t k = 0; k <= pos; ++k) {
           const bool visible = p.sliding_window <= 0 || pos - k < p.sliding_window;
           if (!visible) continue;
-          read_vector(p.k_cache, p.kv_quant_bits, cache_vec(r, k, g), head_dim, kv);
+          read_vector(p.k_cache, kv_format_bits(p.kv_format), cache_vec(r, k, g), head_dim, kv);
           double s = 0;
           for (int64_t d = 0; d < head_dim; ++d) s += double(q[d]) * kv[size_t(d)];
           s *= p.scale;
@@ -84,7 +84,7 @@ void paged_attention(const AttentionParams& p) {
           if (p.sliding_window > 0 && pos - k >= p.sliding_window) continue;
           const double w = std::exp(scores[k] - mx);
           denom += w;
-          read_vector(p.v_cache, p.kv_quant_bits, cache_vec(r, k, g), head_dim, kv);
+          read_vector(p.v_cache, kv_format_bits(p.kv_format), cache_vec(r, k, g), head_dim, kv);
           for (int64_t d = 0; d < head_dim; ++d) acc[d] += w * kv[size_t(d)];
         }
         float* o = p.out.ptr<float>() + (token * num_heads + h) * head_dim;
@@ -95,7 +95,8 @@ void paged_attention(const AttentionParams& p) {
 }
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits) {
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) {
+  const int kv_quant_bits = kv_format_bits(kv_format);
   const int64_t num_tokens = key.dim(0);
   const int64_t row = key.dim(1) * key.dim(2);  // num_kv_heads · head_dim elements per token
   const int32_t* slots = slot_mapping.ptr<int32_t>();

@@ -16,10 +16,10 @@ void paged_attention(const AttentionParams& p);
 /// nearest even); a negative slot skips the token (padding).
 /// key, value [num_tokens, num_kv_heads, head_dim] F32;
 /// k_cache, v_cache [num_blocks, block_size, num_kv_heads, head_dim] F32 | F16 | BF16;
-/// slot_mapping [num_tokens] I32. kv_quant_bits 2..4: the caches are U8 [num_blocks, block_size,
+/// slot_mapping [num_tokens] I32. kv_format Q4 / Q3 / Q2: the caches are U8 [num_blocks, block_size,
 /// num_kv_heads, kv_quant_row_bytes(head_dim, bits)] and each head vector is quantized
 /// (core/kv_quant.h).
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
-                       const Tensor& v_cache, const Tensor& slot_mapping, int kv_quant_bits = 0);
+                       const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format);
 
 }  // namespace oxyd::backend::reference

@@ -10,7 +10,7 @@
 namespace oxyd::model::layers {
 
 void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMeta& meta,
-                    const Tensor& k_cache, const Tensor& v_cache, int kv_quant_bits, const Tensor& h,
+                    const Tensor& k_cache, const Tensor& v_cache, KvFormat kv_format, const Tensor& h,
                     AttentionWorkspace& ws, const Tensor& out) {
   const int64_t T = h.dim(0), nh = s.num_heads, nkv = s.num_kv_heads, hd = s.head_dim;
   ws.q.resize(T * nh * hd);
@@ -40,7 +40,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   const Tensor* ffp = ff.data ? &ff : nullptr;
   ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
   ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
-  ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_quant_bits);
+  ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 
   backend::AttentionParams ap;
   ap.q = q;
@@ -53,7 +53,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ap.scale = s.scale;
   ap.sliding_window = s.sliding_window;
   ap.logit_softcap = s.logit_softcap;
-  ap.kv_quant_bits = kv_quant_bits;
+  ap.kv_format = kv_format;
   ops::paged_attention(ap);
   ops::matmul(view(ws.out, {T, nh * hd}), w.o, out);
 }

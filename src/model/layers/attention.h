@@ -44,9 +44,9 @@ struct AttentionWorkspace {
 
 /// h [T, H] (normed input) → out [T, H] (o_proj output, before any post-norm or residual).
 /// k_cache / v_cache: this layer's [num_blocks, block_size, num_kv_heads, head_dim], or with
-/// kv_quant_bits > 0 its quantized U8 form (model/kv_cache.h).
+/// a quantized KvFormat its U8 form (model/kv_cache.h).
 void self_attention(const LayerWeights& w, const AttentionSpec& spec, const BatchMeta& meta,
-                    const Tensor& k_cache, const Tensor& v_cache, int kv_quant_bits, const Tensor& h,
+                    const Tensor& k_cache, const Tensor& v_cache, KvFormat kv_format, const Tensor& h,
                     AttentionWorkspace& ws, const Tensor& out);
 
 }  // namespace oxyd::model::layers
