@@ -7,11 +7,11 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "engine/llm_engine.h"
 #include "hub/report.h"
 #include "hub/store.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
-#include "server/loaded_model.h"
 
 namespace oxyd::cli {
 
@@ -27,7 +27,7 @@ DType kv_dtype_from_flag(const std::string& name) {
 int kv_quant_bits_from_flag(const std::string& mode) { return hub::kv_quant_bits_from_name(mode); }
 
 std::string default_kv_dtype_flag() {
-  switch (server::kDefaultKvDType) {
+  switch (engine::kDefaultKvDType) {
     case DType::F16: return "f16";
     case DType::BF16: return "bf16";
     default: return "f32";

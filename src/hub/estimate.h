@@ -18,7 +18,7 @@
 //     kv_bytes_windowed is the figure with sliding layers at round_up(min(ctx, window + bs), bs)
 //     (a window straddles at most one extra block), what a windowed pool would need.
 //     head_vector_bytes(d) = d × 4 (f32), d × 2 (f16/bf16; bf16 is the server's default,
-//     server::kDefaultKvDType, and EstimateParams::kv_dtype's), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
+//     engine::kDefaultKvDType, and EstimateParams::kv_dtype's), or for --kv-quant b bits ceil(d × b / 8) + 4 (b-bit codes +
 //     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; docs/architecture.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
@@ -66,9 +66,9 @@ struct ServerKvFlags {
 struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
-  KvDtype kv_dtype = KvDtype::BF16;  // the server's default (server::kDefaultKvDType; tests/serving)
+  KvDtype kv_dtype = KvDtype::BF16;  // the server's default (engine::kDefaultKvDType; tests/serving)
   int kv_quant_bits = 0;            // 0 = off; 4 lossless, 3 balanced, 2 aggressive
-  int64_t block_size = 16;          // paged-KV block (server::ModelOptions::block_size)
+  int64_t block_size = 16;          // paged-KV block (engine::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
   int64_t kv_pool_tokens = 0;       // > 0: the KV term is the server's pool of this many tokens
@@ -95,7 +95,7 @@ int64_t kv_head_vector_bytes(int64_t head_dim, KvDtype dtype, int kv_quant_bits)
 /// "F16", "Q4 lossless (4-bit + f32 norm)", ...
 std::string kv_format_name(const EstimateParams& p);
 
-/// The KV pool `oxydllm start` allocates, from its flags (server::LoadedModel::load calls this; so
+/// The KV pool `oxydllm start` allocates, from its flags (engine::LLMEngine::create calls this; so
 /// does `estimate`, which thus prints exactly what start allocates with the same flags):
 ///   context   --max-context-len, clamped to the trained context; 0 (auto) = the trained context
 ///             (4096 when the model does not say), capped to what one sequence's KV fits in the
