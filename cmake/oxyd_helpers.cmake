@@ -11,7 +11,10 @@ set(OXYD_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512vl
     # placeholders inside inlined intrinsics: hundreds of false positives per kernel file.
     -Wno-uninitialized -Wno-maybe-uninitialized)
 
+include(${CMAKE_CURRENT_LIST_DIR}/check_layers.cmake)  # oxyd_register_layer, oxyd_check_layers
+
 function(oxyd_add_layer name dir)
+  oxyd_register_layer(${name} ${dir} ${ARGN})  # for the layering check (cmake/check_layers.cmake)
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cc)
   foreach(sub IN LISTS OXYD_LAYER_SUBDIRS_${name})
     file(GLOB_RECURSE more CONFIGURE_DEPENDS ${dir}/${sub}/*.cc)

@@ -7,11 +7,11 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "engine/llm_engine.h"
 #include "hub/report.h"
 #include "hub/store.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
-#include "server/loaded_model.h"
 
 namespace oxyd::cli {
 

@@ -1,7 +1,7 @@
 // `oxydllm run MODEL ["prompt"]`: chat with a model in the terminal. With a prompt argument, or
 // when stdin is not a terminal (then all of stdin is the prompt), it answers once and exits;
 // otherwise it is an interactive chat (repl.cc). MODEL is a GGUF file, a safetensors directory or a
-// local store id. Generation goes through the same LoadedModel / Generation as the HTTP server.
+// local store id. Generation goes through the same LLMEngine / Generation as the HTTP server.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -24,8 +24,8 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "core/thread_pool.h"
+#include "engine/llm_engine.h"
 #include "hub/store.h"
-#include "server/loaded_model.h"
 
 namespace oxyd::cli {
 namespace {
@@ -116,13 +116,13 @@ int run(const RunOpts& o) {
   so.seed = o.seed ? *o.seed : std::random_device{}();
   so.sampling.seed = so.seed;
 
-  server::ModelOptions mo;
+  engine::ModelOptions mo;
   mo.max_context_len = o.max_context_len;
   mo.max_num_seqs = 1;
   mo.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   if (!o.chat_template_file.empty()) mo.chat_template = read_text_file(o.chat_template_file);
   const auto t_load = std::chrono::steady_clock::now();
-  std::unique_ptr<server::LoadedModel> model = server::LoadedModel::load(o.model, path, mo);
+  std::unique_ptr<engine::LLMEngine> model = engine::LLMEngine::create(o.model, path, mo);
   if (o.stats)
     std::fprintf(stderr, "[load %.2f s | context %d tokens | KV %s | threads %d]\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(),

@@ -6,11 +6,11 @@
 
 #include "chat/chat_template.h"
 #include "core/error.h"
-#include "server/generation.h"
+#include "engine/generation.h"
 
 namespace oxyd::cli {
 
-ChatSession::ChatSession(server::LoadedModel& model, SessionOptions opts) : model_(model), opts_(std::move(opts)) {
+ChatSession::ChatSession(engine::LLMEngine& model, SessionOptions opts) : model_(model), opts_(std::move(opts)) {
   opts_.sampling.validate(model_.config().vocab_size);
 }
 
@@ -30,16 +30,16 @@ std::vector<int32_t> ChatSession::prompt_ids(const std::string& user) const {
 
 TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const volatile std::sig_atomic_t* stop) {
   using Clock = std::chrono::steady_clock;
-  server::GenerationParams p;
+  engine::GenerationParams p;
   p.prompt_ids = prompt_ids(user);
   if (p.prompt_ids.empty()) throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt encodes to no tokens");
   p.sampling = opts_.sampling;
   p.max_tokens = opts_.max_tokens;
   const auto t0 = Clock::now();
-  server::Generation gen(model_, std::move(p), opts_.seed);
+  engine::Generation gen(model_, std::move(p), opts_.seed);
 
   TurnResult r;
-  server::GenerationChunk chunk;
+  engine::GenerationChunk chunk;
   bool aborted = false;
   std::string error;
   for (;;) {
@@ -49,14 +49,14 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
       gen.abort();  // the engine frees the request at its next step; the stream then ends with ABORT
       aborted = r.interrupted = true;
     }
-    if (next == server::Generation::Next::END) break;
-    if (next == server::Generation::Next::TIMEOUT) continue;
+    if (next == engine::Generation::Next::END) break;
+    if (next == engine::Generation::Next::TIMEOUT) continue;
     if (!aborted && !chunk.text.empty()) {
       std::fwrite(chunk.text.data(), 1, chunk.text.size(), out);
       std::fflush(out);
       r.text += chunk.text;
     }
-    if (chunk.finish_reason != engine::FinishReason::NONE) r.finish_reason = server::finish_reason_name(chunk.finish_reason);
+    if (chunk.finish_reason != engine::FinishReason::NONE) r.finish_reason = engine::finish_reason_name(chunk.finish_reason);
     if (chunk.finish_reason == engine::FinishReason::ERROR) error = chunk.error;
     chunk = {};
   }

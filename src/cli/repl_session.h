@@ -1,7 +1,7 @@
 // ChatSession: the conversation behind `oxydllm run` (one-shot and interactive). It keeps the
 // messages (system prompt, user and assistant turns), re-renders the whole conversation through
 // the model's chat template on every turn (the engine's prefix cache makes the repeated prefix
-// cheap) and streams the answer through server::Generation. It does no terminal I/O besides
+// cheap) and streams the answer through engine::Generation. It does no terminal I/O besides
 // writing the answer text to `out` and --stats lines to stderr; repl.cc owns the terminal.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/llm_engine.h"
 #include "sample/sampler.h"
-#include "server/loaded_model.h"
 
 namespace oxyd::cli {
 
@@ -34,7 +34,7 @@ struct TurnResult {
 
 class ChatSession {
  public:
-  ChatSession(server::LoadedModel& model, SessionOptions opts);
+  ChatSession(engine::LLMEngine& model, SessionOptions opts);
 
   /// Answers `user`: renders the conversation plus this message, streams the answer to `out`
   /// (flushed per chunk) and appends both to the history (an interrupted answer is kept as far as
@@ -51,7 +51,7 @@ class ChatSession {
  private:
   std::vector<int32_t> prompt_ids(const std::string& user) const;
 
-  server::LoadedModel& model_;
+  engine::LLMEngine& model_;
   SessionOptions opts_;
   std::vector<std::pair<std::string, std::string>> messages_;  // (role, content), user/assistant pairs
 };

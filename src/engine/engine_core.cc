@@ -13,13 +13,15 @@ namespace oxyd::engine {
 EngineCore::EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
     : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {}
 
+// The one validation of a request: token ids here, prompt/context/KV/max_tokens in the scheduler,
+// min_tokens and the sampling fields in SamplingParams (in the order a client reads them).
 void EngineCore::validate(const EngineRequest& r) const {
   for (int32_t t : r.prompt_token_ids)
     if (t < 0 || t >= model_.vocab_size())
       throw_error(ErrorCode::INVALID_ARGUMENT, "prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
                                                    std::to_string(model_.vocab_size()) + ")");
-  r.sampling.validate(model_.vocab_size());
   sched_.check_request(int32_t(r.prompt_token_ids.size()), r.max_tokens);
+  r.sampling.validate(model_.vocab_size(), r.max_tokens);
 }
 
 bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
@@ -46,9 +48,9 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
 void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResults& st) {
   sched::SchedulerOutput so;
   so.scheduled.assign(part.begin(), part.end());
-  const runner::ForwardBatch batch = runner::build_forward_batch(so, kv_);
+  const runner::StepBatch batch = runner::build_forward_batch(so, kv_);
   const int32_t vocab = model_.vocab_size();
-  const std::span<const float> logits = model_.run(batch, logits_);  // a throw: nothing of this part was recorded
+  const std::span<const float> logits = model_.run(batch.fwd, logits_);  // a throw: nothing of this part was recorded
   num_tokens_computed_ += batch.num_tokens();
   num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
 

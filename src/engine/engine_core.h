@@ -14,34 +14,21 @@
 
 #include "kv/block_manager.h"
 #include "runner/forward_batch.h"
+#include "runner/model_executor.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
 
 namespace oxyd::engine {
 
-/// What runs the forward: the model runner implements it over a real model; tests use a fake.
-class ModelExecutor {
- public:
-  virtual ~ModelExecutor() = default;
-  virtual int32_t vocab_size() const = 0;
-  /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
-  /// vocab_size] row-major with unspecified contents.
-  virtual void execute(const runner::ForwardBatch& batch, std::vector<float>& logits) = 0;
-  /// Runs one batch and returns its logits, [batch.logits_indices.size(), vocab_size] row-major,
-  /// valid until the next call. By default they are written into `scratch` through execute(); an
-  /// executor whose model keeps them in a buffer of its own returns that (no copy).
-  virtual std::span<const float> run(const runner::ForwardBatch& batch, std::vector<float>& scratch) {
-    scratch.resize(batch.logits_indices.size() * size_t(vocab_size()));  // sized, not cleared
-    execute(batch, scratch);
-    return scratch;
-  }
-};
+/// What runs the forward (runner/model_executor.h): runner::ModelRunner over a real model; tests
+/// use fakes.
+using ModelExecutor = runner::ModelExecutor;
 
 struct EngineRequest {
   int64_t request_id = 0;
   std::vector<int32_t> prompt_token_ids;
   sample::SamplingParams sampling;
-  int32_t max_tokens = 16;
+  int32_t max_tokens = 16;  // -1: up to the context (the scheduler clamps to what is left)
   std::vector<int32_t> stop_token_ids;  // EOS/EOT + user ids; `ignore_eos` = leave EOS out; with
                                         // sampling.min_tokens they cannot be sampled before it
   uint64_t cache_salt = 0;
@@ -80,7 +67,9 @@ class EngineCore {
 
   /// Validates (throws Error INVALID_ARGUMENT) and queues. False if the queue is full.
   bool add_request(const EngineRequest& req, uint64_t default_seed);
-  /// add_request's checks only; touches no mutable state (safe from a front-end thread).
+  /// add_request's checks only, the one validation of a request's limits: token ids in the
+  /// vocabulary; prompt, context, KV fit and max_tokens (Scheduler::check_request); min_tokens and
+  /// sampling fields (SamplingParams::validate). Touches no mutable state (safe from a front-end thread).
   void validate(const EngineRequest& req) const;
   void abort_request(int64_t request_id) { sched_.abort_request(request_id); }
   /// One engine iteration. Returns outputs of requests that got a token or finished. When the

@@ -67,7 +67,7 @@ struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
   KvFormat kv_format = kDefaultKvFormat;  // the server's default (tests/serving KvDtype.DefaultsAgree)
-  int64_t block_size = 16;          // paged-KV block (server::ModelOptions::block_size)
+  int64_t block_size = 16;          // paged-KV block (engine::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
   int64_t kv_pool_tokens = 0;       // > 0: the KV term is the server's pool of this many tokens
@@ -86,7 +86,7 @@ int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64
 /// "F16", "lossless 4-bit + f32 norm", ... (core/kv_format.h kv_format_description).
 std::string kv_format_name(const EstimateParams& p);
 
-/// The KV pool `oxydllm start` allocates, from its flags (server::LoadedModel::load calls this; so
+/// The KV pool `oxydllm start` allocates, from its flags (engine::LLMEngine::create calls this; so
 /// does `estimate`, which thus prints exactly what start allocates with the same flags):
 ///   context   --max-context-len, clamped to the trained context; 0 (auto) = the trained context
 ///             (4096 when the model does not say), capped to what one sequence's KV fits in the

@@ -1,4 +1,5 @@
-// build_forward_batch: flattens the scheduled requests into token/position/slot arrays.
+// build_forward_batch: flattens the scheduled requests into token/position/slot arrays and points
+// the model's ForwardBatch view at them.
 #include "runner/forward_batch.h"
 
 #include <algorithm>
@@ -7,8 +8,8 @@
 
 namespace oxyd::runner {
 
-ForwardBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::BlockManager& kv) {
-  ForwardBatch b;
+StepBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::BlockManager& kv) {
+  StepBatch b;
   const int32_t bs = kv.block_size();
   for (const auto& s : out.scheduled) b.max_blocks_per_req = std::max(b.max_blocks_per_req, int32_t(kv.block_ids(s.req->request_id).size()));
   b.query_start_loc.push_back(0);
@@ -44,6 +45,8 @@ ForwardBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::Bl
       }
     t0 += size_t(n);
   }
+  b.fwd = {b.token_ids,    b.positions,    b.query_start_loc, b.seq_lens, b.block_table, b.max_blocks_per_req,
+           b.slot_mapping, b.logits_indices};
   return b;
 }
 

@@ -45,7 +45,12 @@ int32_t argmax_first(std::span<const float> x) {
 }
 }  // namespace
 
-void SamplingParams::validate(int32_t vocab_size) const {
+void SamplingParams::validate(int32_t vocab_size, int32_t max_tokens) const {
+  if (min_tokens < 0) bad("min_tokens", ">= 0", min_tokens);
+  if (max_tokens > 0 && min_tokens > max_tokens)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "min_tokens (" + std::to_string(min_tokens) +
+                                                 ") must be less than or equal to max_tokens (" +
+                                                 std::to_string(max_tokens) + ")");
   if (!(temperature >= 0 && std::isfinite(temperature))) bad("temperature", ">= 0", temperature);
   if (!(top_p >= 0 && top_p <= 1)) bad("top_p", "in [0, 1]", top_p);  // 0: the top token only (HF, OpenAI)
   if (!(min_p >= 0 && min_p <= 1)) bad("min_p", "in [0, 1]", min_p);
@@ -55,7 +60,6 @@ void SamplingParams::validate(int32_t vocab_size) const {
   if (!(frequency_penalty >= -2 && frequency_penalty <= 2)) bad("frequency_penalty", "in [-2, 2]", frequency_penalty);
   if (logprobs < -1 || logprobs > kMaxTopLogprobs) bad("top_logprobs", "in [0, 20]", logprobs);
   if (num_valid_tokens < 0) bad("num_valid_tokens", ">= 0", num_valid_tokens);
-  if (min_tokens < 0) bad("min_tokens", ">= 0", min_tokens);
   for (const auto& [tok, b] : logit_bias) {
     if (tok < 0 || tok >= vocab_size) bad("logit_bias", "keyed by token ids in [0, " + std::to_string(vocab_size) + ")", tok);
     if (!(b >= -100 && b <= 100)) bad("logit_bias", "values in [-100, 100]", b);

@@ -44,8 +44,9 @@ struct SamplingParams {
   int32_t min_tokens = 0;
   std::vector<int32_t> min_tokens_stop_ids;
 
-  /// Throws Error(INVALID_ARGUMENT) naming the field and the allowed range.
-  void validate(int32_t vocab_size) const;
+  /// Throws Error(INVALID_ARGUMENT) naming the field and the allowed range; min_tokens also
+  /// against the request's max_tokens when that is > 0 (the one place both are checked).
+  void validate(int32_t vocab_size, int32_t max_tokens = -1) const;
   bool greedy() const { return temperature < 1e-5f; }
 };
 

@@ -16,16 +16,16 @@ Scheduler::Scheduler(SchedulerConfig config, kv::BlockManager& kv) : config_(con
 }
 
 void Scheduler::check_request(int32_t n, int32_t max_tokens) const {
-  if (n == 0) throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt is empty");
-  if (n >= config_.max_model_len)
-    throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt has " + std::to_string(n) +
-                                                 " tokens but the context is " + std::to_string(config_.max_model_len) +
-                                                 " tokens (at least one must be left for the answer)");
+  auto bad = [](const std::string& m) { throw_error(ErrorCode::INVALID_ARGUMENT, m); };
+  if (n == 0) bad("the prompt is empty");
+  const int32_t ctx = config_.max_model_len;
+  if (n >= ctx)
+    bad("the prompt has " + std::to_string(n) + " tokens but the context is " + std::to_string(ctx) +
+        " tokens (this model's maximum context length; at least one must be left for the completion)");
+  if (max_tokens == 0 || max_tokens < -1) bad("max_tokens must be >= 1, got " + std::to_string(max_tokens));
   const int64_t pool_tokens = int64_t(kv_.num_blocks()) * kv_.block_size();
   if (n + 1 > pool_tokens)
-    throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt has " + std::to_string(n) +
-                                                 " tokens but the KV cache holds only " + std::to_string(pool_tokens));
-  if (max_tokens <= 0) throw_error(ErrorCode::INVALID_ARGUMENT, "max_tokens must be >= 1");
+    bad("the prompt has " + std::to_string(n) + " tokens but the KV cache holds only " + std::to_string(pool_tokens));
 }
 
 bool Scheduler::add_request(std::shared_ptr<Request> req) {
@@ -35,7 +35,7 @@ bool Scheduler::add_request(std::shared_ptr<Request> req) {
   // Without a sliding window a request alone must fit the pool, or it would preempt itself forever.
   const int64_t pool_tokens = int64_t(kv_.num_blocks()) * kv_.block_size();
   const int64_t limit = kv_.sliding_window() ? config_.max_model_len : std::min<int64_t>(config_.max_model_len, pool_tokens);
-  req->max_tokens = int32_t(std::min<int64_t>(req->max_tokens, limit - n));
+  req->max_tokens = int32_t(req->max_tokens < 0 ? limit - n : std::min<int64_t>(req->max_tokens, limit - n));
   req->status = RequestStatus::WAITING;
   waiting_.push_back(std::move(req));
   return true;

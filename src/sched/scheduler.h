@@ -40,11 +40,13 @@ class Scheduler {
  public:
   Scheduler(SchedulerConfig config, kv::BlockManager& kv);
 
-  /// Queues a request. Throws Error(INVALID_ARGUMENT) if its prompt can never fit (longer than
-  /// max_model_len - 1 or than the whole KV pool), giving both numbers. False if the queue is full.
+  /// Queues a request; its max_tokens (-1: up to the context) is clamped to what the context and,
+  /// without a sliding window, the KV pool leave. Throws as check_request. False if the queue is full.
   bool add_request(std::shared_ptr<Request> req);
-  /// The checks of add_request alone (const: callable from another thread while no step runs
-  /// changes the config, which is immutable).
+  /// The one place the request limits are checked: the prompt is not empty, fits the context
+  /// (max_model_len - 1, both numbers in the message) and the whole KV pool; max_tokens is >= 1
+  /// or -1. Throws Error(INVALID_ARGUMENT). Const: callable from another thread (the config is
+  /// immutable).
   void check_request(int32_t num_prompt_tokens, int32_t max_tokens) const;
   /// Marks a request aborted; the next schedule() frees its blocks.
   void abort_request(int64_t request_id);

@@ -236,10 +236,10 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
   e.state = State::LOADING;
   const std::string id = e.id, path = e.path;
   lock.unlock();
-  std::unique_ptr<LoadedModel> m;
+  std::unique_ptr<engine::LLMEngine> m;
   std::exception_ptr failed;
   try {
-    m = LoadedModel::load(id, path, opts_.model);
+    m = engine::LLMEngine::create(id, path, opts_.model);
   } catch (const Error& err) {
     // A model that cannot load is the server's problem, not the request's: 500 naming the file.
     failed = std::make_exception_ptr(protocol::ApiError(500, "server_error", "cannot load model '" + id + "' from " +
@@ -260,11 +260,11 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
                id.c_str(), std::string(kv_format_name(m->kv_format())).c_str(), (long long)m->num_kv_blocks(), opts_.model.block_size,
                (long long)m->kv_cache_bytes(), m->max_context_len(), m->max_num_seqs());
   lock.lock();
-  e.model = std::shared_ptr<LoadedModel>(std::move(m));
+  e.model = std::shared_ptr<engine::LLMEngine>(std::move(m));
   e.state = State::LOADED;
   e.error = nullptr;
   e.last_used_ms = now_ms();
-  std::vector<std::shared_ptr<LoadedModel>> dead;
+  std::vector<std::shared_ptr<engine::LLMEngine>> dead;
   enforce_bounds_locked(&e, dead);
   cv_.notify_all();
   lock.unlock();
@@ -272,7 +272,7 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
   lock.lock();
 }
 
-void ModelManager::enforce_bounds_locked(const Entry* keep, std::vector<std::shared_ptr<LoadedModel>>& dead) {
+void ModelManager::enforce_bounds_locked(const Entry* keep, std::vector<std::shared_ptr<engine::LLMEngine>>& dead) {
   for (;;) {
     int32_t count = 0;
     int64_t bytes = 0;
@@ -304,7 +304,7 @@ void ModelManager::reaper() {
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::seconds(1));
     if (stop_) break;
-    std::vector<std::shared_ptr<LoadedModel>> dead;
+    std::vector<std::shared_ptr<engine::LLMEngine>> dead;
     const int64_t now = now_ms();
     for (auto& [id, e] : entries_) {
       if (e->state != State::LOADED || e->pinned || e->active > 0 || opts_.keep_alive_s <= 0) continue;
@@ -383,9 +383,9 @@ std::string ModelManager::default_model() {
   return num_loaded == 1 ? only : "";
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<LoadedModel>>> ModelManager::loaded() {
+std::vector<std::pair<std::string, std::shared_ptr<engine::LLMEngine>>> ModelManager::loaded() {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, std::shared_ptr<LoadedModel>>> out;
+  std::vector<std::pair<std::string, std::shared_ptr<engine::LLMEngine>>> out;
   for (const auto& [id, e] : entries_)
     if (e->state == State::LOADED) out.emplace_back(id, e->model);
   return out;

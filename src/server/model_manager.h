@@ -20,14 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/loaded_model.h"
+#include "engine/llm_engine.h"
 
 namespace oxyd::server {
 
 struct ModelManagerOptions {
   std::string models_dir;           // the store root
   std::string hf_cache_dir;         // "" = do not list the Hugging Face cache
-  ModelOptions model;               // how every model is loaded
+  engine::ModelOptions model;       // how every model is loaded
   int64_t keep_alive_s = 900;       // unload after this many idle seconds; 0 = never
   int32_t max_loaded_models = 2;    // >= 1
   int64_t memory_budget_bytes = 0;  // 0 = unlimited
@@ -42,8 +42,8 @@ class ModelLease {
   ModelLease(ModelLease&&) noexcept;
   ModelLease& operator=(ModelLease&&) noexcept;
   ~ModelLease();
-  LoadedModel& operator*() const { return *model_; }
-  LoadedModel* operator->() const { return model_.get(); }
+  engine::LLMEngine& operator*() const { return *model_; }
+  engine::LLMEngine* operator->() const { return model_.get(); }
   /// The id the model is served under (the store id when it has one).
   const std::string& id() const { return id_; }
 
@@ -52,7 +52,7 @@ class ModelLease {
   void release();
   ModelManager* mgr_ = nullptr;
   std::string id_;
-  std::shared_ptr<LoadedModel> model_;
+  std::shared_ptr<engine::LLMEngine> model_;
 };
 
 class ModelManager {
@@ -75,7 +75,7 @@ class ModelManager {
   /// loaded model; "" when there is none.
   std::string default_model();
   /// Loaded models, for metrics.
-  std::vector<std::pair<std::string, std::shared_ptr<LoadedModel>>> loaded();
+  std::vector<std::pair<std::string, std::shared_ptr<engine::LLMEngine>>> loaded();
 
  private:
   friend class ModelLease;
@@ -86,7 +86,7 @@ class ModelManager {
     int64_t created = 0;
     bool pinned = false;
     State state = State::UNLOADED;
-    std::shared_ptr<LoadedModel> model;
+    std::shared_ptr<engine::LLMEngine> model;
     int32_t active = 0;
     int64_t last_used_ms = 0;
     int64_t failures = 0;
@@ -100,7 +100,7 @@ class ModelManager {
   Entry* find_entry_locked(const std::string& id);
   std::shared_ptr<Entry> entry_for(const std::string& id);
   void load_entry(std::unique_lock<std::mutex>& lock, Entry& e);
-  void enforce_bounds_locked(const Entry* keep, std::vector<std::shared_ptr<LoadedModel>>& dead);
+  void enforce_bounds_locked(const Entry* keep, std::vector<std::shared_ptr<engine::LLMEngine>>& dead);
   void release(const std::string& id);
   void reaper();
   nlohmann::ordered_json entry_json(const Entry& e) const;

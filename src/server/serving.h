@@ -12,8 +12,8 @@
 
 #include <httplib.h>
 
+#include "engine/generation.h"
 #include "server/connection_watch.h"
-#include "server/generation.h"
 #include "server/metrics.h"
 #include "server/model_manager.h"
 #include "server/protocol.h"
@@ -89,30 +89,25 @@ void require_model_field(const std::string& model);
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
                                                 const std::vector<sample::SampleResult>& results);
 
-/// The seed of choice `index` of a request that set `seed`: choice 0 keeps it (n = 1 reproduces the
-/// plain request), later ones get it mixed with the index (splitmix64), so choice 1 of seed s is not
-/// choice 0 of seed s + 1 and requests with nearby seeds draw independent samples.
-uint64_t choice_seed(uint64_t seed, int32_t index);
-
 /// The Generations behind one request (one per prompt × n), read as one stream of chunks.
 class GenerationGroup {
  public:
   struct Slot {
     int32_t index = 0;        // the choice index
     int32_t prompt_idx = 0;   // which prompt (completions with several prompts)
-    std::unique_ptr<Generation> gen;
+    std::unique_ptr<engine::Generation> gen;
     bool ended = false;       // its last chunk was returned
     engine::FinishReason finish = engine::FinishReason::NONE;
     bool has_pending = false;  // a chunk read by start() not yet returned
-    GenerationChunk pending;
+    engine::GenerationChunk pending;
     Clock::time_point t_first, t_last;
     bool got_token = false;
   };
-  GenerationGroup(ServingContext& ctx, LoadedModel& model, std::string model_id);
+  GenerationGroup(ServingContext& ctx, engine::LLMEngine& model, std::string model_id);
   ~GenerationGroup();  // aborts unfinished generations and records metrics
 
   /// Submits one Generation. Throws ApiError (400 for a bad request, from the engine's checks).
-  void add(int32_t index, int32_t prompt_idx, GenerationParams params, uint64_t seed);
+  void add(int32_t index, int32_t prompt_idx, engine::GenerationParams params, uint64_t seed);
   /// Waits for the first generation's first output (so a full queue is a 429 before any byte is
   /// sent); throws ApiError 429, 408 at the deadline, 503 when the shutdown drain expired. Errors
   /// abort every generation. A later choice rejected by the queue shows as an ABORT chunk.
@@ -126,7 +121,7 @@ class GenerationGroup {
 
   enum class Event { CHUNK, DONE, TIMEOUT, SHUTDOWN, CLIENT_GONE };
   /// The next chunk of any unfinished slot (`slot` = its position in slots()).
-  Event next(size_t& slot, GenerationChunk& out, Clock::time_point deadline);
+  Event next(size_t& slot, engine::GenerationChunk& out, Clock::time_point deadline);
   void abort_all();
   /// The error for a slot that ended with ABORT/ERROR: 429 when the queue rejected it.
   protocol::ApiError failure(const Slot& s, const std::string& error) const;
@@ -135,11 +130,11 @@ class GenerationGroup {
   protocol::Usage usage() const;
 
  private:
-  bool poll(Slot& s, GenerationChunk& out, Clock::time_point until);
+  bool poll(Slot& s, engine::GenerationChunk& out, Clock::time_point until);
   bool client_gone();  // rate-limited watch_->client_gone()
   Clock::time_point wait_until(Clock::time_point deadline, Clock::time_point now) const;
   ServingContext& ctx_;
-  LoadedModel& model_;
+  engine::LLMEngine& model_;
   std::string model_id_;
   std::vector<Slot> slots_;
   size_t rr_ = 0;  // round-robin position

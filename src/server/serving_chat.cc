@@ -50,7 +50,7 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
   }
   for (;;) {
     size_t i = 0;
-    GenerationChunk c;
+    engine::GenerationChunk c;
     switch (g.next(i, c, st.deadline)) {
       case GenerationGroup::Event::TIMEOUT: {
         g.abort_all();
@@ -87,7 +87,7 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
     if (c.finish_reason != engine::FinishReason::NONE) {
       protocol::ChatDelta d;
       d.index = s.index;
-      d.finish_reason = finish_reason_name(c.finish_reason);
+      d.finish_reason = engine::finish_reason_name(c.finish_reason);
       if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
         return false;
     }
@@ -104,7 +104,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
   }
   for (;;) {
     size_t i = 0;
-    GenerationChunk c;
+    engine::GenerationChunk c;
     const auto ev = g.next(i, c, st.deadline);
     if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
@@ -120,7 +120,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto f = g.slots()[i].finish;
     if (f == engine::FinishReason::NONE || ended_badly(f)) throw g.failure(g.slots()[i], "");
-    choices[i].finish_reason = finish_reason_name(f);
+    choices[i].finish_reason = engine::finish_reason_name(f);
   }
   send_json(res, 200, protocol::chat_completion(st.id, st.created, st.model, choices, g.usage()));
 }
@@ -143,7 +143,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   auto st = std::make_shared<ChatState>();
   st->lease = ctx.models.acquire(cr.common.model);
   info.model = st->lease.id();
-  LoadedModel& m = *st->lease;
+  engine::LLMEngine& m = *st->lease;
 
   chat::ChatTemplateInputs in;
   in.messages = cr.messages;
@@ -153,7 +153,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   in.kwargs = cr.chat_template_kwargs;
   const std::string prompt = m.render_chat(std::move(in));
 
-  GenerationParams base;
+  engine::GenerationParams base;
   base.prompt_ids = m.encode_chat_prompt(prompt);
   base.sampling = cr.common.sampling;
   base.sampling.logprobs = cr.logprobs ? cr.top_logprobs : -1;
@@ -179,8 +179,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
 
   const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   for (int32_t i = 0; i < cr.common.n; ++i) {
-    GenerationParams p = base;
-    if (base.sampling.seed) p.sampling.seed = choice_seed(*base.sampling.seed, i);
+    engine::GenerationParams p = base;
+    if (base.sampling.seed) p.sampling.seed = engine::choice_seed(*base.sampling.seed, i);
     st->group->add(i, 0, std::move(p), default_seed + uint64_t(i));
   }
   st->group->start(st->deadline, st->timeout_s);

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/splitmix64.h"
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -125,7 +124,7 @@ std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
 
 // ---- GenerationGroup -----------------------------------------------------------------------
 
-GenerationGroup::GenerationGroup(ServingContext& ctx, LoadedModel& model, std::string model_id)
+GenerationGroup::GenerationGroup(ServingContext& ctx, engine::LLMEngine& model, std::string model_id)
     : ctx_(ctx), model_(model), model_id_(std::move(model_id)) {}
 
 GenerationGroup::~GenerationGroup() {
@@ -142,17 +141,12 @@ GenerationGroup::~GenerationGroup() {
   }
 }
 
-uint64_t choice_seed(uint64_t seed, int32_t index) {
-  // Output `index` of a splitmix64 stream seeded with `seed`.
-  return index == 0 ? seed : splitmix64_mix(seed + kSplitmix64Step * uint64_t(index));
-}
-
-void GenerationGroup::add(int32_t index, int32_t prompt_idx, GenerationParams params, uint64_t seed) {
+void GenerationGroup::add(int32_t index, int32_t prompt_idx, engine::GenerationParams params, uint64_t seed) {
   Slot s;
   s.index = index;
   s.prompt_idx = prompt_idx;
   try {
-    s.gen = std::make_unique<Generation>(model_, std::move(params), seed);
+    s.gen = std::make_unique<engine::Generation>(model_, std::move(params), seed);
   } catch (const Error& e) {
     abort_all();
     throw protocol::from_error(e);
@@ -160,15 +154,15 @@ void GenerationGroup::add(int32_t index, int32_t prompt_idx, GenerationParams pa
   slots_.push_back(std::move(s));
 }
 
-bool GenerationGroup::poll(Slot& s, GenerationChunk& out, Clock::time_point until) {
+bool GenerationGroup::poll(Slot& s, engine::GenerationChunk& out, Clock::time_point until) {
   if (s.has_pending) {
     out = std::move(s.pending);
     s.has_pending = false;
   } else {
     switch (s.gen->next(out, until)) {
-      case Generation::Next::CHUNK: break;
-      case Generation::Next::END: s.ended = true; return false;
-      case Generation::Next::TIMEOUT: return false;
+      case engine::Generation::Next::CHUNK: break;
+      case engine::Generation::Next::END: s.ended = true; return false;
+      case engine::Generation::Next::TIMEOUT: return false;
     }
   }
   if (!out.tokens.empty()) {
@@ -226,9 +220,9 @@ void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
       }
       const auto until = wait_until(deadline, now);
       switch (s.gen->next(s.pending, until)) {
-        case Generation::Next::CHUNK: s.has_pending = true; break;
-        case Generation::Next::END: s.ended = true; break;
-        case Generation::Next::TIMEOUT: break;
+        case engine::Generation::Next::CHUNK: s.has_pending = true; break;
+        case engine::Generation::Next::END: s.ended = true; break;
+        case engine::Generation::Next::TIMEOUT: break;
       }
     }
     if (s.gen->queue_full()) {
@@ -238,7 +232,7 @@ void GenerationGroup::start(Clock::time_point deadline, double timeout_s) {
   }
 }
 
-GenerationGroup::Event GenerationGroup::next(size_t& slot, GenerationChunk& out, Clock::time_point deadline) {
+GenerationGroup::Event GenerationGroup::next(size_t& slot, engine::GenerationChunk& out, Clock::time_point deadline) {
   for (;;) {
     std::vector<size_t> live;
     for (size_t i = 0; i < slots_.size(); ++i)

@@ -56,7 +56,7 @@ std::vector<protocol::TokenLogprob> prompt_entries(const CompletionState& st, in
 
 // Folds one chunk into a choice (text delta and logprobs); with echo the first chunk carries the
 // prompt. `first` = no chunk of this slot was seen before.
-void fold(const CompletionState& st, const GenerationGroup::Slot& s, const GenerationChunk& c, bool first,
+void fold(const CompletionState& st, const GenerationGroup::Slot& s, const engine::GenerationChunk& c, bool first,
           protocol::CompletionChoice& out) {
   const bool keep = !st.zero_tokens;  // max_tokens 0: the one generated token is dropped
   if (first && st.echo) {
@@ -76,7 +76,7 @@ void fold(const CompletionState& st, const GenerationGroup::Slot& s, const Gener
 }
 
 std::string finish_name(const CompletionState& st, engine::FinishReason f) {
-  return st.zero_tokens ? "length" : finish_reason_name(f);
+  return st.zero_tokens ? "length" : engine::finish_reason_name(f);
 }
 
 bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
@@ -85,7 +85,7 @@ bool stream_completion(CompletionState& st, httplib::DataSink& sink) {
   std::vector<int64_t> chars_sent(g.slots().size(), 0);  // text_offset base (code points, as Python)
   for (;;) {
     size_t i = 0;
-    GenerationChunk c;
+    engine::GenerationChunk c;
     switch (g.next(i, c, st.deadline)) {
       case GenerationGroup::Event::TIMEOUT: {
         g.abort_all();
@@ -135,7 +135,7 @@ void respond_whole(CompletionState& st, httplib::Response& res) {
   }
   for (;;) {
     size_t i = 0;
-    GenerationChunk c;
+    engine::GenerationChunk c;
     const auto ev = g.next(i, c, st.deadline);
     if (ev == GenerationGroup::Event::TIMEOUT) throw timeout_error(st.timeout_s);
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
@@ -168,7 +168,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   auto st = std::make_shared<CompletionState>();
   st->lease = ctx.models.acquire(cr.common.model);
   info.model = st->lease.id();
-  LoadedModel& m = *st->lease;
+  engine::LLMEngine& m = *st->lease;
 
   st->id = protocol::new_id("cmpl-");
   st->model = cr.common.model;
@@ -185,7 +185,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   st->watch = std::make_unique<ConnectionWatch>(req);
   st->group->watch_client(st->watch.get());
 
-  GenerationParams base;
+  engine::GenerationParams base;
   base.sampling = cr.common.sampling;
   base.sampling.logprobs = st->logprobs;
   base.max_tokens = st->zero_tokens ? 1 : max_tokens;
@@ -216,9 +216,9 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
     st->prompt_texts.push_back(pr.is_ids ? m.tokenizer().decode(ids, false) : pr.text);
     st->prompt_ids.push_back(ids);
     for (int32_t i = 0; i < n; ++i) {
-      GenerationParams gp = base;
+      engine::GenerationParams gp = base;
       gp.prompt_ids = ids;
-      if (base.sampling.seed) gp.sampling.seed = choice_seed(*base.sampling.seed, i);
+      if (base.sampling.seed) gp.sampling.seed = engine::choice_seed(*base.sampling.seed, i);
       st->group->add(int32_t(p) * n + i, int32_t(p), std::move(gp), default_seed + uint64_t(i));
     }
   }

@@ -60,7 +60,7 @@ void handle_metrics(ServingContext& ctx, const httplib::Request&, httplib::Respo
   for (auto& [id, m] : ctx.models.loaded()) {
     ModelGauges g;
     g.model = id;
-    g.stats = m->engine().stats();
+    g.stats = m->stats();
     g.weights_bytes = m->weights_bytes();
     g.kv_cache_bytes = m->kv_cache_bytes();
     g.kv_cache_dtype = std::string(kv_format_name(m->kv_format()));

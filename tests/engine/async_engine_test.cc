@@ -114,7 +114,7 @@ class FailingModel : public FakeModel {
  public:
   using FakeModel::FakeModel;
   std::atomic<int> fail_at_step{-1};
-  void execute(const runner::ForwardBatch& b, std::vector<float>& logits) override {
+  void execute(const model::ForwardBatch& b, std::vector<float>& logits) override {
     if (steps_++ == fail_at_step.load()) throw Error(ErrorCode::INTERNAL, "injected model failure");
     FakeModel::execute(b, logits);
   }

@@ -15,7 +15,7 @@ class FakeModel : public ModelExecutor {
   FakeModel(int32_t num_blocks, int32_t block_size) : bs_(block_size), slots_(size_t(num_blocks * block_size), -1) {}
   int32_t vocab_size() const override { return 32; }
   int delay_us = 0;  // per step, so stream readers can keep up in async tests
-  void execute(const runner::ForwardBatch& b, std::vector<float>& logits) override {
+  void execute(const model::ForwardBatch& b, std::vector<float>& logits) override {
     if (delay_us) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
     for (int32_t t = 0; t < b.num_tokens(); ++t) slots_[size_t(b.slot_mapping[t])] = b.token_ids[t];
     for (size_t i = 0; i < b.logits_indices.size(); ++i) {

@@ -24,7 +24,7 @@ class PoisonModel : public FakeModel {
  public:
   using FakeModel::FakeModel;
   std::atomic<int> num_throws{0};
-  void execute(const runner::ForwardBatch& b, std::vector<float>& logits) override {
+  void execute(const model::ForwardBatch& b, std::vector<float>& logits) override {
     for (int32_t t : b.token_ids)
       if (t == kPoison) {
         ++num_throws;

@@ -6,7 +6,7 @@
 
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 // 16 requests: the 3 golden prompts plus 13 others cut from them (distinct lengths, rotated ids).
@@ -28,7 +28,7 @@ class Batching : public ::testing::TestWithParam<const char*> {};
 TEST_P(Batching, SixteenConcurrentEqualAlone) {
   const std::string fam = GetParam();
   const Golden g = load_golden(fam);
-  auto m = LoadedModel::load(fam, arch_dir(fam), tiny_options());
+  auto m = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   ASSERT_GE(m->max_num_seqs(), 16);
   const auto ps = mixed_requests(g);
   std::vector<Result> alone;
@@ -55,12 +55,12 @@ TEST_P(Batching, ChunkedPrefillEqualsGolden) {
   ModelOptions o = tiny_options();
   o.max_num_batched_tokens = 7;  // prompts of 20–40 tokens arrive in chunks of ≤ 7 tokens
   o.enable_prefix_caching = false;
-  auto m = LoadedModel::load(fam, arch_dir(fam), o);
+  auto m = LLMEngine::create(fam, arch_dir(fam), o);
   std::vector<GenerationParams> ps;
   for (size_t p = 0; p < g.prompts.size(); ++p) ps.push_back(greedy_params(g.prompts[p], 32));
   const auto rs = run_batch(*m, ps);
   for (size_t p = 0; p < g.prompts.size(); ++p) EXPECT_EQ(rs[p].tokens, g.greedy[p]) << "prompt " << p;
-  EXPECT_GT(m->engine().stats().num_prompt_tokens_computed, 0);
+  EXPECT_GT(m->stats().num_prompt_tokens_computed, 0);
 }
 
 // A pool of 48 blocks (192 tokens) for 16 requests: the scheduler preempts the newest requests and
@@ -69,7 +69,7 @@ TEST_P(Batching, ChunkedPrefillEqualsGolden) {
 TEST_P(Batching, PreemptionUnderSmallPoolEqualsAlone) {
   const std::string fam = GetParam();
   const Golden g = load_golden(fam);
-  auto big = LoadedModel::load(fam, arch_dir(fam), tiny_options());
+  auto big = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   const auto ps = mixed_requests(g);
   std::vector<Result> alone;
   for (auto& p : ps) alone.push_back(run_one(*big, p));
@@ -77,8 +77,8 @@ TEST_P(Batching, PreemptionUnderSmallPoolEqualsAlone) {
   ModelOptions o = tiny_options();
   o.kv_cache_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * 4 * 4 * 48;
   o.max_num_seqs = 16;
-  auto m = LoadedModel::load(fam, arch_dir(fam), o);
-  ASSERT_EQ(m->engine().stats().kv_blocks_total, 48);
+  auto m = LLMEngine::create(fam, arch_dir(fam), o);
+  ASSERT_EQ(m->stats().kv_blocks_total, 48);
   const auto rs = run_batch(*m, ps);
   for (size_t i = 0; i < ps.size(); ++i) EXPECT_EQ(rs[i].tokens, alone[i].tokens) << "request " << i;
   const engine::EngineStats s = wait_idle(*m);
@@ -93,7 +93,7 @@ TEST_P(Batching, PreemptionUnderSmallPoolEqualsAlone) {
 // so 48 requests of 8 + 16 tokens all run together, and each still gives its alone tokens at that batch size.
 TEST(BatchingAuto, FortyEightShortRequestsRunTogether) {
   const Golden g = load_golden("llama");
-  auto m = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
+  auto m = LLMEngine::create("llama", arch_dir("llama"), tiny_options());
   ASSERT_GE(m->max_num_seqs(), 48);
   std::vector<GenerationParams> ps;
   for (int i = 0; i < 48; ++i) {
@@ -120,4 +120,4 @@ INSTANTIATE_TEST_SUITE_P(Families, Batching, ::testing::Values("llama", "gemma3"
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

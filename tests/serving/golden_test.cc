@@ -1,9 +1,9 @@
-// A Generation on a real LoadedModel (tokenizer, KV pool, AsyncEngine thread, TransformerExecutor)
+// A Generation on a real LLMEngine (tokenizer, KV pool, AsyncEngine thread, ModelRunner)
 // reproduces the transformers float64 greedy continuations committed in tests/data/archs, one
 // request at a time and with the three prompts of a family batched together.
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 class GoldenGreedy : public ::testing::TestWithParam<const char*> {};
@@ -11,7 +11,7 @@ class GoldenGreedy : public ::testing::TestWithParam<const char*> {};
 TEST_P(GoldenGreedy, AloneAndBatchedMatchTransformers) {
   const std::string fam = GetParam();
   const Golden g = load_golden(fam);
-  auto m = LoadedModel::load(fam, arch_dir(fam), tiny_options());
+  auto m = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   std::vector<GenerationParams> ps;
   for (size_t p = 0; p < g.prompts.size(); ++p) {
     ps.push_back(greedy_params(g.prompts[p], int32_t(g.greedy[p].size())));
@@ -32,10 +32,10 @@ INSTANTIATE_TEST_SUITE_P(Families, GoldenGreedy,
                          [](const auto& info) { return std::string(info.param); });
 
 // Two models serving at once (one engine thread each, one shared CPU thread pool).
-TEST(LoadedModel, TwoModelsConcurrently) {
+TEST(LLMEngine, TwoModelsConcurrently) {
   const Golden ga = load_golden("llama"), gb = load_golden("qwen3");
-  auto a = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
-  auto b = LoadedModel::load("qwen3", arch_dir("qwen3"), tiny_options());
+  auto a = LLMEngine::create("llama", arch_dir("llama"), tiny_options());
+  auto b = LLMEngine::create("qwen3", arch_dir("qwen3"), tiny_options());
   std::vector<GenerationParams> pa, pb;
   for (size_t p = 0; p < 3; ++p) {
     pa.push_back(greedy_params(ga.prompts[p], 32));
@@ -51,18 +51,18 @@ TEST(LoadedModel, TwoModelsConcurrently) {
   }
 }
 
-TEST(LoadedModel, GgufLoadsWithItsTokenizerAndMatchesGolden) {
+TEST(LLMEngine, GgufLoadsWithItsTokenizerAndMatchesGolden) {
   const Golden g = load_golden("llama");
-  auto m = LoadedModel::load("llama-f32", arch_dir("llama") + "/model-F32.gguf", tiny_options());
+  auto m = LLMEngine::create("llama-f32", arch_dir("llama") + "/model-F32.gguf", tiny_options());
   EXPECT_EQ(run_one(*m, greedy_params(g.prompts[0], 32)).tokens, g.greedy[0]);
   EXPECT_GT(m->weights_bytes(), 0);
   EXPECT_GT(m->kv_cache_bytes(), 0);
 }
 
-TEST(LoadedModel, SizesContextAndPool) {
+TEST(LLMEngine, SizesContextAndPool) {
   ModelOptions o = tiny_options();
   o.max_context_len = 100000;  // clamped to max_position_embeddings = 128
-  auto m = LoadedModel::load("llama", arch_dir("llama"), o);
+  auto m = LLMEngine::create("llama", arch_dir("llama"), o);
   EXPECT_EQ(m->max_context_len(), 128);
   EXPECT_GE(m->max_num_seqs(), 16);
   // Explicit budget: exactly the blocks that fit (llama tiny: 2 layers × 2 kv heads × 32 dims).
@@ -70,15 +70,15 @@ TEST(LoadedModel, SizesContextAndPool) {
   const int64_t per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * kv_format_row_bytes(o.kv_format, c.head_dim);
   o.kv_cache_bytes = per_token * 4 * 40 + 5;  // 40 blocks of 4 tokens
   o.max_context_len = 128;
-  auto m2 = LoadedModel::load("llama", arch_dir("llama"), o);
+  auto m2 = LLMEngine::create("llama", arch_dir("llama"), o);
   EXPECT_EQ(m2->kv_cache_bytes(), per_token * 4 * 40);
 }
 
-TEST(LoadedModel, PoolSmallerThanOneContextIsOutOfMemory) {
+TEST(LLMEngine, PoolSmallerThanOneContextIsOutOfMemory) {
   ModelOptions o = tiny_options();
   o.kv_cache_bytes = 1000;
   try {
-    LoadedModel::load("llama", arch_dir("llama"), o);
+    LLMEngine::create("llama", arch_dir("llama"), o);
     FAIL() << "expected OUT_OF_MEMORY";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::OUT_OF_MEMORY);
@@ -88,9 +88,9 @@ TEST(LoadedModel, PoolSmallerThanOneContextIsOutOfMemory) {
   }
 }
 
-TEST(LoadedModel, MissingPathIsNotFound) {
+TEST(LLMEngine, MissingPathIsNotFound) {
   try {
-    LoadedModel::load("x", arch_dir("no_such_model"), tiny_options());
+    LLMEngine::create("x", arch_dir("no_such_model"), tiny_options());
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::NOT_FOUND);
@@ -99,4 +99,4 @@ TEST(LoadedModel, MissingPathIsNotFound) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

@@ -1,6 +1,6 @@
 // The KV pool's format (ModelOptions::kv_format, `--kv-dtype`, `--kv-quant`):
 // with an F16 or BF16 cache
-// a real LoadedModel still reproduces the transformers float64 greedy continuations (32 tokens,
+// a real LLMEngine still reproduces the transformers float64 greedy continuations (32 tokens,
 // tests/data/archs/*/goldens.json) of every tiny family whose top-2 margins leave room for a
 // 16-bit cache — granite (F16 and BF16: prompt 2 flips at token 11 of a near-tie repetition) and
 // phi3 with BF16 do not; their logits are held to transformers' within a tolerance by
@@ -12,7 +12,7 @@
 #include "hub/estimate.h"
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 struct Case {
@@ -27,7 +27,7 @@ TEST_P(KvDtypeGreedy, MatchesTransformersGreedy) {
   const Golden g = load_golden(fam);
   ModelOptions o = tiny_options();
   o.kv_format = *kv_format_of_dtype(dtype);
-  auto m = LoadedModel::load(fam, arch_dir(fam), o);
+  auto m = LLMEngine::create(fam, arch_dir(fam), o);
   EXPECT_EQ(kv_format_name(m->kv_format()), std::string(dtype_name(dtype)));
   std::vector<GenerationParams> ps;
   for (size_t p = 0; p < g.prompts.size(); ++p) ps.push_back(greedy_params(g.prompts[p], int32_t(g.greedy[p].size())));
@@ -56,7 +56,7 @@ TEST(KvDtype, PoolBytesEqualTheEstimate) {
       ModelOptions o = tiny_options();
       o.kv_format = *kv_format_of_dtype(dtype);
       o.block_size = 16;  // the estimate's block
-      auto probe = LoadedModel::load(fam, arch_dir(fam), o);
+      auto probe = LLMEngine::create(fam, arch_dir(fam), o);
       const loader::ModelConfig& c = probe->config();
       const int64_t seqs = 3, ctx = 128;
       hub::EstimateParams p;
@@ -65,7 +65,7 @@ TEST(KvDtype, PoolBytesEqualTheEstimate) {
       p.kv_format = *kv_format_of_dtype(dtype);
       const hub::MemoryEstimate e = hub::estimate_memory(c, 0, p);
       o.kv_cache_bytes = e.kv_bytes;  // exactly seqs contexts
-      auto m = LoadedModel::load(fam, arch_dir(fam), o);
+      auto m = LLMEngine::create(fam, arch_dir(fam), o);
       EXPECT_EQ(m->kv_cache_bytes(), e.kv_bytes);
       EXPECT_EQ(m->num_kv_blocks(), seqs * ctx / 16);
     }
@@ -83,10 +83,10 @@ TEST(KvQuant, PoolBytesEqualTheEstimateAndServes) {
     p.context_len = 128;
     p.num_sequences = 3;
     p.kv_format = *kv_format_of_bits(bits);
-    auto probe = LoadedModel::load("qwen3", arch_dir("qwen3"), o);
+    auto probe = LLMEngine::create("qwen3", arch_dir("qwen3"), o);
     const hub::MemoryEstimate e = hub::estimate_memory(probe->config(), 0, p);
     o.kv_cache_bytes = e.kv_bytes;
-    auto m = LoadedModel::load("qwen3", arch_dir("qwen3"), o);
+    auto m = LLMEngine::create("qwen3", arch_dir("qwen3"), o);
     EXPECT_EQ(m->kv_cache_bytes(), e.kv_bytes);
     EXPECT_EQ(m->num_kv_blocks(), 3 * 128 / 16);
     EXPECT_EQ(kv_format_name(m->kv_format()), "Q" + std::to_string(bits));
@@ -111,13 +111,13 @@ TEST(KvDtype, DefaultsAgree) {
   hub::EstimateParams p;
   p.context_len = 128;
   p.num_sequences = 2;
-  auto probe = LoadedModel::load("llama", arch_dir("llama"), o);
+  auto probe = LLMEngine::create("llama", arch_dir("llama"), o);
   const hub::MemoryEstimate e = hub::estimate_memory(probe->config(), 0, p);
   o.kv_cache_bytes = e.kv_bytes;
-  auto m = LoadedModel::load("llama", arch_dir("llama"), o);
+  auto m = LLMEngine::create("llama", arch_dir("llama"), o);
   EXPECT_EQ(m->kv_cache_bytes(), e.kv_bytes);
   EXPECT_EQ(m->num_kv_blocks(), 2 * 128 / 16);
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

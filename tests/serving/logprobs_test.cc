@@ -7,7 +7,7 @@
 
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 std::vector<float> read_f32(const std::string& path) {
@@ -28,7 +28,7 @@ double log_softmax_at(const float* row, int64_t n, int32_t tok) {
 TEST(Logprobs, PromptAndSampledMatchTransformers) {
   const Golden g = load_golden("llama");
   const std::vector<float> logits = read_f32(arch_dir("llama") + "/logits.bin");  // per prompt [len, vocab]
-  auto m = LoadedModel::load("llama", arch_dir("llama"), tiny_options());
+  auto m = LLMEngine::create("llama", arch_dir("llama"), tiny_options());
   const int64_t V = m->config().vocab_size;
   size_t off = 0;
   for (size_t p = 0; p < g.prompts.size(); ++p) {
@@ -61,7 +61,7 @@ TEST(Logprobs, PromptAndSampledMatchTransformers) {
 
 TEST(Concurrency, ClientThreadsEachWithAGeneration) {
   const Golden g = load_golden("qwen3");
-  auto m = LoadedModel::load("qwen3", arch_dir("qwen3"), tiny_options());
+  auto m = LLMEngine::create("qwen3", arch_dir("qwen3"), tiny_options());
   std::vector<std::vector<int32_t>> got(12);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < got.size(); ++t)
@@ -72,4 +72,4 @@ TEST(Concurrency, ClientThreadsEachWithAGeneration) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

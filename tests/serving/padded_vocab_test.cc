@@ -7,7 +7,7 @@
 #include "padded_model.h"
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -17,14 +17,14 @@ class PaddedVocab : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("oxyd_padded_" + std::to_string(getpid()) + "_" + std::to_string(std::rand()));
     oxyd::test::write_padded_qwen2(dir_, OXYD_SOURCE_DIR);
-    model_ = LoadedModel::load("padded", dir_.string(), tiny_options()).release();
+    model_ = LLMEngine::create("padded", dir_.string(), tiny_options()).release();
   }
   static void TearDownTestSuite() {
     delete model_;
     fs::remove_all(dir_);
   }
   static inline fs::path dir_;
-  static inline LoadedModel* model_ = nullptr;
+  static inline LLMEngine* model_ = nullptr;
 };
 
 TEST_F(PaddedVocab, GreedyIsTheGoldenAndNeverAPaddedId) {
@@ -82,4 +82,4 @@ TEST_F(PaddedVocab, PaddedIdsDecodeToNothing) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

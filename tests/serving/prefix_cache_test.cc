@@ -3,7 +3,7 @@
 // (which computes every prompt token), and once all finish no KV block is held.
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 class PrefixCache : public ::testing::TestWithParam<const char*> {};
@@ -21,11 +21,11 @@ TEST_P(PrefixCache, HitsGiveSameTokensAsNoCache) {
   }
   ModelOptions off = tiny_options();
   off.enable_prefix_caching = false;
-  auto m_off = LoadedModel::load(fam, arch_dir(fam), off);
+  auto m_off = LLMEngine::create(fam, arch_dir(fam), off);
   std::vector<Result> expect;
   for (auto& p : ps) expect.push_back(run_one(*m_off, p));
 
-  auto m = LoadedModel::load(fam, arch_dir(fam), tiny_options());
+  auto m = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   const Result first = run_one(*m, greedy_params(g.prompts[2], 32));  // fills the cache with the prefix
   EXPECT_EQ(first.tokens, g.greedy[2]);
   EXPECT_EQ(first.num_cached_tokens, 0);
@@ -49,4 +49,4 @@ INSTANTIATE_TEST_SUITE_P(Families, PrefixCache, ::testing::Values("llama", "gemm
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

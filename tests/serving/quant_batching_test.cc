@@ -14,10 +14,9 @@
 #include "core/quant.h"
 #include "loader/gguf.h"
 #include "loader/gguf_writer.h"
-#include "server/serving.h"
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 constexpr int64_t kHidden = 256, kFfn = 512, kHeads = 4, kKvHeads = 2, kHeadDim = 64, kLayers = 2;
@@ -105,7 +104,7 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   const Param prm = GetParam();
   const std::string path = write_model(prm.dtype);
   ModelOptions o = tiny_options();
-  auto m = LoadedModel::load("quant", path, o);
+  auto m = LLMEngine::create("quant", path, o);
   const auto ps = requests(m->config().vocab_size, prm.greedy);
   std::vector<Result> alone;
   for (const auto& p : ps) alone.push_back(run_one(*m, p));
@@ -135,7 +134,7 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   ModelOptions chunked = o;
   chunked.max_num_batched_tokens = 5;  // prompts arrive in chunks of ≤ 5 tokens, often 1
   chunked.enable_prefix_caching = false;
-  auto mc = LoadedModel::load("quant", path, chunked);
+  auto mc = LLMEngine::create("quant", path, chunked);
   const auto rc = run_batch(*mc, ps);
   for (size_t i = 0; i < ps.size(); ++i) {
     EXPECT_EQ(rc[i].tokens, alone[i].tokens) << "chunked, request " << i;
@@ -146,7 +145,7 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
   ModelOptions small = o;
   small.kv_cache_bytes = 2 * kLayers * kKvHeads * kHeadDim * kv_format_row_bytes(small.kv_format, 1) * 4 * 60;
   small.max_num_seqs = 16;
-  auto mp = LoadedModel::load("quant", path, small);
+  auto mp = LLMEngine::create("quant", path, small);
   const auto rp = run_batch(*mp, ps);
   for (size_t i = 0; i < ps.size(); ++i) {
     EXPECT_EQ(rp[i].tokens, alone[i].tokens) << "preempted, request " << i;
@@ -164,7 +163,7 @@ TEST_P(QuantBatching, AloneEqualsBatchedChunkedAndPreempted) {
 TEST(QuantBatchingSeeds, TenIdenticalSeededRequestsGiveIdenticalChoices) {
   for (DType t : {DType::Q4_K, DType::F32}) {
     const std::string path = write_model(t);
-    auto m = LoadedModel::load("quant", path, tiny_options());
+    auto m = LLMEngine::create("quant", path, tiny_options());
     std::vector<int32_t> prompt(17);
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t(5 + (i * 37) % 300);
     std::vector<std::vector<int32_t>> first;
@@ -211,4 +210,4 @@ INSTANTIATE_TEST_SUITE_P(Formats, QuantBatching, ::testing::ValuesIn(params()), 
 });
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

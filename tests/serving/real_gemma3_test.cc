@@ -1,5 +1,5 @@
 // The quick-start model: the real Gemma 3 270M Q4_K_M GGUF (base model, no chat template in the
-// file) served through LoadedModel. Oracle: llama.cpp (tests/data/gemma3_270m/greedy.json, made by
+// file) served through LLMEngine. Oracle: llama.cpp (tests/data/gemma3_270m/greedy.json, made by
 // tools/gen_gemma3_greedy_golden.py): the fallback Gemma-turn template renders llama.cpp's chat
 // prompt text exactly and both encoders give its prompt ids. Greedy generation through the engine
 // (the six prompts batched) equals a direct single-sequence Transformer loop (the path tests/archs
@@ -15,11 +15,10 @@
 #include <filesystem>
 
 #include "model/transformer.h"
-#include "server/serving.h"
 
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
 std::string gemma3_path() {
@@ -72,7 +71,7 @@ TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   ModelOptions o;
   o.max_context_len = 256;
   o.kv_format = KvFormat::F32;  // compared token for token with the direct F32 forward below
-  auto m = LoadedModel::load("gemma-3-270m", path, o);
+  auto m = LLMEngine::create("gemma-3-270m", path, o);
   ASSERT_TRUE(m->has_chat_template());  // the fallback: the file has none
   EXPECT_EQ(m->max_context_len(), 256);
 
@@ -110,7 +109,7 @@ TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   }
 }
 
-GenerationParams chat_params(LoadedModel& m, const std::string& user, int32_t max_tokens) {
+GenerationParams chat_params(LLMEngine& m, const std::string& user, int32_t max_tokens) {
   chat::ChatTemplateInputs in;
   in.messages.push_back({{"role", "user"}, {"content", user}});
   in.add_generation_prompt = true;
@@ -135,7 +134,7 @@ TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
                          "Explain recursion to a child.", "Give me a synonym for happy.",
                          "Summarize the plot of Romeo and Juliet in two sentences.", "Count from 1 to 10.",
                          "What do bees make?", "Suggest a name for a pet turtle."};
-  auto m = LoadedModel::load("gemma-3-270m", path, o);
+  auto m = LLMEngine::create("gemma-3-270m", path, o);
   std::vector<GenerationParams> ps;
   for (int i = 0; i < 16; ++i) ps.push_back(chat_params(*m, users[i], i == 0 ? 40 : 2 + i));
   const std::vector<int32_t> alone = run_one(*m, ps[0]).tokens;
@@ -157,13 +156,13 @@ TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
   ModelOptions chunked = o;
   chunked.max_num_batched_tokens = 7;
   chunked.enable_prefix_caching = false;
-  auto mc = LoadedModel::load("gemma-3-270m", path, chunked);
+  auto mc = LLMEngine::create("gemma-3-270m", path, chunked);
   EXPECT_EQ(run_batch(*mc, ps)[0].tokens, alone) << "chunked among 15 others";
   mc.reset();
   ModelOptions small = o;
   small.kv_cache_bytes = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim *
                          kv_format_row_bytes(small.kv_format, 1) * small.block_size * 16;  // 256 tokens
-  auto mp = LoadedModel::load("gemma-3-270m", path, small);
+  auto mp = LLMEngine::create("gemma-3-270m", path, small);
   std::vector<GenerationParams> rev(ps.rbegin(), ps.rend());  // the target last: the one preempted
   EXPECT_EQ(run_batch(*mp, rev).back().tokens, alone) << "preempted among 15 others";
   EXPECT_GT(wait_idle(*mp).num_preemptions, 0);
@@ -176,7 +175,7 @@ TEST(RealGemma3, SeededChoicesReproducibleOverTenRequests) {
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
   ModelOptions o;
   o.max_context_len = 256;
-  auto m = LoadedModel::load("gemma-3-270m", path, o);
+  auto m = LLMEngine::create("gemma-3-270m", path, o);
   std::vector<std::vector<int32_t>> first;
   for (int round = 0; round < 10; ++round) {
     std::vector<std::unique_ptr<Generation>> gens;
@@ -198,4 +197,4 @@ TEST(RealGemma3, SeededChoicesReproducibleOverTenRequests) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

@@ -4,10 +4,10 @@
 #include "core/error.h"
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
-std::unique_ptr<LoadedModel> llama() { return LoadedModel::load("llama", arch_dir("llama"), tiny_options()); }
+std::unique_ptr<LLMEngine> llama() { return LLMEngine::create("llama", arch_dir("llama"), tiny_options()); }
 
 TEST(StopStrings, SpanningTokensNeverLeak) {
   const Golden g = load_golden("llama");
@@ -52,7 +52,7 @@ TEST(StopStrings, StopTokenIdEndsWithoutItsText) {
 
 TEST(Sampling, SeededAloneEqualsBatched) {
   const Golden g = load_golden("qwen3");
-  auto m = LoadedModel::load("qwen3", arch_dir("qwen3"), tiny_options());
+  auto m = LLMEngine::create("qwen3", arch_dir("qwen3"), tiny_options());
   auto sampled = [&](size_t p, uint64_t seed) {
     GenerationParams gp = greedy_params(g.prompts[p % 3], 24);
     gp.sampling.temperature = 1.0f;
@@ -134,7 +134,7 @@ TEST(ChatTemplate, NoneOverrideAndErrors) {
   ModelOptions o = tiny_options();
   o.chat_template = "{% if messages|length > 1 %}{{ raise_exception('one message only') }}{% endif %}"
                     "{{ bos_token }}[{{ messages[0]['content'] }}]{{ extra }}";
-  auto t = LoadedModel::load("llama", arch_dir("llama"), o);
+  auto t = LLMEngine::create("llama", arch_dir("llama"), o);
   ASSERT_TRUE(t->has_chat_template());
   in.kwargs["extra"] = "!";
   const int32_t bos_id = t->tokenizer().bos_id();
@@ -149,7 +149,7 @@ TEST(ChatTemplate, NoneOverrideAndErrors) {
     EXPECT_EQ(std::string(e.what()), "one message only");
   }
   o.chat_template = "{% for %}";
-  EXPECT_THROW(LoadedModel::load("llama", arch_dir("llama"), o), Error);
+  EXPECT_THROW(LLMEngine::create("llama", arch_dir("llama"), o), Error);
 }
 
 TEST(Abort, MidGenerationFreesBlocks) {
@@ -164,7 +164,7 @@ TEST(Abort, MidGenerationFreesBlocks) {
       GenerationChunk c;
       ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
       ASSERT_EQ(gen.next(c), Generation::Next::CHUNK);
-      saw_blocks_in_use |= m->engine().stats().kv_blocks_used > 0;
+      saw_blocks_in_use |= m->stats().kv_blocks_used > 0;
       gen.abort();
       Result rest = drain(gen);
       EXPECT_TRUE(rest.finish == engine::FinishReason::ABORT || rest.finish == engine::FinishReason::LENGTH)
@@ -198,4 +198,4 @@ TEST(Generation, TimeoutThenUsage) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

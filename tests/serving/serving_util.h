@@ -1,5 +1,5 @@
 // Helpers for tests/serving: the committed tiny models (tests/data/archs, made by
-// tools/gen_tiny_models.py with transformers float64 greedy goldens) loaded as a real LoadedModel,
+// tools/gen_tiny_models.py with transformers float64 greedy goldens) loaded as a real LLMEngine,
 // and a driver that runs a Generation to its end collecting tokens and text.
 #pragma once
 
@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "server/generation.h"
-#include "server/loaded_model.h"
+#include "engine/generation.h"
+#include "engine/llm_engine.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 
 inline std::string arch_dir(const std::string& family) {
   return std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/" + family;
@@ -83,13 +83,13 @@ inline Result drain(Generation& g) {
   return r;
 }
 
-inline Result run_one(LoadedModel& m, GenerationParams p, uint64_t seed = 0) {
+inline Result run_one(LLMEngine& m, GenerationParams p, uint64_t seed = 0) {
   Generation g(m, std::move(p), seed);
   return drain(g);
 }
 
 /// Submits every request first, then reads them all (they run as one continuous batch).
-inline std::vector<Result> run_batch(LoadedModel& m, const std::vector<GenerationParams>& ps, uint64_t seed = 0) {
+inline std::vector<Result> run_batch(LLMEngine& m, const std::vector<GenerationParams>& ps, uint64_t seed = 0) {
   std::vector<std::unique_ptr<Generation>> gens;
   for (auto& p : ps) gens.push_back(std::make_unique<Generation>(m, p, seed));
   std::vector<Result> out;
@@ -98,14 +98,14 @@ inline std::vector<Result> run_batch(LoadedModel& m, const std::vector<Generatio
 }
 
 /// Waits until the engine holds no request and no KV block (stats lag one step behind aborts).
-inline engine::EngineStats wait_idle(LoadedModel& m) {
+inline engine::EngineStats wait_idle(LLMEngine& m) {
   engine::EngineStats s;
   for (int i = 0; i < 500; ++i) {
-    s = m.engine().stats();
+    s = m.stats();
     if (s.num_running == 0 && s.num_waiting == 0 && s.kv_blocks_used == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return s;
 }
 
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

@@ -9,10 +9,10 @@
 #include "core/error.h"
 #include "serving_util.h"
 
-namespace oxyd::server::test {
+namespace oxyd::engine::test {
 namespace {
 
-std::unique_ptr<LoadedModel> llama() { return LoadedModel::load("llama", arch_dir("llama"), tiny_options()); }
+std::unique_ptr<LLMEngine> llama() { return LLMEngine::create("llama", arch_dir("llama"), tiny_options()); }
 
 constexpr int32_t kEos = 2;  // tests/data/archs/llama: eos_token_id
 
@@ -159,4 +159,4 @@ TEST(VllmExtensions, HugeRepetitionPenaltyNeverRepeats) {
 }
 
 }  // namespace
-}  // namespace oxyd::server::test
+}  // namespace oxyd::engine::test

@@ -1,6 +1,6 @@
-// Generation: one request's life on a LoadedModel, as text. It submits an engine request and turns
+// Generation: one request's life on a LLMEngine, as text. It submits an engine request and turns
 // the engine's token outputs into text chunks with incremental detokenization, stop strings held
-// back (engine::OutputProcessor) and the finish reason. Used by the HTTP serving code (one per
+// back (OutputProcessor) and the finish reason. Used by the HTTP serving code (one per
 // choice; n > 1 = n Generations with seeds seed, seed+1, ...) and by `oxydllm run`.
 #pragma once
 
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "engine/async_engine.h"
+#include "engine/llm_engine.h"
 #include "engine/output_processor.h"
 #include "sample/sampler.h"
-#include "server/loaded_model.h"
 
-namespace oxyd::server {
+namespace oxyd::engine {
 
 struct GenerationParams {
   std::vector<int32_t> prompt_ids;
@@ -33,16 +33,17 @@ struct GenerationParams {
 struct GenerationChunk {
   std::string text;                                    // safe to send (stop strings held back)
   std::vector<sample::SampleResult> tokens;            // tokens behind this chunk (logprobs when asked)
-  engine::FinishReason finish_reason = engine::FinishReason::NONE;
+  FinishReason finish_reason = FinishReason::NONE;
   std::vector<sample::SampleResult> prompt_logprobs;   // once, with the first chunk, when asked
   std::string error;                                   // with FinishReason::ERROR: what failed
 };
 
 class Generation {
  public:
-  /// Validates and submits. Throws Error(INVALID_ARGUMENT) for a bad request, with a message that
-  /// gives both numbers when the prompt does not fit the context. queue_full() tells a rejection.
-  Generation(LoadedModel& model, GenerationParams params, uint64_t default_seed);
+  /// Submits; the engine validates (EngineCore::validate). Throws Error(INVALID_ARGUMENT) for a bad
+  /// request, with a message that gives both numbers when the prompt does not fit the context.
+  /// queue_full() tells a rejection.
+  Generation(LLMEngine& model, GenerationParams params, uint64_t default_seed);
   ~Generation();  // aborts the request if it has not finished
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -63,16 +64,21 @@ class Generation {
   double time_to_first_token_s() const { return ttft_s_; }           // < 0 until the first token
 
  private:
-  LoadedModel& model_;
+  LLMEngine& model_;
   int64_t request_id_ = 0;
-  std::shared_ptr<engine::RequestStream> stream_;
-  std::unique_ptr<engine::OutputProcessor> proc_;
+  std::shared_ptr<RequestStream> stream_;
+  std::unique_ptr<OutputProcessor> proc_;
   std::chrono::steady_clock::time_point t_submit_;
   int32_t num_prompt_tokens_ = 0, num_cached_tokens_ = 0, num_completion_tokens_ = 0, max_tokens_ = 0;
   double ttft_s_ = -1;
   bool finished_ = false;
 };
 
-std::string finish_reason_name(engine::FinishReason r);  // "stop" | "length" | "abort" | "error"
+std::string finish_reason_name(FinishReason r);
 
-}  // namespace oxyd::server
+/// The seed of choice `index` of a request that set `seed`: choice 0 keeps it (n = 1 reproduces the
+/// plain request), later ones get it mixed with the index (splitmix64), so choice 1 of seed s is not
+/// choice 0 of seed s + 1 and requests with nearby seeds draw independent samples.
+uint64_t choice_seed(uint64_t seed, int32_t index);  // "stop" | "length" | "abort" | "error"
+
+}  // namespace oxyd::engine

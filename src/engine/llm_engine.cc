@@ -1,6 +1,6 @@
-// LoadedModel::load (see loaded_model.h). The context and the KV pool come from
+// LLMEngine::create (see llm_engine.h). The context and the KV pool come from
 // hub::plan_kv_pool (hub/estimate.h), the rule `oxydllm estimate` prints with the same flags.
-#include "server/loaded_model.h"
+#include "engine/llm_engine.h"
 
 #include <unistd.h>
 
@@ -13,12 +13,12 @@
 #include "chat/fallback_template.h"
 #include "core/error.h"
 #include "core/file_util.h"
-#include "engine/transformer_executor.h"
 #include "hub/estimate.h"
 #include "loader/gguf.h"
 #include "model/transformer.h"
+#include "runner/model_runner.h"
 
-namespace oxyd::server {
+namespace oxyd::engine {
 namespace {
 
 namespace fs = std::filesystem;
@@ -53,7 +53,7 @@ int64_t weights_bytes_of(const model::Weights& w) {
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std::string& path, const ModelOptions& opts) {
+std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::string& path, const ModelOptions& opts) {
   auto bad = [](const std::string& m) { throw_error(ErrorCode::INVALID_ARGUMENT, m); };
   if (opts.max_context_len != 0 && opts.max_context_len < 2)
     bad("max_context_len must be >= 2 (0 = auto), got " + std::to_string(opts.max_context_len));
@@ -63,7 +63,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   if (opts.kv_cache_bytes < 0) bad("kv_cache_bytes must be >= 0 (0 = auto)");
   if (!fs::exists(path)) throw_error(ErrorCode::NOT_FOUND, path + ": no such file or directory");
 
-  std::unique_ptr<LoadedModel> lm(new LoadedModel());
+  std::unique_ptr<LLMEngine> lm(new LLMEngine());
   lm->id_ = id;
   lm->path_ = path;
   lm->model_ = model::Transformer::load(path);
@@ -93,7 +93,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
 
   // Context and KV pool: hub::plan_kv_pool, the same rule `oxydllm estimate` prints.
   hub::KvPlanRequest kr;
-  kr.bytes_per_token = engine::kv_bytes_per_token(m, opts.kv_format);
+  kr.bytes_per_token = runner::kv_bytes_per_token(m, opts.kv_format);
   kr.trained_context = c.max_position_embeddings;
   kr.max_context_len = opts.max_context_len;
   kr.max_num_seqs = opts.max_num_seqs;
@@ -118,7 +118,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   }
 
   lm->weights_bytes_ = weights_bytes_of(m.weights());
-  lm->executor_ = std::make_unique<engine::TransformerExecutor>(*lm->model_, num_blocks, opts.block_size, opts.kv_format);
+  lm->runner_ = std::make_unique<runner::ModelRunner>(*lm->model_, num_blocks, opts.block_size, opts.kv_format);
   lm->kv_format_ = opts.kv_format;
   lm->num_kv_blocks_ = num_blocks;
   // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
@@ -134,17 +134,17 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& id, const std:
   kc.block_size = opts.block_size;
   kc.sliding_window = window;
   kc.enable_prefix_caching = opts.enable_prefix_caching;
-  lm->engine_ = std::make_unique<engine::AsyncEngine>(sc, kc, *lm->executor_);
+  lm->engine_ = std::make_unique<AsyncEngine>(sc, kc, *lm->runner_);
   return lm;
 }
 
-LoadedModel::~LoadedModel() { engine_.reset(); }
+LLMEngine::~LLMEngine() { engine_.reset(); }
 
-const loader::ModelConfig& LoadedModel::config() const { return model_->config(); }
+const loader::ModelConfig& LLMEngine::config() const { return model_->config(); }
 
-int64_t LoadedModel::kv_cache_bytes() const { return executor_->kv_cache_bytes(); }
+int64_t LLMEngine::kv_cache_bytes() const { return runner_->kv_cache_bytes(); }
 
-std::string LoadedModel::render_chat(chat::ChatTemplateInputs in) const {
+std::string LLMEngine::render_chat(chat::ChatTemplateInputs in) const {
   if (!template_)
     throw_error(ErrorCode::INVALID_ARGUMENT,
                 "model " + id_ + " has no chat template; pass --chat-template FILE or use /v1/completions");
@@ -165,12 +165,12 @@ std::string LoadedModel::render_chat(chat::ChatTemplateInputs in) const {
   }
 }
 
-std::vector<int32_t> LoadedModel::encode_chat_prompt(const std::string& text) const {
+std::vector<int32_t> LLMEngine::encode_chat_prompt(const std::string& text) const {
   return tok_->encode(text, /*add_special=*/false, /*parse_special=*/true);
 }
 
-std::vector<int32_t> LoadedModel::encode_raw_prompt(const std::string& text) const {
+std::vector<int32_t> LLMEngine::encode_raw_prompt(const std::string& text) const {
   return tok_->encode(text, /*add_special=*/true, /*parse_special=*/true);
 }
 
-}  // namespace oxyd::server
+}  // namespace oxyd::engine

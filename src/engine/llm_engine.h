@@ -1,6 +1,7 @@
-// LoadedModel: one model ready to serve — weights (mmapped), tokenizer, chat template, the paged
-// KV cache sized from ModelOptions, and the AsyncEngine thread that runs it. Used by the HTTP
-// server (one per loaded model id) and by `oxydllm run`. Thread-safe except load/destruction.
+// LLMEngine: one model ready to serve, composed from a model path and ModelOptions — weights
+// (mmapped), tokenizer, chat template, the model runner with its paged KV cache, the scheduler and
+// the AsyncEngine thread that steps them. The HTTP server (one per loaded model id) and
+// `oxydllm run` are its clients, through engine::Generation. Thread-safe except create/destruction.
 #pragma once
 
 #include <atomic>
@@ -16,9 +17,9 @@
 #include "tokenizer/tokenizer.h"
 
 namespace oxyd::model { class Transformer; }
-namespace oxyd::engine { class TransformerExecutor; }
+namespace oxyd::runner { class ModelRunner; }
 
-namespace oxyd::server {
+namespace oxyd::engine {
 
 /// KV sizing: hub::plan_kv_pool (hub/estimate.h) from ModelOptions, the rule `oxydllm estimate`
 /// prints. The format defaults to kDefaultKvFormat (core/kv_format.h), as hub::EstimateParams'.
@@ -37,14 +38,15 @@ struct ModelOptions {
                                           // (chat/fallback_template.h: Gemma turns, ChatML)
 };
 
-class LoadedModel {
+class LLMEngine {
  public:
-  /// Loads a GGUF file or a safetensors directory. Throws oxyd::Error (NOT_FOUND, INVALID_ARGUMENT,
-  /// UNSUPPORTED, OUT_OF_MEMORY) naming the file and what is wrong.
-  static std::unique_ptr<LoadedModel> load(const std::string& id, const std::string& path, const ModelOptions& opts);
+  /// Loads a GGUF file or a safetensors directory and starts its engine thread; `id` names it in
+  /// messages. Throws oxyd::Error (NOT_FOUND, INVALID_ARGUMENT, UNSUPPORTED, OUT_OF_MEMORY) naming
+  /// the file and what is wrong.
+  static std::unique_ptr<LLMEngine> create(const std::string& id, const std::string& path, const ModelOptions& opts);
   /// Aborts in-flight requests (their streams end with ABORT) and joins the engine. Every
   /// Generation on this model must be destroyed first.
-  ~LoadedModel();
+  ~LLMEngine();
 
   const std::string& id() const { return id_; }
   const std::string& path() const { return path_; }
@@ -62,7 +64,9 @@ class LoadedModel {
 
   int32_t max_context_len() const { return max_context_len_; }
   int32_t max_num_seqs() const { return max_num_seqs_; }
-  engine::AsyncEngine& engine() { return *engine_; }
+  AsyncEngine& async_engine() { return *engine_; }
+  /// Scheduler and KV gauges after the last step (thread-safe).
+  EngineStats stats() { return engine_->stats(); }
   int64_t weights_bytes() const { return weights_bytes_; }
   int64_t kv_cache_bytes() const;
   /// What the KV pool holds; /metrics and the startup log print kv_format_name() of it: "F32",
@@ -73,17 +77,17 @@ class LoadedModel {
   int64_t next_request_id() { return next_id_.fetch_add(1); }
 
  private:
-  LoadedModel() = default;
+  LLMEngine() = default;
   std::string id_, path_, chat_template_src_;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<tokenizer::Tokenizer> tok_;
   std::unique_ptr<chat::jinja::Template> template_;
-  std::unique_ptr<engine::TransformerExecutor> executor_;
-  std::unique_ptr<engine::AsyncEngine> engine_;
+  std::unique_ptr<runner::ModelRunner> runner_;
+  std::unique_ptr<AsyncEngine> engine_;
   int32_t max_context_len_ = 0, max_num_seqs_ = 0;
   int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
   KvFormat kv_format_ = kDefaultKvFormat;
   std::atomic<int64_t> next_id_{1};
 };
 
-}  // namespace oxyd::server
+}  // namespace oxyd::engine

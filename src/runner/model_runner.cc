@@ -1,15 +1,14 @@
-// TransformerExecutor (see transformer_executor.h): a zero-copy span view of the runner's host
-// batch, one Transformer::forward, and the logits rows as a view of the model's output buffer
-// (run: the engine samples from it before the next forward; execute: a copy). Errors from the
-// model propagate: AsyncEngine ends the batch's requests.
-#include "engine/transformer_executor.h"
+// ModelRunner (see model_runner.h): one Transformer::forward on the batch as built, and the logits
+// rows as a view of the model's output buffer (run: the engine samples from it before the next
+// forward; execute: a copy). Errors from the model propagate: EngineCore isolates the requests.
+#include "runner/model_runner.h"
 
 #include <mutex>
 #include <string>
 
 #include "core/error.h"
 
-namespace oxyd::engine {
+namespace oxyd::runner {
 namespace {
 // The CPU kernels share one ThreadPool whose run() takes one job at a time (core/thread_pool.h):
 // engines of different models (one thread each) take turns for a whole forward.
@@ -22,25 +21,16 @@ int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
   return 2 * c.num_hidden_layers * c.num_key_value_heads * kv_format_row_bytes(format, c.head_dim);
 }
 
-TransformerExecutor::TransformerExecutor(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format)
+ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format)
     : model_(m),
       cache_(m.make_kv_cache(num_blocks, block_size, format)),
       kv_cache_bytes_(num_blocks * block_size * kv_bytes_per_token(m, format)) {}
 
-int32_t TransformerExecutor::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
+int32_t ModelRunner::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 
-std::span<const float> TransformerExecutor::run(const runner::ForwardBatch& batch, std::vector<float>&) {
-  model::ForwardBatch b;
-  b.token_ids = batch.token_ids;
-  b.positions = batch.positions;
-  b.query_start_loc = batch.query_start_loc;
-  b.seq_lens = batch.seq_lens;
-  b.block_table = batch.block_table;
-  b.max_blocks_per_req = batch.max_blocks_per_req;
-  b.slot_mapping = batch.slot_mapping;
-  b.logits_indices = batch.logits_indices;
+std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::vector<float>&) {
   std::lock_guard lock(g_forward_mu);
-  const Tensor out = model_.forward(b, cache_);  // [num_logits, vocab] F32
+  const Tensor out = model_.forward(batch, cache_);  // [num_logits, vocab] F32
   const size_t vocab = static_cast<size_t>(vocab_size());
   const size_t n = batch.logits_indices.size() * vocab;
   if (out.dtype != DType::F32 || static_cast<size_t>(out.numel()) != n)
@@ -49,9 +39,9 @@ std::span<const float> TransformerExecutor::run(const runner::ForwardBatch& batc
   return {n ? out.ptr<float>() : nullptr, n};
 }
 
-void TransformerExecutor::execute(const runner::ForwardBatch& batch, std::vector<float>& logits) {
+void ModelRunner::execute(const model::ForwardBatch& batch, std::vector<float>& logits) {
   const std::span<const float> out = run(batch, logits);
   logits.assign(out.begin(), out.end());
 }
 
-}  // namespace oxyd::engine
+}  // namespace oxyd::runner

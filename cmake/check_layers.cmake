@@ -1,0 +1,187 @@
+# The layering check (docs/architecture.md §2): a file of a layer may include headers of its own
+# layer and of the layers it links (transitively), nothing above. The layers and their links are
+# the oxyd_add_layer calls in src/CMakeLists.txt (plus cli/, registered by src/cli/CMakeLists.txt).
+#
+# Two uses of this file:
+#  - include()d by the build: oxyd_check_layers() (called at the end of src/CMakeLists.txt) writes
+#    the layer table to the build tree, checks the tree now (configure fails on a violation) and
+#    adds the target oxyd_layer_check, which every layer library depends on, so a build fails too
+#    when an edit since configure added an upward include.
+#  - run as a script by that target: cmake -DOXYD_LAYERS_FILE=<table> -P cmake/check_layers.cmake
+#
+# An include maps to the layer whose folder is the longest prefix of its path ("backend/cpu/x.h" →
+# backend_cpu). A header in a folder that only holds layers (backend/op_params.h) may be included
+# by any layer that links one of them. Includes that are not under src/ (<...>, "CLI/CLI.hpp") are
+# not checked. A single file may be allowed one more layer with oxyd_layer_allow_file().
+
+# Scans every layer's files; appends one line per upward include to `out_var`. Reads the table
+# variables OXYD_SRC_DIR, OXYD_LAYERS, OXYD_LAYER_DIR_<l>, OXYD_LAYER_ALLOWED_<l>, OXYD_LAYER_FILE_ALLOW.
+function(_oxyd_scan_layers out_var)
+  set(bad "")
+  foreach(layer IN LISTS OXYD_LAYERS)
+    set(dir "${OXYD_LAYER_DIR_${layer}}")
+    file(GLOB_RECURSE files RELATIVE "${OXYD_SRC_DIR}" "${OXYD_SRC_DIR}/${dir}/*.h" "${OXYD_SRC_DIR}/${dir}/*.cc"
+         "${OXYD_SRC_DIR}/${dir}/*.cu" "${OXYD_SRC_DIR}/${dir}/*.cuh")
+    foreach(f IN LISTS files)
+      # A file under a deeper layer's folder (backend/cpu inside backend) belongs to that layer.
+      set(owner "")
+      set(owner_len 0)
+      foreach(l IN LISTS OXYD_LAYERS)
+        string(LENGTH "${OXYD_LAYER_DIR_${l}}/" n)
+        string(SUBSTRING "${f}" 0 ${n} head)
+        if(head STREQUAL "${OXYD_LAYER_DIR_${l}}/" AND n GREATER owner_len)
+          set(owner "${l}")
+          set(owner_len ${n})
+        endif()
+      endforeach()
+      if(NOT owner STREQUAL layer)
+        continue()
+      endif()
+      set(allowed ${OXYD_LAYER_ALLOWED_${layer}})
+      foreach(a IN LISTS OXYD_LAYER_FILE_ALLOW)
+        if(a MATCHES "^${f}:(.+)$")
+          list(APPEND allowed ${CMAKE_MATCH_1})
+        endif()
+      endforeach()
+      file(STRINGS "${OXYD_SRC_DIR}/${f}" incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]+\"")
+      foreach(line IN LISTS incs)
+        string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*$" "\\1" inc "${line}")
+        set(target_layer "")
+        set(target_len 0)
+        set(parent_ok "")
+        foreach(l IN LISTS OXYD_LAYERS)
+          set(ldir "${OXYD_LAYER_DIR_${l}}")
+          string(LENGTH "${ldir}/" n)
+          string(SUBSTRING "${inc}" 0 ${n} head)
+          if(head STREQUAL "${ldir}/" AND n GREATER target_len)
+            set(target_layer "${l}")
+            set(target_len ${n})
+          endif()
+          # "backend/op_params.h": a folder above layer folders (backend/ above backend/cpu).
+          get_filename_component(idir "${inc}" DIRECTORY)
+          if(idir AND NOT target_layer)
+            string(LENGTH "${idir}/" m)
+            string(SUBSTRING "${ldir}/" 0 ${m} lhead)
+            if(lhead STREQUAL "${idir}/" AND NOT ldir STREQUAL idir)
+              list(APPEND parent_ok ${l})
+            endif()
+          endif()
+        endforeach()
+        if(target_layer)
+          list(FIND allowed "${target_layer}" i)
+          if(i LESS 0)
+            list(JOIN allowed ", " may)
+            list(APPEND bad "src/${f} includes \"${inc}\" (layer ${target_layer}), but layer ${layer} may include only: ${may}")
+          endif()
+        elseif(parent_ok)
+          set(ok FALSE)
+          foreach(l IN LISTS parent_ok)
+            list(FIND allowed "${l}" i)
+            if(i GREATER_EQUAL 0)
+              set(ok TRUE)
+            endif()
+          endforeach()
+          if(NOT ok)
+            list(JOIN parent_ok ", " under)
+            list(APPEND bad "src/${f} includes \"${inc}\", shared by layers ${under}, none of which layer ${layer} links")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  set(${out_var} "${bad}" PARENT_SCOPE)
+endfunction()
+
+function(_oxyd_report_layers bad)
+  if(bad)
+    list(LENGTH bad n)
+    list(JOIN bad "\n  " lines)
+    message(FATAL_ERROR "layering check: ${n} include(s) of a higher layer (docs/architecture.md §2; the layers "
+                        "and what each links are in src/CMakeLists.txt):\n  ${lines}")
+  endif()
+endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  include("${OXYD_LAYERS_FILE}")
+  _oxyd_scan_layers(bad)
+  _oxyd_report_layers("${bad}")
+  return()
+endif()
+
+# Registers a layer that is not an oxyd_add_layer library (cli/): its folder and what it links.
+function(oxyd_register_layer name dir)
+  set_property(GLOBAL APPEND PROPERTY OXYD_LAYERS ${name})
+  set_property(GLOBAL PROPERTY OXYD_LAYER_DIR_${name} ${dir})
+  set(deps "")
+  foreach(d IN LISTS ARGN)
+    if(d MATCHES "^oxyd_(.+)$")
+      list(APPEND deps ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  set_property(GLOBAL PROPERTY OXYD_LAYER_DEPS_${name} ${deps})
+endfunction()
+
+# One file (path under src/) may also include `layer` (cli/cmd_start.cc: `start` is the server).
+function(oxyd_layer_allow_file file layer)
+  set_property(GLOBAL APPEND PROPERTY OXYD_LAYER_FILE_ALLOW "${file}:${layer}")
+endfunction()
+
+# Call once every layer is registered (the end of src/CMakeLists.txt).
+function(oxyd_check_layers)
+  get_property(layers GLOBAL PROPERTY OXYD_LAYERS)
+  # backend/cuda has its own CMakeLists (built only where nvcc is); its files are checked anyway.
+  list(FIND layers backend_cuda i)
+  if(i LESS 0 AND EXISTS "${CMAKE_SOURCE_DIR}/src/backend/cuda")
+    set(cuda_deps oxyd_core)
+    if(TARGET oxyd_backend_cuda)
+      get_target_property(cuda_deps oxyd_backend_cuda INTERFACE_LINK_LIBRARIES)
+    endif()
+    oxyd_register_layer(backend_cuda backend/cuda ${cuda_deps})
+    get_property(layers GLOBAL PROPERTY OXYD_LAYERS)
+  endif()
+  set(table "set(OXYD_SRC_DIR \"${CMAKE_SOURCE_DIR}/src\")\nset(OXYD_LAYERS \"${layers}\")\n")
+  foreach(l IN LISTS layers)
+    get_property(dir GLOBAL PROPERTY OXYD_LAYER_DIR_${l})
+    # Transitive closure of the links.
+    set(allowed ${l})
+    set(todo ${l})
+    while(todo)
+      list(POP_FRONT todo cur)
+      get_property(deps GLOBAL PROPERTY OXYD_LAYER_DEPS_${cur})
+      foreach(d IN LISTS deps)
+        list(FIND allowed ${d} j)
+        if(j LESS 0)
+          list(APPEND allowed ${d})
+          list(APPEND todo ${d})
+        endif()
+      endforeach()
+    endwhile()
+    set(OXYD_LAYER_DIR_${l} "${dir}")
+    set(OXYD_LAYER_ALLOWED_${l} "${allowed}")
+    string(APPEND table "set(OXYD_LAYER_DIR_${l} \"${dir}\")\nset(OXYD_LAYER_ALLOWED_${l} \"${allowed}\")\n")
+  endforeach()
+  get_property(file_allow GLOBAL PROPERTY OXYD_LAYER_FILE_ALLOW)
+  string(APPEND table "set(OXYD_LAYER_FILE_ALLOW \"${file_allow}\")\n")
+  set(table_file "${CMAKE_BINARY_DIR}/oxyd_layers.cmake")
+  file(WRITE "${table_file}" "${table}")
+
+  set(OXYD_SRC_DIR "${CMAKE_SOURCE_DIR}/src")
+  set(OXYD_LAYERS "${layers}")
+  set(OXYD_LAYER_FILE_ALLOW "${file_allow}")
+  _oxyd_scan_layers(bad)
+  _oxyd_report_layers("${bad}")
+
+  add_custom_target(oxyd_layer_check
+                    COMMAND ${CMAKE_COMMAND} -DOXYD_LAYERS_FILE=${table_file} -P ${CMAKE_SOURCE_DIR}/cmake/check_layers.cmake
+                    COMMENT "Checking the include layering (cmake/check_layers.cmake)" VERBATIM)
+  foreach(l IN LISTS layers)
+    if(TARGET oxyd_${l})
+      add_dependencies(oxyd_${l} oxyd_layer_check)
+    endif()
+  endforeach()
+  foreach(t oxydllm oxyd_cli_start)
+    if(TARGET ${t})
+      add_dependencies(${t} oxyd_layer_check)
+    endif()
+  endforeach()
+endfunction()

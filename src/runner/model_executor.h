@@ -1,0 +1,31 @@
+// ModelExecutor: what runs one step's forward for the engine. runner::ModelRunner implements it
+// over a real model; engine tests use fakes. The batch is the model's own ForwardBatch (spans over
+// the host arrays of a runner::StepBatch), so nothing is translated on the way.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/forward_batch.h"
+
+namespace oxyd::runner {
+
+class ModelExecutor {
+ public:
+  virtual ~ModelExecutor() = default;
+  virtual int32_t vocab_size() const = 0;
+  /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
+  /// vocab_size] row-major with unspecified contents.
+  virtual void execute(const model::ForwardBatch& batch, std::vector<float>& logits) = 0;
+  /// Runs one batch and returns its logits, [batch.logits_indices.size(), vocab_size] row-major,
+  /// valid until the next call. By default they are written into `scratch` through execute(); an
+  /// executor whose model keeps them in a buffer of its own returns that (no copy).
+  virtual std::span<const float> run(const model::ForwardBatch& batch, std::vector<float>& scratch) {
+    scratch.resize(batch.logits_indices.size() * size_t(vocab_size()));  // sized, not cleared
+    execute(batch, scratch);
+    return scratch;
+  }
+};
+
+}  // namespace oxyd::runner

@@ -1,0 +1,35 @@
+// ModelRunner: the ModelExecutor over a real model::Transformer and its paged KvCache. It runs
+// forward() on the runner's batch as it is (model::ForwardBatch) and hands back the logits rows
+// in the model's own output buffer. The cache is allocated once, at construction, for `num_blocks`.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/dtype.h"
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+#include "runner/model_executor.h"
+
+namespace oxyd::runner {
+
+/// Bytes of K+V one token occupies in the cache over all layers in `format`.
+int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format);
+
+class ModelRunner final : public ModelExecutor {
+ public:
+  ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format = KvFormat::F32);
+  int32_t vocab_size() const override;
+  void execute(const model::ForwardBatch& batch, std::vector<float>& logits) override;
+  /// The logits in the model's own output buffer (no copy; valid until the next forward).
+  std::span<const float> run(const model::ForwardBatch& batch, std::vector<float>& scratch) override;
+  int64_t kv_cache_bytes() const { return kv_cache_bytes_; }
+
+ private:
+  model::Transformer& model_;
+  model::KvCache cache_;
+  int64_t kv_cache_bytes_ = 0;
+};
+
+}  // namespace oxyd::runner
