@@ -34,7 +34,7 @@ void matmul_reserve_scratch(int64_t bytes);
 /// instead) until set back to true. Not for use while matmul runs on other threads.
 void set_matmul_amx(bool allowed);
 /// Tests and benches: false keeps batched matmuls of the 32-block formats on the row-dot VNNI
-/// kernels instead of the 16-row panel kernel (matmul_q32_panel_avx512.cc), likewise.
+/// kernels instead of the 16-row panel kernel (matmul/block32_panel_avx512.cc), likewise.
 void set_matmul_panel(bool allowed);
 
 /// out[i, :] = table[ids[i], :] as f32, for every dtype matmul accepts. ids must be in range.

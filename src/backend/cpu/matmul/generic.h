@@ -1,14 +1,14 @@
 // The generic matmul tile, instantiated once per ISA file with that file's f32 dot: decode a
 // chunk of a weight row to f32 (portable decoders) once, then dot it with every activation row.
 // Used for the scalar variant and for formats that have no hand-written kernel for an ISA.
-// Include only from matmul_*.cc, inside that file's own namespace (ISA flags differ per file).
+// Include only from matmul/*.cc, inside that file's own namespace (ISA flags differ per file).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#include "backend/cpu/matmul_decode.h"
-#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul/decode.h"
+#include "backend/cpu/matmul/kernel.h"
 #include "core/dtype.h"
 
 namespace oxyd::backend::cpu {

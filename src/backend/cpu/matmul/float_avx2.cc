@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backend/cpu/matmul_kernels.h"
-#include "backend/cpu/matmul_rowdot_avx2.h"
-#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul/kernel.h"
+#include "backend/cpu/matmul/rowdot_avx2.h"
+#include "backend/cpu/matmul/tile.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
@@ -76,7 +76,7 @@ struct Float {
   }
 };
 
-// tile_rows' loop (matmul_tile.h) with the weight rows of a block taken two at a time.
+// tile_rows' loop (tile.h) with the weight rows of a block taken two at a time.
 template <DType T>
 void float_tile(const TileArgs& t) {
   using K = Float<T>;

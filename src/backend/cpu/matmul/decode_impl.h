@@ -1,5 +1,5 @@
 // The block decoders behind decode_row, as internal-linkage inline code so that a kernel file
-// compiled with ISA flags (matmul_amx_avx512.cc) gets its own auto-vectorized copy. Include only
+// compiled with ISA flags (amx_bf16_avx512.cc) gets its own auto-vectorized copy. Include only
 // from .cc files; each includer gets a private copy (anonymous namespace).
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-#include "backend/cpu/matmul_decode.h"
+#include "backend/cpu/matmul/decode.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {

@@ -1,6 +1,6 @@
-// The 8-bit activation quantization shared by the AVX2 kernels (row-dot in matmul_q_avx2.cc,
-// packed in matmul_packed_avx2.cc and matmul_packed_q6k_avx2.cc): q = round(x · id) to nearest
-// even with saturation, as matmul_quant32_avx512.h does on AVX-512. Include only from *_avx2.cc.
+// The 8-bit activation quantization shared by the AVX2 kernels (row-dot in rowdot_avx2.cc,
+// packed in packed_avx2.cc and packed_q6k_avx2.cc): q = round(x · id) to nearest
+// even with saturation, as act_quant32_avx512.h does on AVX-512. Include only from *_avx2.cc.
 #pragma once
 
 #include <immintrin.h>

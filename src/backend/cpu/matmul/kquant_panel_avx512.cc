@@ -1,8 +1,8 @@
-// The VNNI 16-row panel kernel (matmul_panel_avx512.h) for the K-quants Q4_K, Q5_K and Q6_K: their
+// The VNNI 16-row panel kernel (panel_avx512.h) for the K-quants Q4_K, Q5_K and Q6_K: their
 // panel decoders, one PBlock per 32-element sub-block. The activations are quantized per 256-element
-// super-block exactly as on the row-dot path (matmul_qk_avx512.cc's prep_a256).
-#include "backend/cpu/matmul_panel_avx512.h"
-#include "backend/cpu/matmul_q_avx512.h"
+// super-block exactly as on the row-dot path (kquant_avx512.cc's prep_a256).
+#include "backend/cpu/matmul/panel_avx512.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {

@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/matmul_decode_impl.h"
-#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul/decode_impl.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 #include "core/cpu_features.h"
 
 namespace oxyd::backend::cpu {

@@ -2,22 +2,22 @@
 // the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
 // scales). Activations are quantized once per matmul to a plain Q8 layout (Q8_0-like for
 // 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K and MXFP4 are in
-// matmul_lowbit_avx2.cc, the float formats in matmul_float_avx2.cc; other formats use the generic
-// path of matmul_avx2.cc.
+// lowbit_rowdot_avx2.cc, the float formats in float_avx2.cc; other formats use the generic
+// path of generic_avx2.cc.
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/matmul_rowdot_avx2.h"
-#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul/rowdot_avx2.h"
+#include "backend/cpu/matmul/tile.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
 
 MatmulKernel avx2_special_kernel(DType t);
-MatmulKernel avx2_lowbit_kernel(DType t);  // matmul_lowbit_avx2.cc
-MatmulKernel avx2_float_kernel(DType t);   // matmul_float_avx2.cc
+MatmulKernel avx2_lowbit_kernel(DType t);  // lowbit_rowdot_avx2.cc
+MatmulKernel avx2_float_kernel(DType t);   // float_avx2.cc
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <array>
 #include <cstring>
 
-#include "backend/cpu/matmul_q_avx512.h"
-#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
+#include "backend/cpu/matmul/tile.h"
 
 namespace oxyd::backend::cpu {
 namespace {

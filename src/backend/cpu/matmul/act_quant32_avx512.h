@@ -1,5 +1,5 @@
 // The 8-bit activation quantization shared by the AVX-512 kernels of the 32-block formats (VNNI in
-// matmul_q32_avx512.cc, AMX-INT8 in matmul_amx_q8_avx512.cc), so both paths multiply the weights
+// block32_avx512.cc, AMX-INT8 in amx_int8_avx512.cc), so both paths multiply the weights
 // against identical activation codes and scales. Include only from *_avx512.cc files.
 #pragma once
 

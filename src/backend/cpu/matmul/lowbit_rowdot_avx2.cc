@@ -1,6 +1,6 @@
 // AVX2 row-dot kernels for the weight formats below 4 bits and MXFP4: Q2_K, Q3_K (per 256
 // super-block, against A256 activations) and MXFP4 (per 32-block, against A32), on the file's rows.
-// None of them has a packed layout (matmul_pack.h), so without these they took the generic
+// None of them has a packed layout (pack.h), so without these they took the generic
 // decode-to-f32 path: 0.6-1.0 GB/s at one row (2-3% of the bandwidth) and 20-26 GFLOP/s at 16.
 //
 // Q2_K: element 128h + 32s + l is bits 2s..2s+1 of qs[32h + l], value d·(sc & 15)·q − dmin·(sc >> 4)
@@ -14,8 +14,8 @@
 
 #include <cstring>
 
-#include "backend/cpu/matmul_rowdot_avx2.h"
-#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul/rowdot_avx2.h"
+#include "backend/cpu/matmul/tile.h"
 #include "core/quant.h"
 
 namespace oxyd::backend::cpu {

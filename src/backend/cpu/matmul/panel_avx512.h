@@ -1,8 +1,8 @@
-// The VNNI 16-row panel matmul shared by the block formats' panel kernels (matmul_q32_panel_avx512.cc
-// for the 32-element block formats, matmul_qk_panel_avx512.cc for the K-quants), for batched decode
+// The VNNI 16-row panel matmul shared by the block formats' panel kernels (block32_panel_avx512.cc
+// for the 32-element block formats, kquant_panel_avx512.cc for the K-quants), for batched decode
 // and prefill on CPUs without AMX (AMD Zen 4, Intel before Sapphire Rapids).
 //
-// The row-dot kernels (matmul_q32_avx512.cc, matmul_qk_avx512.cc) spend ~6 vector ops per
+// The row-dot kernels (block32_avx512.cc, kquant_avx512.cc) spend ~6 vector ops per
 // activation row per 2 vpdpbusd and sum lanes at the end. Here each panel of 16 weight rows is
 // decoded once into PBlocks of unsigned codes, laid out so that int32 lane L of register q holds
 // elements 4q..4q+3 of one weight row's 32-element (sub-)block; an activation row then costs, per
@@ -21,8 +21,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/matmul_kernels.h"
-#include "backend/cpu/matmul_quant32_avx512.h"
+#include "backend/cpu/matmul/kernel.h"
+#include "backend/cpu/matmul/act_quant32_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -167,7 +167,7 @@ void panel_rows(const Blocks& blocks, int64_t nb, const uint8_t* a, int64_t a_st
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ys, live, _mm512_permutexvar_ps(pi_index(), acc[r]));
 }
 
-// Per-thread panel buffer from aligned_alloc (see matmul_amx_avx512.cc on std::vector here).
+// Per-thread panel buffer from aligned_alloc (see amx_bf16_avx512.cc on std::vector here).
 struct PanelScratch {
   void* p = nullptr;
   size_t bytes = 0;
@@ -226,7 +226,7 @@ void panel_tile(const TileArgs& t) {
   }
 }
 
-// Weights packed at load (matmul_pack.h): D::block(p) decodes the block at p of a 16-row group
+// Weights packed at load (pack.h): D::block(p) decodes the block at p of a 16-row group
 // (D::GB bytes per block). Up to 16 activation rows take the blocks straight into registers; more
 // rows share one decoded panel, as the nibble split would otherwise repeat per group of 16 (10%
 // slower at 64 rows).

@@ -1,14 +1,14 @@
 // The shared tile loop of the hand-written matmul kernels: for a chunk of activation rows that
 // fits in L2 and a block of weight rows, walk the activation rows four at a time and let the
 // kernel's dot<NR> compute NR outputs per weight row, so each decoded weight block serves up to
-// four activation rows. Include only from matmul_*.cc,
+// four activation rows. Include only from matmul/*.cc,
 // with a kernel type of that file's anonymous namespace (ISA flags differ per file).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul/kernel.h"
 
 namespace oxyd::backend::cpu {
 

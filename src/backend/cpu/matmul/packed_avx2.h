@@ -1,6 +1,6 @@
-// Shared by the AVX2 packed matmul kernels (matmul_packed_avx2.cc for the 32-block formats and
-// Q4_K, matmul_packed_q6k_avx2.cc for Q6_K): the weights are 16-row groups of two 8-row halves
-// (matmul_pack.h), int32 lane L' of half h holding weight row π(8h + L'). Include only from
+// Shared by the AVX2 packed matmul kernels (packed_avx2.cc for the 32-block formats and
+// Q4_K, packed_q6k_avx2.cc for Q6_K): the weights are 16-row groups of two 8-row halves
+// (pack.h), int32 lane L' of half h holding weight row π(8h + L'). Include only from
 // *_avx2.cc files.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul/kernel.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -29,7 +29,7 @@ inline __m256i bcast(const uint8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (matmul_pack.h).
+// Lane L' of half h holds weight row π(8h + L'), π(L) = 4·(L % 4) + L / 4 (pack.h).
 inline int lane_row(int h, int l) { return 4 * (l % 4) + 2 * h + l / 4; }
 
 // K::rows<R, H>(g, nb, h0, a, a_stride, out, pf, dec): R activation rows against halves h0..h0+H-1

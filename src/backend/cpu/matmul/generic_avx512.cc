@@ -2,8 +2,8 @@
 // use the generic decode-to-f32 tile with a 16-wide FMA dot.
 #include <immintrin.h>
 
-#include "backend/cpu/matmul_generic.h"
-#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul/generic.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {

@@ -1,9 +1,9 @@
-// AVX2/FMA matmul kernel table: the dedicated kernels of matmul_q_avx2.cc where they exist, else
+// AVX2/FMA matmul kernel table: the dedicated kernels of rowdot_avx2.cc where they exist, else
 // the generic decode-to-f32 tile with an 8-wide FMA dot.
 #include <immintrin.h>
 
-#include "backend/cpu/matmul_generic.h"
-#include "backend/cpu/matmul_rowdot_avx2.h"
+#include "backend/cpu/matmul/generic.h"
+#include "backend/cpu/matmul/rowdot_avx2.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -27,7 +27,7 @@ struct Avx2Dot {
 
 }  // namespace
 
-MatmulKernel avx2_special_kernel(DType t);  // matmul_q_avx2.cc
+MatmulKernel avx2_special_kernel(DType t);  // rowdot_avx2.cc
 
 MatmulKernel avx2_kernel(DType t) {
   MatmulKernel k = avx2_special_kernel(t);

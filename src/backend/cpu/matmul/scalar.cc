@@ -1,6 +1,6 @@
 // Scalar (portable) matmul kernels: every format goes through the generic decode-to-f32 tile
 // with a plain C++ dot. The fallback on CPUs without AVX2, and a second opinion in tests.
-#include "backend/cpu/matmul_generic.h"
+#include "backend/cpu/matmul/generic.h"
 
 namespace oxyd::backend::cpu {
 namespace {

@@ -1,10 +1,10 @@
-// Block decoders (→ f32) for every weight format; see matmul_decode.h.
-#include "backend/cpu/matmul_decode.h"
+// Block decoders (→ f32) for every weight format; see decode.h.
+#include "backend/cpu/matmul/decode.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/matmul_decode_impl.h"
+#include "backend/cpu/matmul/decode_impl.h"
 
 namespace oxyd::backend::cpu {
 

@@ -1,8 +1,8 @@
-// The row-dot AVX2 kernels' shared parts (matmul_q_avx2.cc, matmul_lowbit_avx2.cc): activation
+// The row-dot AVX2 kernels' shared parts (rowdot_avx2.cc, lowbit_rowdot_avx2.cc): activation
 // rows quantized once per matmul to a plain Q8 layout, A32 (Q8_0-like, the scale rounded to f16
 // as ggml's Q8_0) for 32-element blocks and A256 (Q8_K-like, with the code sums per 16) for the
-// K-quants, the signed int8 dot, and the horizontal sum (also for matmul_float_avx2.cc and the
-// generic tile of matmul_avx2.cc). Include only from *_avx2.cc.
+// K-quants, the signed int8 dot, and the horizontal sum (also for float_avx2.cc and the
+// generic tile of generic_avx2.cc). Include only from *_avx2.cc.
 #pragma once
 
 #include <immintrin.h>
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/matmul_quant_avx2.h"
+#include "backend/cpu/matmul/act_quant_avx2.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
@@ -44,7 +44,7 @@ inline void prep_a32(const float* x, int64_t k, uint8_t* out) {
   for (int64_t i = 0; i < k / 32; ++i) {
     const float amax = amax8(x + 32 * i, 32);
     quant8(x + 32 * i, 32, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
-    b[i].d = f16_to_f32(f32_to_f16(amax / 127.0f));  // f16 like ggml's Q8_0 (matmul_q32_avx512.cc)
+    b[i].d = f16_to_f32(f32_to_f16(amax / 127.0f));  // f16 like ggml's Q8_0 (block32_avx512.cc)
     b[i].pad = 0.0f;
   }
 }

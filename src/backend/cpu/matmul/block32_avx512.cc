@@ -14,10 +14,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/matmul_quant32_avx512.h"
-#include "backend/cpu/matmul_tile.h"
+#include "backend/cpu/matmul/act_quant32_avx512.h"
+#include "backend/cpu/matmul/tile.h"
 #include "core/half.h"
-#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {

@@ -1,5 +1,5 @@
-// Internal interface between the matmul driver (matmul.cc) and the per-ISA kernel files
-// (matmul_scalar.cc, matmul_avx2.cc, matmul_avx512.cc). A kernel optionally prepares each
+// Internal interface between the matmul driver (driver.cc) and the per-ISA kernel files
+// (scalar.cc, generic_avx2.cc, generic_avx512.cc). A kernel optionally prepares each
 // activation row once (e.g. quantizes it to its own Q8 layout), then computes tiles of y.
 #pragma once
 
@@ -39,7 +39,7 @@ struct MatmulKernel {
 // the number of activation rows (batch invariance: each output element has one summation order).
 MatmulKernel scalar_kernel(DType t);
 MatmulKernel avx2_kernel(DType t);
-/// The AVX2 kernel for weights packed in PackLayout::AVX2 (matmul_pack.h); empty for other dtypes.
+/// The AVX2 kernel for weights packed in PackLayout::AVX2 (pack.h); empty for other dtypes.
 MatmulKernel avx2_packed_kernel(DType t);
 /// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available; panel: false
 /// keeps the block formats on the row-dot VNNI kernels instead of the 16-row panel ones.

@@ -1,5 +1,5 @@
-// AVX2 matmul on Q6_K weights packed at load (matmul_pack.h, PackLayout::AVX2), at every number of
-// activation rows. The lanes are weight rows as in matmul_packed_avx2.cc; a super-block's sums stay
+// AVX2 matmul on Q6_K weights packed at load (pack.h, PackLayout::AVX2), at every number of
+// activation rows. The lanes are weight rows as in packed_avx2.cc; a super-block's sums stay
 // integer to its end: every 4-element step is vpmaddubsw (6-bit codes against int8 activation
 // codes) then vpmaddwd with the rows' int8 sub-block scales, so one f32 scale (d·dx) per
 // super-block remains. The codes' offset of 32 comes off as 32·Σ sc·Σx per 16 elements, from the
@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/matmul_kernels.h"
-#include "backend/cpu/matmul_packed_avx2.h"
-#include "backend/cpu/matmul_quant_avx2.h"
+#include "backend/cpu/matmul/kernel.h"
+#include "backend/cpu/matmul/packed_avx2.h"
+#include "backend/cpu/matmul/act_quant_avx2.h"
 
 namespace oxyd::backend::cpu {
 
@@ -20,7 +20,7 @@ MatmulKernel avx2_packed_q6k_kernel();
 
 namespace {
 
-// A 16-row super-block (matmul_pack.h): 8 sub-blocks of 384 bytes (4 code registers of low
+// A 16-row super-block (pack.h): 8 sub-blocks of 384 bytes (4 code registers of low
 // nibbles, 2 of high bits), then the int8 scale pairs (32 per sub-block) and 16 f16 d.
 constexpr int64_t kSB = 8 * 384 + 8 * 32 + 32, kScales = 8 * 384, kD = kScales + 256;
 
@@ -46,7 +46,7 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
 }
 
 // R activation rows against H halves (h0, h0 + 1) of a group: slot q = H·r + hh (packed_tile's
-// interface, matmul_packed_avx2.h). Both halves in one pass only for one row (more spill registers
+// interface, packed_avx2.h). Both halves in one pass only for one row (more spill registers
 // and gained nothing at 2 rows).
 struct Q6K {
   static constexpr bool kFourRowsBothHalves = false;

@@ -1,5 +1,5 @@
-// Packing of the 32-block formats into 16-row groups; the two layouts are in matmul_pack.h.
-#include "backend/cpu/matmul_pack.h"
+// Packing of the 32-block formats into 16-row groups; the two layouts are in pack.h.
+#include "backend/cpu/matmul/pack.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/matmul_decode_impl.h"
+#include "backend/cpu/matmul/decode_impl.h"
 #include "core/error.h"
 
 namespace oxyd::backend::cpu {
@@ -79,7 +79,7 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
   }
 }
 
-// The 4-bit super-block formats, AVX2 layout only (matmul_pack.h): Q4_K, Q5_K, IQ4_XS. Per
+// The 4-bit super-block formats, AVX2 layout only (pack.h): Q4_K, Q5_K, IQ4_XS. Per
 // super-block of a group: sub-block j (32 elements) at cb·j, 4 code registers in Q4_0's nibble order
 // (Q5_K: then 64 bytes of fifth bits in Q5_0's AVX2 order); at sc = 8·cb the per-sub-block scales
 // (byte 16·j + L), Q4_K/Q5_K then the mins likewise and the f16 dmin after the f16 d.
@@ -188,7 +188,7 @@ void unpack_row_k4(const KFmt& f, const uint8_t* packed, int64_t k, int64_t r, u
   }
 }
 
-// Q6_K, AVX2 layout only (matmul_pack.h). Per super-block of a group: sub-block j (32 elements) at
+// Q6_K, AVX2 layout only (pack.h). Per super-block of a group: sub-block j (32 elements) at
 // 384·j: 4 code registers of low nibbles in Q4_0's order, then 2 registers of high bits; the scale
 // pairs at 3072 + 32·j, the f16 d at 3328. The same 210 bytes per row as the file.
 constexpr int64_t kQ6KBlock = 210, kQ6KGroupSB = 8 * 384 + 8 * 32 + 32;

@@ -1,6 +1,6 @@
-// AVX2 matmul on weights packed at load (matmul_pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
+// AVX2 matmul on weights packed at load (pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
 // Q8_0, IQ4_NL and the 4-bit super-block formats Q4_K, Q5_K, IQ4_XS (their 32-element sub-blocks as
-// Q4_1-, Q5_1- and IQ4_NL-like blocks; Q6_K is in matmul_packed_q6k_avx2.cc), at every number of
+// Q4_1-, Q5_1- and IQ4_NL-like blocks; Q6_K is in packed_q6k_avx2.cc), at every number of
 // activation rows (decode and prefill alike), for CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel
 // before Ice Lake, and E-cores), and for the super-block formats on AVX-512 CPUs too (they have no
 // AVX-512 packed layout; one kernel at every number of rows keeps matmul batch-invariant).
@@ -13,13 +13,13 @@
 // add up in int16 (≤ 30480) and widen once; 5-bit codes widen every 4 steps (≤ 31496). Signed
 // codes (Q8_0, IQ4_NL's table values) take the sign trick, |w| · (x · sign w), and widen per step.
 //
-// The activation rows are panel_prepare's layout (matmul_panel_avx512.h): quant32 codes, the f32
+// The activation rows are panel_prepare's layout (panel_avx512.h): quant32 codes, the f32
 // scale, −OFF·Σcodes and dx·Σcodes per block, with the same rounding. Every integer block sum is
 // exact, and f32 accumulation is the same fma chain per output as the AVX-512 packed kernel's, so
 // the two give identical results on the formats both pack, and a row's result never depends on
 // the other rows of the batch.
-#include "backend/cpu/matmul_packed_avx2.h"
-#include "backend/cpu/matmul_quant_avx2.h"
+#include "backend/cpu/matmul/packed_avx2.h"
+#include "backend/cpu/matmul/act_quant_avx2.h"
 
 #include <immintrin.h>
 
@@ -27,13 +27,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/matmul/kernel.h"
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
 
 MatmulKernel avx2_packed_kernel(DType t);
-MatmulKernel avx2_packed_q6k_kernel();  // matmul_packed_q6k_avx2.cc
+MatmulKernel avx2_packed_q6k_kernel();  // packed_q6k_avx2.cc
 
 namespace {
 
@@ -42,7 +42,7 @@ int64_t act_row_bytes(int64_t k) {
   return (nb * 32 + nb * 12 + 63) / 64 * 64;
 }
 
-// quant32 of matmul_quant32_avx512.h: q = round(x · 127 / amax), scale amax / 127 rounded to f16.
+// quant32 of act_quant32_avx512.h: q = round(x · 127 / amax), scale amax / 127 rounded to f16.
 // Returns the scale; q gets 32 codes, *sum their sum.
 inline float quant32(const float* x, int8_t* q, int32_t* sum) {
   const float amax = amax8(x, 32);
@@ -91,7 +91,7 @@ struct Fmt {
   static __m256 min(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 32 + 16 * h); }
 };
 
-// The 4-bit super-block formats (matmul_pack.h): a super-block of a group is 8 sub-blocks of
+// The 4-bit super-block formats (pack.h): a super-block of a group is 8 sub-blocks of
 // Q4_0-ordered codes (Q5_K: each followed by its fifth bits), then per sub-block and row a scale
 // byte, and the rows' f16 d. Q4_K, Q5_K: 6-bit scales then mins, and f16 dmin after d; a
 // sub-block's scale is d·sc and its min −dmin·m. IQ4_XS: int8 scales (ls − 32), its scale d·ls.

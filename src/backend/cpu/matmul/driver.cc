@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/matmul_decode.h"
-#include "backend/cpu/matmul_kernels.h"
-#include "backend/cpu/matmul_pack.h"
-#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul/decode.h"
+#include "backend/cpu/matmul/kernel.h"
+#include "backend/cpu/matmul/pack.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -36,7 +36,7 @@ Isa matmul_isa() {
 
 std::atomic<bool> g_amx_allowed{true};
 std::atomic<bool> g_panel_allowed{true};
-// OXYD_MATMUL_PACK=0 keeps every weight in its file rows (matmul_pack.h), e.g. to compare.
+// OXYD_MATMUL_PACK=0 keeps every weight in its file rows (pack.h), e.g. to compare.
 std::atomic<bool> g_pack_allowed{[] {
   const char* env = std::getenv("OXYD_MATMUL_PACK");
   return !(env && std::string(env) == "0");

@@ -2,8 +2,8 @@
 // at load into groups of 16 rows, so that matmul reads each 32-block of 16 rows as whole registers
 // instead of transposing it from 16 rows every call. At 16 activation rows that transposition was
 // a quarter of a decode step. Two layouts, for the two kernels that read them:
-//   AVX512: the VNNI panel kernel (matmul_panel_avx512.h) on CPUs without AMX-INT8;
-//   AVX2:   the AVX2 packed kernel (matmul_packed_avx2.cc) on CPUs without AVX-512 VNNI.
+//   AVX512: the VNNI panel kernel (panel_avx512.h) on CPUs without AMX-INT8;
+//   AVX2:   the AVX2 packed kernel (packed_avx2.cc) on CPUs without AVX-512 VNNI.
 //
 // Group g (rows 16g..16g+15, the last group padded with copies of the last row) holds its nb
 // blocks one after another; block b of the group is GB = 16 · block bytes:

@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/matmul_q_avx512.h"
-#include "backend/cpu/matmul_quant32_avx512.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
+#include "backend/cpu/matmul/act_quant32_avx512.h"
 #include "core/cpu_features.h"
 
 namespace oxyd::backend::cpu {
@@ -138,7 +138,7 @@ void decode_row(const uint8_t* w, int64_t nb, int8_t* dst) {
   }
 }
 
-// Per-thread buffers from aligned_alloc (see matmul_amx_avx512.cc on std::vector in these files).
+// Per-thread buffers from aligned_alloc (see amx_bf16_avx512.cc on std::vector in these files).
 struct Scratch {
   void* p = nullptr;
   size_t bytes = 0;

@@ -1,11 +1,11 @@
-// The VNNI 16-row panel kernel (matmul_panel_avx512.h) for the 32-element block formats Q8_0,
+// The VNNI 16-row panel kernel (panel_avx512.h) for the 32-element block formats Q8_0,
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4: their panel decoders. The activations are quant32's,
-// as on the row-dot path (matmul_q32_avx512.cc).
+// as on the row-dot path (block32_avx512.cc).
 #include <array>
 #include <cstring>
 
-#include "backend/cpu/matmul_panel_avx512.h"
-#include "backend/cpu/matmul_q_avx512.h"
+#include "backend/cpu/matmul/panel_avx512.h"
+#include "backend/cpu/matmul/kernels_avx512.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -89,7 +89,7 @@ struct Fmt {
   }
 };
 
-// Weights packed at load (matmul_pack.h): a group's block is already 16 rows in lane order, so
+// Weights packed at load (pack.h): a group's block is already 16 rows in lane order, so
 // decoding is loads (Q8_0), or a nibble split, Q5's fifth bits from ready masks and IQ4_NL's table
 // lookup. ND code dwords per row; QH: the 64 bytes of fifth-bit masks follow the codes; MIN: a
 // second 16 f16 (the rows' mins) follows the scales.
