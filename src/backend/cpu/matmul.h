@@ -1,5 +1,6 @@
 // CPU matmul y = x·wᵀ for every weight format, and get_rows (embedding lookup) from any format.
-// Kernels exist per ISA (scalar, AVX2, AVX-512); the best one this CPU supports is chosen once
+// Kernels exist per ISA (scalar, AVX2, AVX-512); which one serves a weight is the table of
+// backend/cpu/matmul/select.cc, for the best ISA this CPU supports, chosen once
 // from CPUID (backend/cpu/isa.h), and tests/benches may force a lower one. Work is split over the global ThreadPool.
 // Inputs are assumed valid (ops/matmul.h checks them); violations are caught by OXYD_CHECK.
 #pragma once

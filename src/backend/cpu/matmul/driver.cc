@@ -1,58 +1,23 @@
-// Matmul driver: picks the kernel for (ISA, weight dtype), prepares activation rows once (in
+// Matmul driver: asks select.cc for the kernel of the weight, prepares activation rows once (in
 // parallel when there are many), then hands chunks of output columns n to the pool's threads.
 // Each kernel tiles over m itself so a loaded weight block serves several activation rows.
 #include "backend/cpu/matmul.h"
 
-#include "backend/cpu/isa.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "backend/cpu/matmul/decode.h"
 #include "backend/cpu/matmul/kernel.h"
 #include "backend/cpu/matmul/pack.h"
-#include "backend/cpu/matmul/kernels_avx512.h"
-#include "core/cpu_features.h"
+#include "backend/cpu/matmul/select.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
 namespace {
-
-// The AVX-512 matmul kernels also need VNNI, BF16 and VBMI, and the AVX2 ones BMI2; on a CPU
-// without them matmul drops to the next variant while the other ops keep theirs.
-Isa matmul_isa() {
-  const CpuFeatures& f = cpu_features();
-  Isa isa = active_isa();
-  if (isa == Isa::AVX512 && !(f.avx512vnni && f.avx512bf16 && f.avx512vbmi && f.bmi2)) isa = Isa::AVX2;
-  if (isa == Isa::AVX2 && !f.bmi2) isa = Isa::SCALAR;
-  return isa;
-}
-
-std::atomic<bool> g_amx_allowed{true};
-std::atomic<bool> g_panel_allowed{true};
-// OXYD_MATMUL_PACK=0 keeps every weight in its file rows (pack.h), e.g. to compare.
-std::atomic<bool> g_pack_allowed{[] {
-  const char* env = std::getenv("OXYD_MATMUL_PACK");
-  return !(env && std::string(env) == "0");
-}()};
-
-// The kernel of a weight's file rows: chosen by format alone, never by the number of activation
-// rows, so each output element has one summation order whatever the batch (batch invariance).
-MatmulKernel kernel_for(Isa isa, DType t) {
-  switch (isa) {
-    case Isa::AVX512:
-      return avx512_kernel(t, g_amx_allowed.load(std::memory_order_relaxed),
-                           g_panel_allowed.load(std::memory_order_relaxed));
-    case Isa::AVX2: return avx2_kernel(t);
-    default: return scalar_kernel(t);
-  }
-}
 
 // Grows only; lives on the calling (engine) thread so matmul does not allocate per call.
 std::vector<uint8_t>& act_scratch() {
@@ -69,59 +34,10 @@ int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
 
 }  // namespace
 
-PackLayout packed_kernel_layout() {
-  switch (matmul_isa()) {
-    case Isa::AVX512: return PackLayout::AVX512;
-    case Isa::AVX2: return PackLayout::AVX2;
-    default: return PackLayout::NONE;
-  }
-}
-bool packed_kernel_runs() { return packed_kernel_layout() != PackLayout::NONE; }
-
-namespace {
-MatmulKernel packed_kernel(PackLayout l, DType t) {
-  return l == PackLayout::AVX512 ? avx512_q32_packed_kernel(t) : avx2_packed_kernel(t);
-}
-
-// Whether layout l's packed kernel runs here: AVX512's on the AVX-512 matmul path, AVX2's on the
-// AVX2 path and on the AVX-512 one (whose CPUs have AVX2 and BMI2).
-bool layout_runs(PackLayout l) {
-  const PackLayout here = packed_kernel_layout();
-  return l != PackLayout::NONE && (l == here || (l == PackLayout::AVX2 && here == PackLayout::AVX512));
-}
-
-// The kernel for a weight: its packed copy's where it has one and that layout's kernel runs here.
-MatmulKernel kernel_for_weight(const Tensor& w, bool& packed) {
-  const PackLayout l = PackLayout(w.packed_layout);
-  packed = w.packed && layout_runs(l);
-  return packed ? packed_kernel(l, w.dtype) : kernel_for(matmul_isa(), w.dtype);
-}
-}  // namespace
-
-PackLayout matmul_pack_layout(DType t) {
-  const PackLayout l = packed_kernel_layout();
-  if (l == PackLayout::NONE || !g_pack_allowed.load(std::memory_order_relaxed)) return PackLayout::NONE;
-  if (l == PackLayout::AVX2) return packable(t, l) ? l : PackLayout::NONE;
-  // Where the AMX-INT8 kernels run, they read the original rows.
-  if (g_amx_allowed.load(std::memory_order_relaxed) && avx512_amx_q8_kernel(t).tile) return PackLayout::NONE;
-  if (packable(t, l)) return l;
-  // The super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) have no AVX-512 layout: they take the AVX2
-  // one and its kernel, which runs every number of rows alike (the AVX-512 row-dot and panel kernels
-  // on their file rows differ in summation order, and were picked by the number of rows).
-  return packable(t, PackLayout::AVX2) ? PackLayout::AVX2 : PackLayout::NONE;
-}
-bool matmul_packs(DType t) { return matmul_pack_layout(t) != PackLayout::NONE; }
-
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   if (m <= 0 || k <= 0) return 0;
-  if (const PackLayout l = matmul_pack_layout(wtype); l != PackLayout::NONE)
-    return scratch_bytes(packed_kernel(l, wtype), m, k);
-  return scratch_bytes(kernel_for(matmul_isa(), wtype), m, k);
+  return scratch_bytes(select_kernel(wtype, m), m, k);
 }
-
-void set_matmul_amx(bool allowed) { g_amx_allowed.store(allowed, std::memory_order_relaxed); }
-void set_matmul_panel(bool allowed) { g_panel_allowed.store(allowed, std::memory_order_relaxed); }
-void set_matmul_pack(bool allowed) { g_pack_allowed.store(allowed, std::memory_order_relaxed); }
 
 int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
 int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
@@ -137,7 +53,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
   bool packed = false;
-  const MatmulKernel kern = kernel_for_weight(w, packed);
+  const MatmulKernel kern = select_kernel(w, m, packed);
 
   TileArgs base{};
   base.wtype = w.dtype;

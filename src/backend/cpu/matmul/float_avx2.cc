@@ -16,8 +16,6 @@
 
 namespace oxyd::backend::cpu {
 
-MatmulKernel avx2_float_kernel(DType t);
-
 namespace {
 
 template <DType T>

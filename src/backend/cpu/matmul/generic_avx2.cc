@@ -1,8 +1,9 @@
-// AVX2/FMA matmul kernel table: the dedicated kernels of rowdot_avx2.cc where they exist, else
-// the generic decode-to-f32 tile with an 8-wide FMA dot.
+// The generic AVX2/FMA matmul tile: decode to f32, then an 8-wide FMA dot. For the formats that
+// have no dedicated AVX2 kernel (select.cc).
 #include <immintrin.h>
 
 #include "backend/cpu/matmul/generic.h"
+#include "backend/cpu/matmul/kernel.h"
 #include "backend/cpu/matmul/rowdot_avx2.h"
 
 namespace oxyd::backend::cpu {
@@ -27,11 +28,9 @@ struct Avx2Dot {
 
 }  // namespace
 
-MatmulKernel avx2_special_kernel(DType t);  // rowdot_avx2.cc
-
-MatmulKernel avx2_kernel(DType t) {
-  MatmulKernel k = avx2_special_kernel(t);
-  if (!k.tile) k.tile = generic_tile<Avx2Dot>;
+MatmulKernel generic_avx2_kernel(DType) {
+  MatmulKernel k;
+  k.tile = generic_tile<Avx2Dot>;
   return k;
 }
 

@@ -1,5 +1,5 @@
-// AVX-512 matmul kernels (F/BW/VL/DQ/VNNI/VBMI/BF16). Formats without a dedicated kernel here
-// use the generic decode-to-f32 tile with a 16-wide FMA dot.
+// The generic AVX-512 matmul tile: decode to f32, then a 16-wide FMA dot. For the formats that have
+// no dedicated AVX-512 kernel (select.cc).
 #include <immintrin.h>
 
 #include "backend/cpu/matmul/generic.h"
@@ -35,18 +35,9 @@ struct Avx512Dot {
 
 }  // namespace
 
-// One kernel per weight format, whatever the number of activation rows: kernels that sum in
-// different orders (row-dot, panel, AMX) would make a row's result depend on the rest of its batch.
-MatmulKernel avx512_kernel(DType t, bool amx, bool panel) {
+MatmulKernel generic_avx512_kernel(DType) {
   MatmulKernel k;
-  if (amx) k = avx512_amx_q8_kernel(t);
-  if (amx && !k.tile) k = avx512_amx_kernel(t);
-  if (panel && !k.tile) k = avx512_q32_panel_kernel(t);
-  if (panel && !k.tile) k = avx512_qk_panel_kernel(t);
-  if (!k.tile) k = avx512_q32_kernel(t);
-  if (!k.tile) k = avx512_qk_kernel(t);
-  if (!k.tile) k = avx512_float_kernel(t);
-  if (!k.tile) k.tile = generic_tile<Avx512Dot>;
+  k.tile = generic_tile<Avx512Dot>;
   return k;
 }
 

@@ -1,5 +1,5 @@
-// Internal interface between the matmul driver (driver.cc) and the per-ISA kernel files
-// (scalar.cc, generic_avx2.cc, generic_avx512.cc). A kernel optionally prepares each
+// Internal interface between the matmul driver (driver.cc), the selection table (select.cc) and
+// the kernel files. A kernel optionally prepares each
 // activation row once (e.g. quantizes it to its own Q8 layout), then computes tiles of y.
 #pragma once
 
@@ -35,14 +35,15 @@ struct MatmulKernel {
   void (*tile)(const TileArgs& t) = nullptr;
 };
 
-// One table per ISA; each returns a usable kernel for every decodable dtype, the same one whatever
-// the number of activation rows (batch invariance: each output element has one summation order).
-MatmulKernel scalar_kernel(DType t);
-MatmulKernel avx2_kernel(DType t);
-/// The AVX2 kernel for weights packed in PackLayout::AVX2 (pack.h); empty for other dtypes.
+// The entry points of the kernel files outside AVX-512 (those are in kernels_avx512.h). Each
+// returns an empty MatmulKernel (tile == nullptr) for a dtype it does not serve; which one runs
+// for a weight is decided by the table in select.cc.
+MatmulKernel generic_scalar_kernel(DType t);  // scalar.cc: every format
+MatmulKernel generic_avx2_kernel(DType t);    // generic_avx2.cc: every format
+MatmulKernel avx2_rowdot_kernel(DType t);     // rowdot_avx2.cc: Q4_0 Q8_0 Q4_K Q6_K
+MatmulKernel avx2_float_kernel(DType t);      // float_avx2.cc: F32 F16 BF16
+MatmulKernel avx2_lowbit_kernel(DType t);     // lowbit_rowdot_avx2.cc: Q2_K Q3_K MXFP4
+/// packed_avx2.cc: weights packed in PackLayout::AVX2 (pack.h); empty for other dtypes.
 MatmulKernel avx2_packed_kernel(DType t);
-/// amx: false keeps to the VNNI/FMA kernels even where AMX tiles are available; panel: false
-/// keeps the block formats on the row-dot VNNI kernels instead of the 16-row panel ones.
-MatmulKernel avx512_kernel(DType t, bool amx, bool panel);
 
 }  // namespace oxyd::backend::cpu

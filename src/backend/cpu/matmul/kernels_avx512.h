@@ -1,4 +1,4 @@
-// Entry points of the AVX-512 quantized-format kernel files, collected by generic_avx512.cc.
+// Entry points of the AVX-512 kernel files; select.cc's table says which one serves a weight.
 // Each returns an empty MatmulKernel (tile == nullptr) for a dtype it does not handle.
 #pragma once
 
@@ -9,6 +9,7 @@ namespace oxyd::backend::cpu {
 MatmulKernel avx512_q32_kernel(DType t);  // block32_avx512.cc: Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL MXFP4 Q8_0 IQ4_XS
 MatmulKernel avx512_qk_kernel(DType t);   // kquant_avx512.cc: Q4_K Q5_K Q6_K (+ Q2_K Q3_K)
 MatmulKernel avx512_float_kernel(DType t);  // float_avx512.cc: F32 F16 BF16
+MatmulKernel generic_avx512_kernel(DType t);  // generic_avx512.cc: every format
 /// amx_bf16_avx512.cc: BF16 weights on CPUs with AMX-BF16 (else empty).
 MatmulKernel avx512_amx_kernel(DType t);
 /// amx_int8_avx512.cc: the 32-block formats (not IQ4_XS) on CPUs with AMX-INT8 (else empty).

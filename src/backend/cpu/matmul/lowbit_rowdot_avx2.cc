@@ -20,8 +20,6 @@
 
 namespace oxyd::backend::cpu {
 
-MatmulKernel avx2_lowbit_kernel(DType t);
-
 namespace {
 
 // The scales of sub-blocks j (low 128 bits) and j + 1 (high), j even, as int16 lanes, from a

@@ -32,7 +32,6 @@
 
 namespace oxyd::backend::cpu {
 
-MatmulKernel avx2_packed_kernel(DType t);
 MatmulKernel avx2_packed_q6k_kernel();  // packed_q6k_avx2.cc
 
 namespace {

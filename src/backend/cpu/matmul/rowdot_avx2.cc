@@ -2,8 +2,8 @@
 // the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
 // scales). Activations are quantized once per matmul to a plain Q8 layout (Q8_0-like for
 // 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K and MXFP4 are in
-// lowbit_rowdot_avx2.cc, the float formats in float_avx2.cc; other formats use the generic
-// path of generic_avx2.cc.
+// lowbit_rowdot_avx2.cc, the float formats in float_avx2.cc; select.cc gives other formats the
+// packed or the generic kernel.
 #include <immintrin.h>
 
 #include <cmath>
@@ -14,10 +14,6 @@
 #include "core/half.h"
 
 namespace oxyd::backend::cpu {
-
-MatmulKernel avx2_special_kernel(DType t);
-MatmulKernel avx2_lowbit_kernel(DType t);  // lowbit_rowdot_avx2.cc
-MatmulKernel avx2_float_kernel(DType t);   // float_avx2.cc
 
 namespace {
 
@@ -172,15 +168,14 @@ struct Q6KKernel {
 
 }  // namespace
 
-MatmulKernel avx2_special_kernel(DType t) {
+MatmulKernel avx2_rowdot_kernel(DType t) {
   MatmulKernel m;
   switch (t) {
     case DType::Q4_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q4_0Kernel>; break;
     case DType::Q8_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q8_0Kernel>; break;
     case DType::Q4_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q4KKernel>; break;
     case DType::Q6_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q6KKernel>; break;
-    case DType::BF16: case DType::F16: case DType::F32: return avx2_float_kernel(t);
-    default: return avx2_lowbit_kernel(t);
+    default: break;
   }
   return m;
 }

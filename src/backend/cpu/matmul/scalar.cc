@@ -1,6 +1,7 @@
 // Scalar (portable) matmul kernels: every format goes through the generic decode-to-f32 tile
 // with a plain C++ dot. The fallback on CPUs without AVX2, and a second opinion in tests.
 #include "backend/cpu/matmul/generic.h"
+#include "backend/cpu/matmul/kernel.h"
 
 namespace oxyd::backend::cpu {
 namespace {
@@ -21,7 +22,7 @@ struct ScalarDot {
 
 }  // namespace
 
-MatmulKernel scalar_kernel(DType) {
+MatmulKernel generic_scalar_kernel(DType) {
   MatmulKernel k;
   k.tile = generic_tile<ScalarDot>;
   return k;
