@@ -61,26 +61,6 @@ void amx_prepare(const float* x, int64_t m, int64_t k, uint8_t* out, int part, i
   }
 }
 
-// Per-thread buffers from aligned_alloc, not std::vector: a container template instantiated in
-// this AVX-512 file could be the copy the linker keeps for portable callers too.
-struct Scratch {
-  void* p[3] = {nullptr, nullptr, nullptr};
-  size_t bytes[3] = {0, 0, 0};
-  ~Scratch() {
-    for (void* q : p) std::free(q);
-  }
-  template <class T>
-  T* get(int i, int64_t count) {
-    const size_t need = (size_t(count) * sizeof(T) + 63) / 64 * 64;
-    if (bytes[i] < need) {
-      std::free(p[i]);
-      p[i] = std::aligned_alloc(64, need);
-      bytes[i] = p[i] ? need : 0;
-    }
-    return static_cast<T*>(p[i]);
-  }
-};
-
 void load_config() {
   AmxTileConfig cfg{};
   cfg.palette_id = 1;
@@ -177,10 +157,10 @@ void amx_decode_tile(const TileArgs& t) {
   const int64_t kp = k_pad(t.k), steps = kp / 32;
   const DTypeTraits& tr = dtype_traits(t.wtype);
   const uint8_t* packed = t.a + row_part_bytes(t.m, t.k);
-  thread_local Scratch scratch;  // [kNGroup][kKC] bf16 panel, a decoded row, parked C tiles
-  uint16_t* panel = scratch.get<uint16_t>(0, kNGroup * kKC);
-  float* row = scratch.get<float>(1, kKC);
-  float* cacc = scratch.get<float>(2, kNGroup / 32 * kMChunk / 32 * 1024);
+  // The pool thread's scratch: [kNGroup][kKC] bf16 panel, a decoded row, parked C tiles.
+  uint16_t* panel = reinterpret_cast<uint16_t*>(t.scratch->get(kTileSlot0, kNGroup * kKC * sizeof(uint16_t)));
+  float* row = reinterpret_cast<float*>(t.scratch->get(kTileSlot1, kKC * sizeof(float)));
+  float* cacc = reinterpret_cast<float*>(t.scratch->get(kTileSlot2, kNGroup / 32 * kMChunk / 32 * 1024 * sizeof(float)));
   alignas(64) float buf[256];
   load_config();
   for (int64_t i0 = 0; i0 < t.m; i0 += kMChunk) {

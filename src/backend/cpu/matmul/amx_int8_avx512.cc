@@ -138,21 +138,6 @@ void decode_row(const uint8_t* w, int64_t nb, int8_t* dst) {
   }
 }
 
-// Per-thread buffers from aligned_alloc (see amx_bf16_avx512.cc on std::vector in these files).
-struct Scratch {
-  void* p = nullptr;
-  size_t bytes = 0;
-  ~Scratch() { std::free(p); }
-  uint8_t* get(size_t need) {
-    need = (need + 63) / 64 * 64;
-    if (bytes < need) {
-      std::free(p);
-      p = std::aligned_alloc(64, need);
-      bytes = p ? need : 0;
-    }
-    return static_cast<uint8_t*>(p);
-  }
-};
 
 // Tiles 0, 3: C (16 × 16 int32); 1, 4: A (16 weight rows × 32 codes); 2, 5: B (8 × 64 bytes).
 void load_config() {
@@ -236,8 +221,8 @@ template <class F>
 void amx_q32_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ng = groups(t.m), ws = t.w_stride;
   const BTile* bt = reinterpret_cast<const BTile*>(t.a);
-  thread_local Scratch scratch;  // decoded panel [16][k] int8, then dw, dm [nb][16] f32
-  uint8_t* s = scratch.get(size_t(16 * t.k + 2 * nb * 64));
+  // The pool thread's scratch: decoded panel [16][k] int8, then dw, dm [nb][16] f32.
+  uint8_t* s = t.scratch->get(kTileSlot0, size_t(16 * t.k + 2 * nb * 64));
   int8_t* panel = reinterpret_cast<int8_t*>(s);
   float* dw = reinterpret_cast<float*>(s + 16 * t.k);
   float* dm = dw + nb * 16;

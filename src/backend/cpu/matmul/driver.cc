@@ -19,7 +19,10 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-// Grows only; lives on the calling (engine) thread so matmul does not allocate per call.
+// The prepared activation rows: a buffer of the calling thread (an engine's, one per model served),
+// not of the pool, as the model counts it in its own memory use (Transformer::memory_usage, and
+// hub's estimate). Grows only, so matmul does not allocate per call. The kernels' working memory
+// is the pool threads' (TileArgs::scratch).
 std::vector<uint8_t>& act_scratch() {
   thread_local std::vector<uint8_t> buf;
   return buf;
@@ -71,6 +74,11 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     buf.reserve(size_t(need));  // exactly: resize alone may double the capacity
     buf.resize(size_t(need));
   }
+  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  // One turn on the pool for the whole call: its jobs run back to back, and the single-threaded
+  // path's tile uses thread 0's scratch, while other callers (other models' engines) wait.
+  ThreadPool& pool = ThreadPool::global();
+  const auto turn = pool.take_turn();
   // Output columns are handed out in chunks from a shared counter, so a thread that the OS
   // delays (the machine is shared) does not hold up the others. The chunks shrink as the work runs
   // out (guided scheduling): a claim takes a 2·threads-th of what is left, so the threads end
@@ -80,7 +88,6 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   // at 1-3 activation rows (bandwidth-bound) also ≥ 256 KiB of weights, to keep the hardware
   // prefetchers streaming. From 4 rows compute dominates and that floor would leave the threads
   // unbalanced: a 640-row Q5_0 weight made one 608-row chunk and one 32-row chunk.
-  ThreadPool& pool = ThreadPool::global();
   const int num_threads = pool.num_threads();
   const int64_t min_rows = m >= 4 ? 16 : std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, base.w_stride));
   auto panels = [](int64_t rows) { return (rows + 15) / 16 * 16; };  // whole 16-row panels (AMX, packed)
@@ -88,7 +95,6 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t chunk = std::max(panels(std::max<int64_t>(16, n / (int64_t(num_threads) * 8))), chunk_min);
   const bool parallel = num_threads > 1 && n > chunk_min;
 
-  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
   const float* xs = x.ptr<float>();
   const int64_t row_bytes = kern.prepare ? kern.act_row_bytes(k) : 0;
   auto prepare_rows = [&](int64_t b, int64_t e) {
@@ -99,7 +105,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   // were quantized by the calling thread alone while the others waited.
   const bool fused_prepare = kern.prepare && !kern.prepare_all && parallel;
   if (kern.prepare_all) {
-    ThreadPool::global().run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
+    pool.run([&](int idx, int num) { kern.prepare_all(xs, m, k, a, idx, num); });
     base.a = a;
     base.a_stride = 0;
   } else if (kern.prepare) {
@@ -112,15 +118,16 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     base.a = static_cast<const uint8_t*>(x.data);
     base.a_stride = k * int64_t(sizeof(float));
   }
-  auto run_rows = [&](int64_t b, int64_t e) {
+  auto run_rows = [&](int64_t b, int64_t e, int idx) {
     TileArgs t = base;
+    t.scratch = &pool.scratch(idx);
     t.w = base.w + b * base.w_stride;
     t.n = e - b;
     t.y = base.y + b;
     kern.tile(t);
   };
   if (!parallel) {
-    run_rows(0, n);
+    run_rows(0, n, 0);
     return;
   }
   std::atomic<int64_t> next{0};
@@ -134,7 +141,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     for (int64_t b = next.load(std::memory_order_relaxed); b < n;) {
       const int64_t size = std::clamp(panels((n - b) / (2 * int64_t(num))), chunk_min, chunk);
       if (next.compare_exchange_weak(b, b + size, std::memory_order_relaxed)) {
-        run_rows(b, std::min(n, b + size));
+        run_rows(b, std::min(n, b + size), idx);
         b = next.load(std::memory_order_relaxed);
       }
     }

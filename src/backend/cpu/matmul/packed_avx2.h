@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "backend/cpu/matmul/kernel.h"
 
@@ -53,12 +52,8 @@ void packed_tile(const TileArgs& t) {
   // core: Q5_0 640×2048 at 832 rows 130-146 → 149-161 GOP/s, equal at 16 rows; Gemma 3 270M's
   // 256- and 832-token prefills 5-7% faster (best of six).
   constexpr int64_t kDecodeRows = 8;
-  thread_local std::vector<uint8_t> dec_buf;
-  uint8_t* dec = nullptr;
-  if (K::kDecodes && t.m >= kDecodeRows) {
-    if (dec_buf.size() < size_t(nb * 512 + 32)) dec_buf.resize(size_t(nb * 512 + 32));
-    dec = dec_buf.data() + (32 - reinterpret_cast<uintptr_t>(dec_buf.data()) % 32) % 32;
-  }
+  uint8_t* dec = nullptr;  // in the pool thread's scratch (64-byte aligned)
+  if (K::kDecodes && t.m >= kDecodeRows) dec = t.scratch->get(kTileSlot0, size_t(nb * 512 + 32));
   // Activation rows per pass over the groups: ~256 KiB of them stay in L2 while n is swept.
   const int64_t mc = std::max<int64_t>(4, (256 << 10) / t.a_stride / 4 * 4);
   alignas(32) float out[8][8];

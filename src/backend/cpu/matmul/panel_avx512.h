@@ -167,21 +167,11 @@ void panel_rows(const Blocks& blocks, int64_t nb, const uint8_t* a, int64_t a_st
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ys, live, _mm512_permutexvar_ps(pi_index(), acc[r]));
 }
 
-// Per-thread panel buffer from aligned_alloc (see amx_bf16_avx512.cc on std::vector here).
-struct PanelScratch {
-  void* p = nullptr;
-  size_t bytes = 0;
-  ~PanelScratch() { std::free(p); }
-  PBlock* get(int64_t count) {
-    const size_t need = size_t(count) * sizeof(PBlock);
-    if (bytes < need) {
-      std::free(p);
-      p = std::aligned_alloc(64, need);
-      bytes = p ? need : 0;
-    }
-    return static_cast<PBlock*>(p);
-  }
-};
+
+// A panel of nb PBlocks in the pool thread's scratch.
+inline PBlock* panel_scratch(const TileArgs& t, int64_t nb) {
+  return reinterpret_cast<PBlock*>(t.scratch->get(kTileSlot0, size_t(nb) * sizeof(PBlock)));
+}
 
 // Activation rows [i0, i1) against the 16-row panel at column j0 (blocks(b): its blocks), in
 // groups of 16, 8, 4, 2, 1 rows; the first group's pass prefetches the next panel's weights.
@@ -212,8 +202,7 @@ void panel_groups(const TileArgs& t, int64_t i0, int64_t i1, int64_t j0, const B
 template <class D, Epi EPI>
 void panel_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ws = t.w_stride;
-  thread_local PanelScratch scratch;
-  PBlock* panel = scratch.get(nb);
+  PBlock* panel = panel_scratch(t, nb);
   // Activation rows per pass over the panels: ~512 KiB of them stay in L2 while n is swept.
   const int64_t mc = std::max<int64_t>(16, (512 << 10) / t.a_stride / 16 * 16);
   for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
@@ -234,8 +223,7 @@ template <class D, Epi EPI>
 void packed_tile(const TileArgs& t) {
   const int64_t nb = t.k / 32, ws = t.w_stride;
   const int64_t mc = std::max<int64_t>(16, (512 << 10) / t.a_stride / 16 * 16);
-  thread_local PanelScratch scratch;
-  PBlock* panel = t.m > 16 ? scratch.get(nb) : nullptr;
+  PBlock* panel = t.m > 16 ? panel_scratch(t, nb) : nullptr;
   for (int64_t i0 = 0; i0 < t.m; i0 += mc) {
     const int64_t i1 = std::min(t.m, i0 + mc);
     for (int64_t j0 = 0; j0 < t.n; j0 += 16) {
