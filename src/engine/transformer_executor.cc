@@ -4,17 +4,11 @@
 // model propagate: AsyncEngine ends the batch's requests.
 #include "engine/transformer_executor.h"
 
-#include <mutex>
 #include <string>
 
 #include "core/error.h"
 
 namespace oxyd::engine {
-namespace {
-// The CPU kernels share one ThreadPool whose run() takes one job at a time (core/thread_pool.h):
-// engines of different models (one thread each) take turns for a whole forward.
-std::mutex g_forward_mu;
-}  // namespace
 
 int64_t kv_bytes_per_token(const model::Transformer& m, DType kv_dtype, int kv_quant_bits) {
   const loader::ModelConfig& c = m.config();
@@ -41,7 +35,6 @@ std::span<const float> TransformerExecutor::run(const runner::ForwardBatch& batc
   b.max_blocks_per_req = batch.max_blocks_per_req;
   b.slot_mapping = batch.slot_mapping;
   b.logits_indices = batch.logits_indices;
-  std::lock_guard lock(g_forward_mu);
   const Tensor out = model_.forward(b, cache_);  // [num_logits, vocab] F32
   const size_t vocab = static_cast<size_t>(vocab_size());
   const size_t n = batch.logits_indices.size() * vocab;
