@@ -18,7 +18,7 @@
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul/pack.h"
 #include "bench_util.h"
 #include "core/dtype.h"
 #include "core/half.h"

@@ -18,7 +18,7 @@
 // (q4/q3/q2: the quantized cache of --kv-quant lossless/balanced/aggressive, core/kv_quant.h;
 // --amx off: matmul keeps to the AVX-512 VNNI/FMA kernels, --panel off: batched 32-block matmuls
 // keep to the row-dot VNNI kernels, --pack off: 32-block weights stay in their file rows instead
-// of matmul_pack.h's 16-row groups; all for before/after comparisons)
+// of matmul/pack.h's 16-row groups; all for before/after comparisons)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul/pack.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "model/transformer.h"

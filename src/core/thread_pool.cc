@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <new>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -30,7 +31,26 @@ std::unique_ptr<ThreadPool> g_pool;
 std::mutex g_pool_mu;
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+ThreadScratch::~ThreadScratch() {
+  for (void* p : p_) std::free(p);
+}
+
+uint8_t* ThreadScratch::get(int slot, size_t bytes) {
+  reserve(slot, bytes);
+  used_[slot] = std::max(used_[slot], bytes);
+  return static_cast<uint8_t*>(p_[slot]);
+}
+
+void ThreadScratch::reserve(int slot, size_t bytes) {
+  if (held_[slot] >= bytes) return;
+  std::free(p_[slot]);
+  p_[slot] = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p_[slot]) throw std::bad_alloc();
+  held_[slot] = bytes;
+}
+
+ThreadPool::ThreadPool(int num_threads)
+    : num_threads_(std::max(1, num_threads)), scratch_(std::make_unique<ThreadScratch[]>(size_t(num_threads_))) {
   for (int i = 1; i < num_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
 }
 
@@ -45,6 +65,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run(const std::function<void(int, int)>& fn) {
+  std::lock_guard<std::recursive_mutex> turn(turn_mu_);
   if (num_threads_ == 1) {
     fn(0, 1);
     return;

@@ -1,17 +1,21 @@
 // ThreadPool: a persistent set of worker threads for the CPU backend's compute kernels. The
 // caller is thread 0 and takes part; run() returns when every thread has finished its share.
 // Workers spin briefly between jobs (decode issues thousands of short jobs per second) and then
-// sleep on a condition variable. One job at a time: run() is not reentrant and is meant to be
-// called from a single thread (the engine thread).
+// sleep on a condition variable. One job at a time: callers on several threads (the engines of
+// models served side by side) take turns, a job each, or several in a row under take_turn().
+// Each pool thread owns a ThreadScratch for the kernels it runs (index 0: the caller's).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/thread_scratch.h"
 
 namespace oxyd {
 
@@ -24,8 +28,16 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  /// Runs fn(thread_idx, num_threads) on every thread, the caller as thread 0.
+  /// Runs fn(thread_idx, num_threads) on every thread, the caller as thread 0. Callers on other
+  /// threads wait for their turn; fn must not call run() of this pool on another thread.
   void run(const std::function<void(int, int)>& fn);
+
+  /// Holds this pool for the calling thread until the lock is released: several run()s in a row
+  /// (and thread 0's scratch between them) without another caller's job in between. Reentrant:
+  /// run() and take_turn() on the holding thread go ahead.
+  std::unique_lock<std::recursive_mutex> take_turn() { return std::unique_lock<std::recursive_mutex>(turn_mu_); }
+  /// The scratch of pool thread idx (0: the caller holding the turn).
+  ThreadScratch& scratch(int idx) { return scratch_[idx]; }
 
   /// One wait of a spin loop inside a job (e.g. a barrier between two phases of fn): a CPU pause,
   /// and every 64th spin a yield of the core, as the pool's own waits do.
@@ -40,6 +52,8 @@ class ThreadPool {
   void worker(int idx);
 
   int num_threads_;
+  std::unique_ptr<ThreadScratch[]> scratch_;
+  std::recursive_mutex turn_mu_;  // callers take turns (see take_turn)
   std::vector<std::thread> threads_;
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};

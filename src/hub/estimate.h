@@ -11,7 +11,7 @@
 //   Plus, with EstimateParams::packed_extra (the CLI's: model::packed_weight_extra_bytes), what the
 //   copies the CPU matmul packs its weights into add over the file rows they replace: rows padded
 //   to 16, and on AVX2 Q4_K / Q5_K / IQ4_XS 148/144, 180/176, 138/136 bytes per super-block
-//   (backend/cpu/matmul_pack.h). resident_weight_bytes() gives the sum.
+//   (backend/cpu/matmul/pack.h). resident_weight_bytes() gives the sum.
 // * KV, per attention layer and sequence, K and V each: tokens × kv_heads × head_vector_bytes,
 //     tokens = round_up(ctx, bs): the server sizes its paged pool in whole contexts for every
 //     layer (one block table per sequence serves all layers), sliding-window layers included.

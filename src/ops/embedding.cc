@@ -4,7 +4,7 @@
 #include <string>
 
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul_decode.h"
+#include "backend/cpu/matmul/decode.h"
 #include "core/error.h"
 
 namespace oxyd::ops {

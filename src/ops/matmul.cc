@@ -4,8 +4,8 @@
 #include <string>
 
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul_decode.h"
-#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul/decode.h"
+#include "backend/cpu/matmul/pack.h"
 #include "core/error.h"
 
 namespace oxyd::ops {

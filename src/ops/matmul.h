@@ -13,7 +13,7 @@ namespace oxyd::ops {
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
 /// Whether the CPU matmul would rather read `w` from a packed copy on this machine
-/// (backend/cpu/matmul_pack.h): a 2-D Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL weight on AVX-512
+/// (backend/cpu/matmul/pack.h): a 2-D Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL weight on AVX-512
 /// VNNI without AMX, those and Q4_K / Q5_K / Q6_K / IQ4_XS on AVX2.
 bool matmul_wants_packed(const Tensor& w);
 /// Bytes of that copy, and writing it (w.packed then points at out, which the caller owns).

@@ -3,18 +3,11 @@
 // forward; execute: a copy). Errors from the model propagate: EngineCore isolates the requests.
 #include "runner/model_runner.h"
 
-#include <mutex>
 #include <string>
 
 #include "core/error.h"
 
 namespace oxyd::runner {
-namespace {
-// The CPU kernels share one ThreadPool whose run() takes one job at a time (core/thread_pool.h):
-// engines of different models (one thread each) take turns for a whole forward.
-std::mutex g_forward_mu;
-}  // namespace
-
 int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
   const loader::ModelConfig& c = m.config();
   // K and V, every layer, [num_key_value_heads, head_dim] each (model::KvCache's layout).
@@ -29,7 +22,6 @@ ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t bloc
 int32_t ModelRunner::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 
 std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::vector<float>&) {
-  std::lock_guard lock(g_forward_mu);
   const Tensor out = model_.forward(batch, cache_);  // [num_logits, vocab] F32
   const size_t vocab = static_cast<size_t>(vocab_size());
   const size_t n = batch.logits_indices.size() * vocab;

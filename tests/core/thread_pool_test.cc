@@ -1,7 +1,10 @@
-// ThreadPool: every index covered exactly once, repeated short jobs, and a pool of one.
+// ThreadPool: every index covered exactly once, repeated short jobs, a pool of one; callers on
+// several threads taking turns; the scratch each pool thread owns.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -30,6 +33,66 @@ TEST(ThreadPool, ParallelForRanges) {
   int calls = 0;
   one.run([&](int idx, int num) { calls += (idx == 0 && num == 1); });
   EXPECT_EQ(calls, 1);
+}
+
+TEST(ThreadPool, CallersOnSeveralThreadsTakeTurns) {
+  ThreadPool pool(3);
+  constexpr int kCallers = 4, kReps = 500, kItems = 61;
+  std::atomic<int> owner{-1};
+  std::atomic<int> overlaps{0}, wrong{0};
+  auto caller = [&](int c) {
+    for (int rep = 0; rep < kReps; ++rep) {
+      std::vector<std::atomic<int>> hits(kItems);
+      pool.run([&](int idx, int num) {
+        owner.store(c);
+        for (int i = idx; i < kItems; i += num) hits[i].fetch_add(1);
+        if (owner.load() != c) overlaps.fetch_add(1);  // another caller's job ran meanwhile
+      });
+      for (auto& h : hits) wrong.fetch_add(h.load() != 1);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kCallers; ++c) threads.emplace_back(caller, c);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ThreadPool, TurnKeepsThreadZeroScratchAcrossJobs) {
+  ThreadPool pool(2);
+  std::atomic<int> wrong{0};
+  auto caller = [&](uint8_t c) {
+    for (int rep = 0; rep < 300; ++rep) {
+      const auto turn = pool.take_turn();
+      uint8_t* mine = pool.scratch(0).get(3, 256);
+      for (int i = 0; i < 256; ++i) mine[i] = c;
+      for (int job = 0; job < 2; ++job)
+        pool.run([&](int idx, int) {
+          uint8_t* s = pool.scratch(idx).get(0, 1024);  // each pool thread its own
+          for (int i = 0; i < 1024; ++i) s[i] = c;
+        });
+      for (int i = 0; i < 256; ++i) wrong.fetch_add(mine[i] != c);
+    }
+  };
+  std::thread a(caller, uint8_t(1)), b(caller, uint8_t(2));
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ThreadScratch, GrowsOnlyAlignedAndCountsUse) {
+  ThreadScratch s;
+  EXPECT_EQ(s.held(0), 0u);
+  uint8_t* p = s.get(0, 100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(s.held(0), 100u);
+  EXPECT_EQ(s.used(0), 100u);
+  EXPECT_EQ(s.get(0, 50), p);  // no shrinking, no reallocation
+  EXPECT_EQ(s.used(0), 100u);
+  s.reserve(1, 4096);
+  EXPECT_EQ(s.held(1), 4096u);
+  EXPECT_EQ(s.used(1), 0u);
+  EXPECT_EQ(s.held(0), 100u);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul/pack.h"
 #include "backend/reference/get_rows.h"
 #include "backend/reference/matmul.h"
 #include "core/error.h"
@@ -134,7 +134,7 @@ struct IsaGuard {
 
 using backend::cpu::PackLayout;
 
-// A packed copy (matmul_pack.h) of w in `layout`, with w.data pointed at rows whose every scale is
+// A packed copy (matmul/pack.h) of w in `layout`, with w.data pointed at rows whose every scale is
 // NaN, so that any read of the original rows shows in the results.
 struct PackedWeight {
   Buffer packed;
@@ -332,10 +332,10 @@ TEST_P(MatmulFormat, BatchedDecodeEdgeActivations) {
   }
 }
 
-// The formats with a packed layout (matmul_pack.h).
+// The formats with a packed layout (matmul/pack.h).
 class MatmulPacked : public ::testing::TestWithParam<DType> {};
 
-// Weights packed at load (matmul_pack.h: AVX-512 without AMX, or AVX2) go through the packed
+// Weights packed at load (matmul/pack.h: AVX-512 without AMX, or AVX2) go through the packed
 // kernel at every m, including the single-row decode that otherwise takes the row-dot kernels.
 TEST_P(MatmulPacked, PackedWeightsMatchReference) {
   const DType t = GetParam();

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "backend/cpu/matmul_decode.h"
-#include "backend/cpu/matmul_pack.h"
+#include "backend/cpu/matmul/decode.h"
+#include "backend/cpu/matmul/pack.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -21,7 +21,7 @@ void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Te
   const int64_t row_bytes = table.row_bytes();
   const uint8_t* base = static_cast<const uint8_t*>(table.data);
   float* dst = out.ptr<float>();
-  // A packed table (matmul_pack.h) is read from its packed copy: the original rows may have been
+  // A packed table (matmul/pack.h) is read from its packed copy: the original rows may have been
   // released at load. Each row is put back into its block layout, then decoded as usual.
   const bool packed = table.packed && packable(table.dtype) && table.packed_layout != 0;
   parallel_for(num_ids, std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {

@@ -1,5 +1,6 @@
 // CPU matmul y = x·wᵀ for every weight format, and get_rows (embedding lookup) from any format.
-// Kernels exist per ISA (scalar, AVX2, AVX-512); the best one this CPU supports is chosen once
+// Kernels exist per ISA (scalar, AVX2, AVX-512); which one serves a weight is the table of
+// backend/cpu/matmul/select.cc, for the best ISA this CPU supports, chosen once
 // from CPUID (backend/cpu/isa.h), and tests/benches may force a lower one. Work is split over the global ThreadPool.
 // Inputs are assumed valid (ops/matmul.h checks them); violations are caught by OXYD_CHECK.
 #pragma once
@@ -34,7 +35,7 @@ void matmul_reserve_scratch(int64_t bytes);
 /// instead) until set back to true. Not for use while matmul runs on other threads.
 void set_matmul_amx(bool allowed);
 /// Tests and benches: false keeps batched matmuls of the 32-block formats on the row-dot VNNI
-/// kernels instead of the 16-row panel kernel (matmul_q32_panel_avx512.cc), likewise.
+/// kernels instead of the 16-row panel kernel (matmul/block32_panel_avx512.cc), likewise.
 void set_matmul_panel(bool allowed);
 
 /// out[i, :] = table[ids[i], :] as f32, for every dtype matmul accepts. ids must be in range.
