@@ -8,9 +8,11 @@
 #include "core/error.h"
 #include "loader/gguf.h"
 #include "loader/model_config.h"
+#include "model/model_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace oxyd::loader;
+  using oxyd::model::model_config_from_gguf;
   std::span<const uint8_t> bytes(data, size);
   // The remote-header path with the size unknown (asks for more) and known.
   try {

@@ -13,12 +13,15 @@
 #include "core/json_parse.h"
 #include "loader/gguf.h"
 #include "loader/model_config.h"
+#include "model/model_config.h"
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
 
 namespace {
 
 using namespace oxyd::loader;
+using oxyd::model::model_config_from_gguf;
+using oxyd::model::parse_hf_config;
 
 // What a validated model promises the engine (KV cache, RoPE tables, matmul shapes).
 void check_invariants(const ModelConfig& c) {

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/json_parse.h"
 #include "loader/model_validate.h"
+#include "model/model_config.h"
 
 namespace fs = std::filesystem;
 
@@ -19,8 +20,8 @@ namespace {
 
 std::string gguf_tokenizer_kind(const std::string& model) {
   if (model == "gpt2") return "gpt2 (byte-level BPE)";
-  if (model == "llama") return "llama (SentencePiece)";
-  if (model == "bert") return "bert (WordPiece)";
+  if (model == "llama") return "llama (SentencePiece)";  // not a model family: tokenizer.ggml.model
+  if (model == "bert") return "bert (WordPiece)";  // not a model family: tokenizer.ggml.model
   if (model == "t5") return "t5 (Unigram)";
   return model.empty() ? "none" : model;
 }
@@ -92,7 +93,7 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
       m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
       all.push_back(t);
     }
-  m.config = loader::model_config_from_gguf(md, &all);
+  m.config = model::model_config_from_gguf(md, &all);
   m.quantization = gguf_quantization(md, all);
   loader::validate_model_tensors(m.config, loader::tensor_descs(all), loader::gguf_token_count(md), md.source());
   m.gguf_tensors.insert(m.gguf_tensors.end(), all.begin(), all.end());
@@ -113,7 +114,7 @@ ModelMeta read_local_meta(const LocalModel& lm) {
     meta_from_gguf(g, hs, m);
     return m;
   }
-  m.config = loader::load_hf_config((fs::path(lm.dir) / "config.json").string());
+  m.config = model::load_hf_config((fs::path(lm.dir) / "config.json").string());
   std::vector<loader::TensorDesc> tensors;
   for (const auto& f : lm.weight_files) {
     std::ifstream in(f, std::ios::binary);
@@ -165,7 +166,7 @@ ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::stri
   }
   if (!info.find("config.json")) throw_error(ErrorCode::NOT_FOUND, repo + " has safetensors but no config.json");
   const std::string cfg = hub.read_small_file(repo, rev, "config.json");
-  m.config = loader::parse_hf_config(parse_json_bounded(cfg, repo + "/config.json"), repo + "/config.json");
+  m.config = model::parse_hf_config(parse_json_bounded(cfg, repo + "/config.json"), repo + "/config.json");
   if (const RepoFile* idx = v.find_file("model.safetensors.index.json")) {
     nlohmann::json j;
     try {

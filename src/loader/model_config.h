@@ -4,6 +4,8 @@
 // (<arch>.* keys with llama.cpp's defaults, llama-arch.cpp). Field names are the Hugging
 // Face ones. Every optional HF key has its transformers default here; a missing required key is
 // Error(INVALID_ARGUMENT) naming the file and key; an unknown family is Error(UNSUPPORTED).
+// The readers are loader/config_family.h; the entry points with the family registry are
+// model/model_config.h.
 #pragma once
 
 #include <cstdint>
@@ -65,10 +67,9 @@ inline constexpr const char* kLinearAttention = "linear_attention";
 
 struct ModelConfig {
   std::string source;        // config.json or GGUF path, for messages
-  std::string architecture;  // HF class, e.g. "Qwen3ForCausalLM" (GGUF: the class llama.cpp maps)
-  std::string model_type;    // HF model_type of the text model, e.g. "gemma3_text"
-  /// Normalized family: llama, mistral, ministral3, qwen2, qwen3, qwen3_moe, qwen3_5,
-  /// qwen3_5_moe, gemma, gemma2, gemma3, gemma4, phi3, granite, olmoe, gpt_oss, bert.
+  std::string architecture;  // HF class, as config.json names it (GGUF: the class llama.cpp maps)
+  std::string model_type;    // HF model_type of the text model (a wrapper: its text_config's)
+  /// Normalized family: the name of a model/archs/ registry entry (e.g. the file name there).
   std::string family;
   std::string gguf_arch;     // general.architecture when read from GGUF, else empty
 
@@ -152,16 +153,5 @@ struct ModelConfig {
   /// The text config JSON (HF only) for anything not normalized here.
   nlohmann::json raw;
 };
-
-/// Reads config.json at `path`.
-ModelConfig load_hf_config(const std::string& path);
-/// Parses an HF config object; `source` names it in errors.
-ModelConfig parse_hf_config(const nlohmann::json& config, const std::string& source);
-/// From GGUF metadata. `tensors`, when given, decides tie_word_embeddings (no output.weight).
-ModelConfig model_config_from_gguf(const GgufMetadata& md,
-                                   const std::vector<GgufTensorInfo>* tensors = nullptr);
-inline ModelConfig model_config_from_gguf(const GgufFile& f) {
-  return model_config_from_gguf(f, &f.tensors());
-}
 
 }  // namespace oxyd::loader

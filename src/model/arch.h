@@ -1,6 +1,6 @@
 // ArchSpec: everything the one transformer needs to know about a model family — tensor names in
 // Hugging Face checkpoints and in GGUF files, and the flags that switch its few variations.
-// A family is one archs/<family>.cc returning an ArchSpec plus one line in arch_registry.cc;
+// A family is one archs/<family>.cc (model/family.h) plus one line in archs/registry.cc;
 // code outside archs/ never branches on a family name (docs/architecture.md §2).
 #pragma once
 

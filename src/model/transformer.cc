@@ -10,7 +10,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "model/arch_registry.h"
+#include "model/archs/registry.h"
+#include "model/model_config.h"
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
@@ -61,9 +62,9 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
 std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   std::unique_ptr<Transformer> t(new Transformer());
   if (fs::is_directory(path)) {
-    t->config_ = loader::load_hf_config((fs::path(path) / "config.json").string());
+    t->config_ = load_hf_config((fs::path(path) / "config.json").string());
   } else if (fs::path(path).extension() == ".gguf") {
-    t->config_ = loader::model_config_from_gguf(loader::GgufFile::open(path));
+    t->config_ = model_config_from_gguf(loader::GgufFile::open(path));
   } else {
     throw Error(ErrorCode::INVALID_ARGUMENT,
                 path + ": expected a .gguf file or a directory with config.json and *.safetensors");

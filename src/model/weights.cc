@@ -13,7 +13,7 @@
 #include "loader/gguf.h"
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
-#include "model/arch_registry.h"
+#include "model/archs/registry.h"
 #include "ops/matmul.h"
 
 namespace oxyd::model {

@@ -8,15 +8,23 @@
 //  * Prefill == token-by-token decode == chunked prefill batched with another request.
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "archs_util.h"
+#include "model/archs/registry.h"
 
 namespace oxyd::model::test {
 namespace {
 
-// Folders under tests/data/archs. llama_tok: Llama with the real Llama 2 vocabulary (32000).
-const char* const kFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma",
-                                 "gemma2", "gemma3", "phi3", "granite", "llama_tok", "qwen3_bf16"};
+// Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
+// the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16.
+std::vector<std::string> arch_folders() {
+  std::vector<std::string> out = registered_families();
+  out.insert(out.end(), {"llama_tok", "qwen3_bf16"});
+  return out;
+}
 
 double max_abs_diff(const float* a, const float* b, size_t n) {
   double m = 0;
@@ -38,7 +46,7 @@ double kl_row(const float* p_logits, const float* q_logits, int64_t n) {
   return kl;
 }
 
-class ArchHf : public ::testing::TestWithParam<const char*> {};
+class ArchHf : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
   const std::string fam = GetParam();
@@ -65,13 +73,13 @@ TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ArchHf, ::testing::ValuesIn(kFamilies),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Families, ArchHf, ::testing::ValuesIn(arch_folders()),
+                         [](const auto& info) { return info.param; });
 
 // The same HF model with F16 / BF16 K/V caches: only the cached K/V are rounded (measured: F16
 // ≤ 4.3e-4, BF16 ≤ 3.6e-3 of the logit range over the 10 models). The BF16 checkpoint adds its
 // weights' bf16-activation error (2× the bf16_activation_oracle's, as in ArchHf).
-class ArchKvDtype : public ::testing::TestWithParam<const char*> {};
+class ArchKvDtype : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ArchKvDtype, HalfCachesStayClose) {
   const std::string fam = GetParam();
@@ -92,28 +100,30 @@ TEST_P(ArchKvDtype, HalfCachesStayClose) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ArchKvDtype, ::testing::ValuesIn(kFamilies),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Families, ArchKvDtype, ::testing::ValuesIn(arch_folders()),
+                         [](const auto& info) { return info.param; });
 
-// (family, format). Mistral has no GGUF case: llama.cpp converts it to the `llama` arch, which
-// drops the sliding window the HF goldens use.
+// (family, format): every GGUF a tests/data/archs/<folder>/goldens.json lists as committed, for
+// every folder of arch_folders() (tools/gen_tiny_models.py decides which: e.g. Mistral has none, as
+// llama.cpp converts it to the `llama` arch, which drops the sliding window the HF goldens use).
 struct GgufCase {
-  const char* family;
-  const char* format;
+  std::string family;
+  std::string format;
   double tol;  // max |Δlogit| vs the same-weights oracle, × logit range
 };
 
-const GgufCase kGgufCases[] = {
-    {"llama", "F32", 1e-3},   {"llama", "F16", 1e-3},  {"llama", "Q8_0", 3e-2},  {"llama", "Q4_0", 3e-2},
-    {"qwen2", "F16", 1e-3},   {"qwen2", "Q8_0", 3e-2}, {"qwen2", "Q4_0", 3e-2},
-    {"qwen3", "F16", 1e-3},   {"qwen3", "Q8_0", 3e-2}, {"qwen3", "Q4_K", 3e-2},
-    {"gemma", "F16", 1e-3},   {"gemma", "Q8_0", 3e-2}, {"gemma", "Q4_0", 3e-2},
-    {"gemma2", "F16", 1e-3},  {"gemma2", "Q8_0", 3e-2}, {"gemma2", "Q4_0", 3e-2},
-    {"gemma3", "F16", 1e-3},  {"gemma3", "Q8_0", 3e-2}, {"gemma3", "Q4_0", 3e-2},
-    {"phi3", "F16", 1e-3},    {"phi3", "Q8_0", 3e-2},  {"phi3", "Q4_0", 3e-2},
-    {"granite", "F16", 1e-3}, {"granite", "Q8_0", 3e-2}, {"granite", "Q4_0", 3e-2},
-    {"llama_tok", "F16", 1e-3}, {"llama_tok", "Q8_0", 3e-2},  // real tokenizer in the GGUF
-};
+std::vector<GgufCase> gguf_cases() {
+  std::vector<GgufCase> out;
+  for (const std::string& fam : arch_folders()) {
+    std::ifstream f(arch_dir(fam) + "/goldens.json");
+    const nlohmann::json g = nlohmann::json::parse(f);
+    if (!g.contains("gguf")) continue;
+    for (const auto& [format, e] : g["gguf"].items())
+      if (e.contains("file") && e["file"].is_string())
+        out.push_back({fam, format, format == "F32" || format == "F16" ? 1e-3 : 3e-2});
+  }
+  return out;
+}
 
 class ArchGguf : public ::testing::TestWithParam<GgufCase> {};
 
@@ -124,7 +134,7 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   ASSERT_TRUE(e["file"].is_string()) << c.family << " " << c.format << " not committed";
   auto m = Transformer::load(arch_dir(c.family) + "/" + e["file"].get<std::string>());
   const int64_t V = g.vocab;
-  const bool is_f32 = std::string(c.format) == "F32";
+  const bool is_f32 = c.format == "F32";
   const int64_t last = g.j["quant_last_positions"];
   int agree = 0;
   double kl_sum = 0;
@@ -142,7 +152,7 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
       double d = max_abs_diff(lg.data() + (n - last) * V, g.quant_logits.data() + off * V, last * V);
       d_quant = d;
       std::printf("[ DIFF    ] %s %s prompt %zu: max |Δlogit| vs same-weights oracle %.3g (%.2g of range)\n",
-                  c.family, c.format, p, d, d / range);
+                  c.family.c_str(), c.format.c_str(), p, d, d / range);
       EXPECT_LE(d, c.tol * range) << c.family << " " << c.format << " prompt " << p << ": max |Δ| " << d
                                   << " vs the oracle on the same quantized weights (range " << range << ")";
     }
@@ -162,7 +172,8 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
       const auto margins = e["oracle_greedy_margins"][p].get<std::vector<double>>();
       size_t safe = 0;
       while (safe < margins.size() && margins[safe] > 3.0 * d_quant) ++safe;
-      std::printf("[ GREEDY  ] %s %s prompt %zu: %zu decisive steps, all must match\n", c.family, c.format, p, safe);
+      std::printf("[ GREEDY  ] %s %s prompt %zu: %zu decisive steps, all must match\n", c.family.c_str(),
+                  c.format.c_str(), p, safe);
       for (size_t i = 0; i < safe; ++i)
         ASSERT_EQ(got[i], want[i]) << c.family << " " << c.format << " prompt " << p << " step " << i
                                    << " (oracle margin " << margins[i] << ")";
@@ -170,9 +181,9 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   }
   const double kl = kl_sum / static_cast<double>(kl_n);
   std::printf("[ KL      ] %s %s: mean KL(F32 reference || ours) over the last %lld positions = %.3g\n",
-              c.family, c.format, static_cast<long long>(last), kl);
-  std::printf("[ GREEDY  ] %s %s: 16-token greedy equal to the oracle's on %d of %zu prompts\n", c.family,
-              c.format, agree, g.prompts.size());
+              c.family.c_str(), c.format.c_str(), static_cast<long long>(last), kl);
+  std::printf("[ GREEDY  ] %s %s: 16-token greedy equal to the oracle's on %d of %zu prompts\n", c.family.c_str(),
+              c.format.c_str(), agree, g.prompts.size());
   // Float formats: every prompt, all 16 steps (quantized ones: the decisive steps, above).
   if (c.tol <= 1e-3) {
     EXPECT_EQ(agree, static_cast<int>(g.prompts.size()))
@@ -184,12 +195,12 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, ArchGguf, ::testing::ValuesIn(kGgufCases), [](const auto& info) {
-  return std::string(info.param.family) + "_" + info.param.format;
+INSTANTIATE_TEST_SUITE_P(Formats, ArchGguf, ::testing::ValuesIn(gguf_cases()), [](const auto& info) {
+  return info.param.family + "_" + info.param.format;
 });
 
 // Continuous batching relies on these three giving the same logits.
-class ArchBatching : public ::testing::TestWithParam<const char*> {};
+class ArchBatching : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
   const std::string fam = GetParam();
@@ -238,8 +249,8 @@ TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ArchBatching, ::testing::ValuesIn(kFamilies),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Families, ArchBatching, ::testing::ValuesIn(arch_folders()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace oxyd::model::test

@@ -14,6 +14,7 @@
 #include "hub/report.h"
 #include "hub_test_util.h"
 #include "loader/gguf_writer.h"
+#include "model/model_config.h"
 
 namespace fs = std::filesystem;
 
@@ -45,7 +46,7 @@ GgufMetadata qwen3_4b() {
 }
 
 TEST(Estimate, FullAttentionMatchesPublishedQwen3Figure) {
-  auto cfg = loader::model_config_from_gguf(qwen3_4b());
+  auto cfg = model::model_config_from_gguf(qwen3_4b());
   EstimateParams p;  // 4096 ctx, 1 seq
   p.kv_format = KvFormat::F16;
   MemoryEstimate e = estimate_memory(cfg, 1000, p);
@@ -65,7 +66,7 @@ TEST(Estimate, FullAttentionMatchesPublishedQwen3Figure) {
 }
 
 TEST(Estimate, KvQuantModesCountCodesAndNorms) {
-  auto cfg = loader::model_config_from_gguf(qwen3_4b());
+  auto cfg = model::model_config_from_gguf(qwen3_4b());
   EstimateParams p;
   // head_dim 128: 128·b/8 code bytes + one 4-byte f32 norm per head vector.
   const int64_t vectors = int64_t(2) * 36 * 8 * 4096;
@@ -93,7 +94,7 @@ TEST(Estimate, SlidingLayersAtFullContextAsThePagedPoolHoldsThem) {
   put<uint32_t>(md, "gemma3.feed_forward_length", 2048);
   put<uint32_t>(md, "gemma3.attention.sliding_window", 512);
   put<uint32_t>(md, "gemma3.vocab_size", 262144);  // model validation needs a vocabulary
-  auto cfg = loader::model_config_from_gguf(md);
+  auto cfg = model::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 32768;
   p.kv_format = KvFormat::F16;
@@ -137,7 +138,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   put<uint32_t>(md, "qwen35.ssm.time_step_rank", 4);  // Hv
   put<uint32_t>(md, "qwen35.ssm.inner_size", 64);     // Hv·dv → dv = 16
   put<uint32_t>(md, "qwen35.vocab_size", 248320);     // model validation needs a vocabulary
-  auto cfg = loader::model_config_from_gguf(md);
+  auto cfg = model::model_config_from_gguf(md);
   EstimateParams p;
   p.context_len = 2048;
   p.num_sequences = 3;
@@ -155,7 +156,7 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
 }
 
 TEST(Estimate, RuntimeBuffersFollowTheWrittenFormula) {
-  auto cfg = loader::model_config_from_gguf(qwen3_4b());
+  auto cfg = model::model_config_from_gguf(qwen3_4b());
   EstimateParams p;
   // T = 1024 tokens; per token x, h (2·2560), q, attention out (2·32·128), k, v (2·8·128), gate,
   // up (2·9728) f32; one row into the head (2560) and its logits (151936).

@@ -11,11 +11,14 @@
 #include "loader/model_config.h"
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
+#include "model/model_config.h"
 #include "test_util.h"
 
 namespace oxyd::loader {
 namespace {
 
+using model::load_hf_config;
+using model::model_config_from_gguf;
 using test::expect_error;
 using test::TempDir;
 namespace hostile = test::hostile;

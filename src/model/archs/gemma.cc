@@ -1,18 +1,26 @@
 // GemmaForCausalLM (Gemma 1): x̂·(1 + w) norms, embeddings × √hidden, GeGLU (tanh gelu).
-#include "model/archs/archs.h"
+#include "model/family.h"
 
 namespace oxyd::model::archs {
 
-const ArchSpec& gemma() {
-  static const ArchSpec spec = [] {
-    ArchSpec s;
-    s.family = "gemma";
-    s.act = backend::Activation::GELU_TANH;
-    s.norm_one_plus_in_hf = true;
-    s.embed_scale_sqrt_hidden = true;
-    return s;
+const Family& gemma() {
+  static const Family family = [] {
+    Family f;
+    f.config.name = "gemma";
+    f.config.hf_model_types = {{"gemma", "GemmaForCausalLM"}};
+    f.config.gguf_archs = {"gemma"};
+    f.config.gguf_architecture = "GemmaForCausalLM";
+    f.config.gguf_model_type = "gemma";
+    f.config.tie_word_embeddings = true;
+    f.config.hidden_act = "gelu_pytorch_tanh";
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    f.arch.act = backend::Activation::GELU_TANH;
+    f.arch.norm_one_plus_in_hf = true;
+    f.arch.embed_scale_sqrt_hidden = true;
+    return f;
   }();
-  return spec;
+  return family;
 }
 
 }  // namespace oxyd::model::archs

@@ -1,17 +1,24 @@
 // GraniteForCausalLM: Llama with embedding, attention, residual and logits multipliers (ModelConfig);
 // llama.cpp's converter is a Llama subclass, so its GGUF carries the NORM-rope Q/K permutation.
-#include "model/archs/archs.h"
+#include "model/family.h"
 
 namespace oxyd::model::archs {
 
-const ArchSpec& granite() {
-  static const ArchSpec spec = [] {
-    ArchSpec s;
-    s.family = "granite";
-    s.gguf_rope_interleaved = true;
-    return s;
+const Family& granite() {
+  static const Family family = [] {
+    Family f;
+    f.config.name = "granite";
+    f.config.hf_model_types = {{"granite", "GraniteForCausalLM"}};
+    f.config.gguf_archs = {"granite"};
+    f.config.gguf_architecture = "GraniteForCausalLM";
+    f.config.gguf_model_type = "granite";
+    f.config.rms_norm_eps = 1e-5;
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    f.arch.gguf_rope_interleaved = true;
+    return f;
   }();
-  return spec;
+  return family;
 }
 
 }  // namespace oxyd::model::archs

@@ -1,16 +1,25 @@
 // Qwen3ForCausalLM: per-head q_norm / k_norm before RoPE; head_dim may differ from hidden/heads.
-#include "model/archs/archs.h"
+// Sliding window as Qwen2.
+#include "model/archs/config_hooks.h"
+#include "model/family.h"
 
 namespace oxyd::model::archs {
 
-const ArchSpec& qwen3() {
-  static const ArchSpec spec = [] {
-    ArchSpec s;
-    s.family = "qwen3";
-
-    return s;
+const Family& qwen3() {
+  static const Family family = [] {
+    Family f;
+    f.config.name = "qwen3";
+    f.config.hf_model_types = {{"qwen3", "Qwen3ForCausalLM"}};
+    f.config.gguf_archs = {"qwen3"};
+    f.config.gguf_architecture = "Qwen3ForCausalLM";
+    f.config.gguf_model_type = "qwen3";
+    f.config.hf_sliding_window = hf_sliding_window_if_used;
+    f.config.hf_layer_types = hf_layers_after_max_window;
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    return f;
   }();
-  return spec;
+  return family;
 }
 
 }  // namespace oxyd::model::archs

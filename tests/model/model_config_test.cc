@@ -5,13 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../loader/test_util.h"
 #include "loader/model_config.h"
-#include "test_util.h"
+#include "model/model_config.h"
 
 namespace oxyd::loader {
 namespace {
 
 using nlohmann::json;
+using model::load_hf_config;
+using model::model_config_from_gguf;
+using model::parse_hf_config;
 using test::expect_error;
 using test::fixture;
 

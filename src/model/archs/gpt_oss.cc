@@ -1,0 +1,37 @@
+// GptOssForCausalLM: recognised, not runnable yet (MoE, mxfp4). Alternating sliding layers (window
+// 128 unless the key is present, null included), clamped SwiGLU (limit 7.0), q/k/v/o biases.
+#include "model/archs/config_hooks.h"
+#include "model/family.h"
+
+namespace oxyd::model::archs {
+namespace {
+
+// GptOssConfig: sliding_window = 128 by default, but an explicit null stays null.
+void hf_sliding_window(const Obj& t, ModelConfig& c) {
+  if (!t.contains("sliding_window")) c.sliding_window = 128;
+}
+
+}  // namespace
+
+const Family& gpt_oss() {
+  static const Family family = [] {
+    Family f;
+    f.config.name = "gpt_oss";
+    f.config.hf_model_types = {{"gpt_oss", "GptOssForCausalLM"}};
+    f.config.gguf_archs = {"gpt-oss", "gptoss"};
+    f.config.gguf_architecture = "GptOssForCausalLM";
+    f.config.gguf_model_type = "gpt_oss";
+    f.config.rms_norm_eps = 1e-5;
+    f.config.attention_bias = true;
+    f.config.hf_rope_full.rope_theta = 150000.0;
+    f.config.moe_width_is_intermediate_size = true;
+    f.config.swiglu_limit = 7.0;
+    f.config.hf_sliding_window = hf_sliding_window;
+    f.config.hf_layer_types = hf_layers_alternating;
+    f.config.gguf_layer_types = gguf_layers_alternating;
+    return f;
+  }();
+  return family;
+}
+
+}  // namespace oxyd::model::archs
