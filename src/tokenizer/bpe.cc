@@ -171,6 +171,8 @@ void Bpe::merge_word(std::string_view word, std::vector<int32_t>& out) const {
     if (unk_id_ >= 0) {
       if (pending_unk >= 0 && !options_.fuse_unk) push(pending_unk);
       pending_unk = unk_id_;
+    } else if (options_.unknown_splits) {
+      push(-1);  // no merge has it (lookup keys are real ids); dropped below
     }
   }
   if (pending_unk >= 0) push(pending_unk);
@@ -218,7 +220,7 @@ void Bpe::merge_word(std::string_view word, std::vector<int32_t>& out) const {
     }
   }
   for (const Symbol& s : symbols)
-    if (!s.removed) out.push_back(s.id);
+    if (!s.removed && s.id >= 0) out.push_back(s.id);
 }
 
 }  // namespace oxyd::tokenizer

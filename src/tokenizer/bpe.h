@@ -23,6 +23,9 @@ struct BpeOptions {
   bool byte_fallback = false;
   bool ignore_merges = false;
   bool ignore_merges_newline_runs = false;  // ignore_merges for words made of "\n" only (llama.cpp gemma4)
+  // llama.cpp's BPE: a character with no token (no byte token, no unk either) still stands between
+  // its neighbours while merging, then writes nothing; HF drops it first, so its neighbours may merge.
+  bool unknown_splits = false;
   std::string continuing_subword_prefix;
   std::string end_of_word_suffix;
 };

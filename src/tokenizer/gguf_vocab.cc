@@ -251,6 +251,7 @@ class GgufTokenizerBuilder {
     o.ignore_merges = lp->ignore_merges;
     o.ignore_merges_newline_runs = lp->newline_runs_whole;
     o.byte_fallback = !lp->byte_encode;
+    o.unknown_splits = true;  // llama.cpp's merge loop (bpe.h)
     const std::string where = src_ + ": tokenizer.ggml.pre '" + pre_name + "'";
     PreTokenizer seq;
     seq.kind = PreTokenizer::Kind::SEQUENCE;

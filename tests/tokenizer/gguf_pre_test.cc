@@ -123,14 +123,16 @@ TEST(GgufPre, EveryLlamaCppPreValueMatchesLlamaCpp) {
       EXPECT_EQ(ok, texts.size()) << pre;
     }
   }
-  // llama.cpp accepted every value it was given; the values without a golden are listed.
-  EXPECT_TRUE(g["refused"].empty()) << g["refused"].dump();
+  // Every value has a golden except "whitespace", whose pattern makes llama.cpp 0.3.36 abort on this
+  // byte-level vocabulary (an assertion on merges holding a space): no oracle for it here.
+  EXPECT_EQ(g["refused"].size(), 1u) << g["refused"].dump();
+  EXPECT_TRUE(g["refused"].contains("whitespace")) << g["refused"].dump();
   std::string missing;
   for (const std::string& pre : llamacpp_pre_names())
-    if (!covered.count(pre)) missing += " " + pre;
+    if (!covered.count(pre) && !g["refused"].contains(pre)) missing += " " + pre;
   std::printf("%zu of %zu pre values have llama.cpp goldens; without:%s\n", covered.size(),
               llamacpp_pre_names().size(), missing.c_str());
-  EXPECT_GE(covered.size(), 20u);
+  EXPECT_EQ(missing, "");
 }
 
 TEST(GgufPre, UnknownPreValueIsAClearError) {
