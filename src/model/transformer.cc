@@ -15,6 +15,7 @@
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
+#include "ops/dispatch.h"
 #include "ops/rms_norm.h"
 #include "ops/rope_scaling.h"
 
@@ -152,7 +153,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   last_num_logits_ = num_logits;
   if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
     reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
-  ops::matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once this thread holds it
+  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
   const int64_t T = b.num_tokens(), H = c.hidden_size;
