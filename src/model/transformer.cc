@@ -127,7 +127,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
 
 KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format) const {
   return KvCache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads,
-                 config_.head_dim, format);
+                 config_.head_dim, format, weights_->lm_head.device);
 }
 
 void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
@@ -189,8 +189,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
-  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need) logits_ = Buffer(need);
-  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V});
+  const Device dev = weights_->lm_head.device;
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need)
+    logits_ = ops::device_backend(dev).allocate(need);
+  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);
   out.shape[0] = R;
   if (R == 0) return out;
   sel_.resize(R * H);

@@ -71,7 +71,8 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   attn_ws_.v.reserve(size_t(T * kv_dim));
   mlp_ws_.gate.reserve(size_t(T * I));
   mlp_ws_.up.reserve(size_t(T * I));
-  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need) logits_ = Buffer(need);
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need)
+    logits_ = ops::device_backend(weights_->lm_head.device).allocate(need);
   reserved_scratch_bytes_ = max_scratch(*weights_, c, T, R);
   ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);
 }
