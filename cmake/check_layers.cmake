@@ -132,7 +132,7 @@ function(oxyd_check_layers)
   # backend/cuda has its own CMakeLists (built only where nvcc is); its files are checked anyway.
   list(FIND layers backend_cuda i)
   if(i LESS 0 AND EXISTS "${CMAKE_SOURCE_DIR}/src/backend/cuda")
-    set(cuda_deps oxyd_core)
+    set(cuda_deps oxyd_backend oxyd_core)
     if(TARGET oxyd_backend_cuda)
       get_target_property(cuda_deps oxyd_backend_cuda INTERFACE_LINK_LIBRARIES)
     endif()

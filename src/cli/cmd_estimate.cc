@@ -11,7 +11,7 @@
 #include "hub/report.h"
 #include "hub/store.h"
 #include "model/weights.h"
-#include "ops/matmul.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::cli {
 
@@ -54,7 +54,7 @@ void register_estimate(CLI::App& app, int& exit_code) {
     p.max_batch_tokens = o->max_batch_tokens;
     p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
       const auto dt = dtype_from_name(type);  // this machine's CPU kernels
-      return dt ? ops::matmul_scratch_bytes(*dt, m, k) : hub::default_matmul_scratch(type, m, k);
+      return dt ? ops::device_backend(Device::CPU).matmul_scratch_bytes(*dt, m, k) : hub::default_matmul_scratch(type, m, k);
     };
     // The copies this machine's matmul packs weights into (a family the engine lacks: as stored).
     p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {

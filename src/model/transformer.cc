@@ -15,6 +15,7 @@
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
+#include "ops/dispatch.h"
 #include "ops/rms_norm.h"
 #include "ops/rope_scaling.h"
 
@@ -126,7 +127,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
 
 KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format) const {
   return KvCache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads,
-                 config_.head_dim, format);
+                 config_.head_dim, format, weights_->lm_head.device);
 }
 
 void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
@@ -152,7 +153,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   last_num_logits_ = num_logits;
   if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
     reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
-  ops::matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once this thread holds it
+  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
   const int64_t T = b.num_tokens(), H = c.hidden_size;
@@ -188,8 +189,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
-  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need) logits_ = Buffer(need);
-  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V});
+  const Device dev = weights_->lm_head.device;
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need)
+    logits_ = ops::device_backend(dev).allocate(need);
+  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);
   out.shape[0] = R;
   if (R == 0) return out;
   sel_.resize(R * H);

@@ -70,7 +70,7 @@ class Transformer {
   layers::AttentionWorkspace attn_ws_;
   layers::MlpWorkspace mlp_ws_;
   std::vector<float> x_, h_, sel_;           // residual stream, normed / branch output, selected rows
-  Buffer logits_;
+  backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.
   int64_t ws_tokens_ = 0, ws_logits_ = 0, reserved_scratch_bytes_ = 0, last_num_logits_ = 0;

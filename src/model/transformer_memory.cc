@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "model/transformer.h"
-#include "ops/matmul.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::model {
 namespace {
@@ -22,9 +22,10 @@ MemoryUsage Transformer::memory_usage() const {
     u.workspace += capacity_bytes(*v);
     u.workspace_used += size_bytes(*v);
   }
-  u.workspace += int64_t(logits_.size()) + ops::matmul_scratch_held();
+  const backend::Backend& be = ops::device_backend(weights_->lm_head.device);
+  u.workspace += int64_t(logits_.size()) + be.matmul_scratch_held();
   u.workspace_used += int64_t(sizeof(float)) * std::max<int64_t>(last_num_logits_, 1) * config_.vocab_size +
-                      ops::matmul_scratch_used();
+                      be.matmul_scratch_used();
   return u;
 }
 
@@ -32,11 +33,12 @@ MemoryUsage Transformer::memory_usage() const {
 // on R rows.
 static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64_t T, int64_t R) {
   const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim, I = c.intermediate_size;
-  int64_t m = R > 0 ? ops::matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
+  const backend::Backend& be = ops::device_backend(w.lm_head.device);
+  int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
   for (const LayerWeights& L : w.layers) {
-    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.gate, &L.up}) m = std::max(m, ops::matmul_scratch_bytes(t->dtype, T, H));
-    m = std::max(m, ops::matmul_scratch_bytes(L.o.dtype, T, q_dim));
-    m = std::max(m, ops::matmul_scratch_bytes(L.down.dtype, T, I));
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
+    m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
   }
   return m;
 }
@@ -69,9 +71,10 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   attn_ws_.v.reserve(size_t(T * kv_dim));
   mlp_ws_.gate.reserve(size_t(T * I));
   mlp_ws_.up.reserve(size_t(T * I));
-  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need) logits_ = Buffer(need);
+  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need)
+    logits_ = ops::device_backend(weights_->lm_head.device).allocate(need);
   reserved_scratch_bytes_ = max_scratch(*weights_, c, T, R);
-  ops::matmul_reserve_scratch(reserved_scratch_bytes_);
+  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);
 }
 
 }  // namespace oxyd::model

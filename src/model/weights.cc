@@ -14,7 +14,7 @@
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
 #include "model/archs/registry.h"
-#include "ops/matmul.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::model {
 
@@ -122,19 +122,20 @@ void Weights::pack_for_matmul() {
   // and one allocation is backed by huge pages as a whole (see Buffer), where per-tensor buffers of
   // a small model (1-2 MiB each) were all on 4 KiB pages. Pages become resident as they are
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
+  const backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
-  if (ops::matmul_wants_packed(lm_head)) todo.push_back(&lm_head);
+  if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
   for (LayerWeights& L : layers)
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down})
-      if (ops::matmul_wants_packed(*t)) todo.push_back(t);
-  auto slice_bytes = [](const Tensor& t) { return (size_t(ops::matmul_packed_bytes(t)) + 63) / 64 * 64; };
+      if (be.wants_packed(*t)) todo.push_back(t);
+  auto slice_bytes = [&](const Tensor& t) { return (size_t(be.packed_bytes(t)) + 63) / 64 * 64; };
   size_t total = 0;
   for (const Tensor* t : todo) total += slice_bytes(*t);
   if (total == 0) return;
   const Buffer& b = impl_->packed.emplace_back(total);
   size_t at = 0;
   for (Tensor* t : todo) {
-    ops::matmul_pack(*t, b.data() + at);
+    be.pack(*t, b.data() + at);
     at += slice_bytes(*t);
     if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
   }
@@ -267,10 +268,11 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
     const auto it = by_name.find(name);
     return it == by_name.end() || it->second->n_dims != 2 ? nullptr : it->second;
   };
+  const backend::Backend& cpu = ops::device_backend(Device::CPU);  // this machine's matmul
   int64_t extra = 0;
   const auto exists = [&](const TensorName& n, int64_t l) { return find(n, l) != nullptr; };
   for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists))
-    if (const auto* t = find(*r.name, r.layer)) extra += ops::matmul_packed_extra_bytes(t->dtype, r.rows, t->ne[0]);
+    if (const auto* t = find(*r.name, r.layer)) extra += cpu.packed_extra_bytes(t->dtype, r.rows, t->ne[0]);
   return extra;
 }
 

@@ -53,7 +53,7 @@ class Weights {
 
  private:
   Weights() = default;
-  /// Gives every 2-D weight that the CPU matmul reads faster packed (ops::matmul_wants_packed) its
+  /// Gives every 2-D weight that the CPU matmul reads faster packed (backend Backend::wants_packed) its
   /// packed copy, owned here, and releases the file pages of the original rows.
   void pack_for_matmul();
   struct Impl;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "backend/cpu/attention.h"
 #include "ops/check.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 namespace {
@@ -74,10 +74,10 @@ void paged_attention(const AttentionParams& p) {
   if (!std::isfinite(p.scale)) check::fail(op, "scale must be finite");
   if (p.sliding_window < 0) check::fail(op, "sliding_window must be ≥ 0 (0 = none)");
   if (!(p.logit_softcap >= 0) || !std::isfinite(p.logit_softcap)) check::fail(op, "logit_softcap must be ≥ 0 (0 = none)");
-  check::cpu_only(op, {&p.q, &p.k_cache, &p.v_cache, &p.query_start_loc, &p.seq_lens, &p.block_table,
-                       p.has_sinks() ? &p.sinks : nullptr, &p.out});
-  check_metadata(p);
-  backend::cpu::paged_attention(p);
+  backend::Backend& b = backend_for(op, {&p.q, &p.k_cache, &p.v_cache, &p.query_start_loc, &p.seq_lens,
+                                          &p.block_table, p.has_sinks() ? &p.sinks : nullptr, &p.out});
+  if (p.q.device == Device::CPU) check_metadata(p);  // host memory: read it here
+  b.paged_attention(p);
 }
 
 void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
@@ -92,14 +92,16 @@ void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_c
   check::dim(op, "k_cache", k_cache, 2, key.dim(1), "num_kv_heads of key");
   check::tensor(op, "slot_mapping", slot_mapping, DType::I32, 1);
   check::dim(op, "slot_mapping", slot_mapping, 0, key.dim(0), "num_tokens of key");
-  check::cpu_only(op, {&key, &value, &k_cache, &v_cache, &slot_mapping});
-  const int64_t num_slots = k_cache.dim(0) * k_cache.dim(1);
-  const int32_t* slots = slot_mapping.ptr<int32_t>();
-  for (int64_t t = 0; t < key.dim(0); ++t)
-    if (slots[t] >= num_slots)
-      check::fail(op, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
-                          " is outside the cache (num_blocks · block_size = " + std::to_string(num_slots) + ")");
-  backend::cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
+  backend::Backend& b = backend_for(op, {&key, &value, &k_cache, &v_cache, &slot_mapping});
+  if (slot_mapping.device == Device::CPU) {  // host memory: read it here
+    const int64_t num_slots = k_cache.dim(0) * k_cache.dim(1);
+    const int32_t* slots = slot_mapping.ptr<int32_t>();
+    for (int64_t t = 0; t < key.dim(0); ++t)
+      if (slots[t] >= num_slots)
+        check::fail(op, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
+                            " is outside the cache (num_blocks · block_size = " + std::to_string(num_slots) + ")");
+  }
+  b.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
 }
 
 }  // namespace oxyd::ops

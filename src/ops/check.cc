@@ -54,16 +54,4 @@ void dim(std::string_view op, const char* name, const Tensor& t, int axis, int64
                  std::to_string(expected) + " (" + what + ")");
 }
 
-void cpu_only(std::string_view op, std::initializer_list<const Tensor*> tensors) {
-  bool cuda = false, cpu = false;
-  for (const Tensor* t : tensors) {
-    if (!t) continue;
-    (t->device == Device::CUDA ? cuda : cpu) = true;
-  }
-  if (cuda && cpu) fail(op, "tensors are on different devices (CPU and CUDA)");
-  if (cuda)
-    throw Error(ErrorCode::UNSUPPORTED, "ops::" + std::string(op) +
-                                            ": the CUDA backend is not wired into ops/ yet; use CPU tensors");
-}
-
 }  // namespace oxyd::ops::check

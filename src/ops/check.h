@@ -23,7 +23,5 @@ void kv_dtype(std::string_view op, const char* name, const Tensor& t);
 void kv_cache(std::string_view op, const char* name, const Tensor& t, int64_t head_dim, KvFormat kv_format);
 void same_shape(std::string_view op, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b);
 void dim(std::string_view op, const char* name, const Tensor& t, int axis, int64_t expected, const char* what);
-/// All tensors on one device; throws UNSUPPORTED for CUDA (not wired into ops/ yet).
-void cpu_only(std::string_view op, std::initializer_list<const Tensor*> tensors);
 
 }  // namespace oxyd::ops::check

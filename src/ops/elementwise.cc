@@ -3,50 +3,47 @@
 
 #include <cmath>
 
-#include "backend/cpu/elementwise.h"
 #include "ops/check.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 namespace {
 
-void check_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
+backend::Backend& check_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
   check::tensor(op, "a", a, DType::F32);
   check::tensor(op, "b", b, DType::F32);
   check::tensor(op, "y", y, DType::F32);
   check::same_shape(op, "a", a, "y", y);
   if (b.ndim == 1 && a.ndim > 1) check::dim(op, "b", b, 0, a.cols(), "the last dim of a, broadcast over rows");
   else check::same_shape(op, "a", a, "b", b);
-  check::cpu_only(op, {&a, &b, &y});
+  return backend_for(op, {&a, &b, &y});
 }
 
-void check_unary(const char* op, const Tensor& x, const Tensor& y) {
+backend::Backend& check_unary(const char* op, const Tensor& x, const Tensor& y) {
   check::tensor(op, "x", x, DType::F32);
   check::tensor(op, "y", y, DType::F32);
   check::same_shape(op, "x", x, "y", y);
-  check::cpu_only(op, {&x, &y});
+  return backend_for(op, {&x, &y});
 }
 
 }  // namespace
 
 void add(const Tensor& a, const Tensor& b, const Tensor& y) {
-  check_binary("add", a, b, y);
-  backend::cpu::add(a, b, y);
+  check_binary("add", a, b, y).add(a, b, y);
 }
 
 void mul(const Tensor& a, const Tensor& b, const Tensor& y) {
-  check_binary("mul", a, b, y);
-  backend::cpu::mul(a, b, y);
+  check_binary("mul", a, b, y).mul(a, b, y);
 }
 
 void scale(const Tensor& x, float s, const Tensor& y) {
-  check_unary("scale", x, y);
-  backend::cpu::scale(x, s, y);
+  check_unary("scale", x, y).scale(x, s, y);
 }
 
 void softcap(const Tensor& x, float cap, const Tensor& y) {
-  check_unary("softcap", x, y);
+  backend::Backend& b = check_unary("softcap", x, y);
   if (!std::isfinite(cap) || cap <= 0) check::fail("softcap", "cap must be finite and > 0, got " + std::to_string(cap));
-  backend::cpu::softcap(x, cap, y);
+  b.softcap(x, cap, y);
 }
 
 }  // namespace oxyd::ops

@@ -3,9 +3,8 @@
 
 #include <string>
 
-#include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul/decode.h"
 #include "core/error.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 
@@ -16,7 +15,10 @@ void embedding(const Tensor& table, const int32_t* ids, int64_t num_ids, const T
     throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: out must be F32 [" + std::to_string(num_ids) + ", " +
                     std::to_string(table.cols()) + "], got " + std::string(dtype_name(out.dtype)) + " " +
                     out.shape_str());
-  if (!backend::cpu::decodable(table.dtype))
+  if (table.device != out.device)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: table and out must be on the same device");
+  backend::Backend& b = device_backend(table.device, "embedding");
+  if (!b.has_weight_kernel(table.dtype))
     throw_error(ErrorCode::UNSUPPORTED, "embedding: no decoder for table dtype " + std::string(dtype_name(table.dtype)));
   if (table.cols() % dtype_block_elems(table.dtype) != 0)
     throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: dim is not a multiple of the dtype's block");
@@ -26,12 +28,7 @@ void embedding(const Tensor& table, const int32_t* ids, int64_t num_ids, const T
     if (ids[i] < 0 || ids[i] >= vocab)
       throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: token id " + std::to_string(ids[i]) + " at position " +
                       std::to_string(i) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
-  if (table.device != out.device)
-    throw_error(ErrorCode::INVALID_ARGUMENT, "embedding: table and out must be on the same device");
-  switch (table.device) {
-    case Device::CPU: return backend::cpu::get_rows(table, ids, num_ids, out);
-    default: throw_error(ErrorCode::UNSUPPORTED, "embedding: no backend for this device yet");
-  }
+  b.get_rows(table, ids, num_ids, out);
 }
 
 }  // namespace oxyd::ops

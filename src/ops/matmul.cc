@@ -1,12 +1,10 @@
-// ops::matmul front end: validation, then dispatch on device (CPU now; CUDA joins later).
+// ops::matmul front end: validation, then dispatch on the device of the tensors (ops/dispatch.h).
 #include "ops/matmul.h"
 
 #include <string>
 
-#include "backend/cpu/matmul.h"
-#include "backend/cpu/matmul/decode.h"
-#include "backend/cpu/matmul/pack.h"
 #include "core/error.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 
@@ -20,7 +18,10 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
     throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: shapes do not match: x " + x.shape_str() +
                     " · w " + w.shape_str() + "ᵀ → y " + y.shape_str() +
                     " (expected x [m, k], w [n, k], y [m, n])");
-  if (!backend::cpu::decodable(w.dtype))
+  if (x.device != w.device || x.device != y.device)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: x, w and y must be on the same device");
+  backend::Backend& b = device_backend(x.device, "matmul");
+  if (!b.has_weight_kernel(w.dtype))
     throw_error(ErrorCode::UNSUPPORTED, "matmul: no kernel for weight dtype " + std::string(dtype_name(w.dtype)));
   const DTypeTraits& tr = dtype_traits(w.dtype);
   if (w.cols() % tr.block_elems != 0)
@@ -29,43 +30,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
                     std::to_string(tr.block_elems));
   if (!x.data || !w.data || !y.data)
     throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: null data pointer");
-  if (x.device != w.device || x.device != y.device)
-    throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: x, w and y must be on the same device");
-  switch (x.device) {
-    case Device::CPU: return backend::cpu::matmul(x, w, y);
-    default: throw_error(ErrorCode::UNSUPPORTED, "matmul: no backend for this device yet");
-  }
+  b.matmul(x, w, y);
 }
-
-namespace {
-bool packs_shape(DType t, int64_t rows, int64_t cols) {
-  return cols % 32 == 0 && rows > 0 && backend::cpu::matmul_packs(t);
-}
-}  // namespace
-
-bool matmul_wants_packed(const Tensor& w) {
-  return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
-}
-int64_t matmul_packed_extra_bytes(DType t, int64_t rows, int64_t cols) {
-  if (!packs_shape(t, rows, cols)) return 0;
-  return backend::cpu::matmul_packed_bytes(t, rows, cols) - rows * dtype_row_bytes(t, cols);
-}
-int64_t matmul_packed_bytes(const Tensor& w) {
-  return backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols());
-}
-void matmul_pack(Tensor& w, uint8_t* out) {
-  const backend::cpu::PackLayout l = backend::cpu::matmul_pack_layout(w.dtype);
-  backend::cpu::matmul_pack(w, l, out);
-  w.packed = out;
-  w.packed_layout = uint8_t(l);
-}
-
-int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
-  if (!backend::cpu::decodable(wtype)) return 0;
-  return backend::cpu::matmul_scratch_bytes(wtype, m, k);
-}
-int64_t matmul_scratch_held() { return backend::cpu::matmul_scratch_held(); }
-int64_t matmul_scratch_used() { return backend::cpu::matmul_scratch_used(); }
-void matmul_reserve_scratch(int64_t bytes) { backend::cpu::matmul_reserve_scratch(bytes); }
 
 }  // namespace oxyd::ops

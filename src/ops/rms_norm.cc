@@ -1,9 +1,8 @@
 // RMSNorm / LayerNorm front ends (see rms_norm.h).
 #include "ops/rms_norm.h"
 
-#include "backend/cpu/layer_norm.h"
-#include "backend/cpu/rms_norm.h"
 #include "ops/check.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 namespace {
@@ -27,16 +26,14 @@ void check_norm(const char* op, const Tensor& x, const Tensor& y, float eps) {
 void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) {
   check_norm("rms_norm", x, y, eps);
   check_vec("rms_norm", "weight", weight, x.cols());
-  check::cpu_only("rms_norm", {&x, weight, &y});
-  backend::cpu::rms_norm(x, weight, eps, y);
+  backend_for("rms_norm", {&x, weight, &y}).rms_norm(x, weight, eps, y);
 }
 
 void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps, const Tensor& y) {
   check_norm("layer_norm", x, y, eps);
   check_vec("layer_norm", "weight", weight, x.cols());
   check_vec("layer_norm", "bias", bias, x.cols());
-  check::cpu_only("layer_norm", {&x, weight, bias, &y});
-  backend::cpu::layer_norm(x, weight, bias, eps, y);
+  backend_for("layer_norm", {&x, weight, bias, &y}).layer_norm(x, weight, bias, eps, y);
 }
 
 }  // namespace oxyd::ops

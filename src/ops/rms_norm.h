@@ -1,5 +1,5 @@
 // Op front ends for the normalizations: RMSNorm and LayerNorm. Check shapes/dtypes once, then
-// dispatch on the tensors' device (CPU → backend::cpu; CUDA not wired yet → UNSUPPORTED).
+// dispatch to the backend of the tensors' device (ops/dispatch.h).
 #pragma once
 
 #include "core/tensor.h"

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "backend/cpu/rope.h"
 #include "ops/check.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 
@@ -27,8 +27,7 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
     check::dim(op, "freq_factors", *freq_factors, 0, inv_freq.dim(0), "rot_dim / 2, like inv_freq");
   }
   if (!std::isfinite(attention_factor)) check::fail(op, "attention_factor must be finite");
-  check::cpu_only(op, {&x, &positions, &inv_freq, freq_factors, &y});
-  backend::cpu::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
+  backend_for(op, {&x, &positions, &inv_freq, freq_factors, &y}).rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
 }
 
 }  // namespace oxyd::ops

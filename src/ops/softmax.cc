@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "backend/cpu/softmax.h"
 #include "ops/check.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::ops {
 
@@ -14,8 +14,7 @@ void softmax(const Tensor& x, const Tensor& y, float scale) {
   check::same_shape("softmax", "x", x, "y", y);
   if (x.cols() == 0) check::fail("softmax", "x has an empty last dim " + x.shape_str());
   if (!std::isfinite(scale) || scale <= 0) check::fail("softmax", "scale must be finite and > 0");
-  check::cpu_only("softmax", {&x, &y});
-  backend::cpu::softmax(x, scale, y);
+  backend_for("softmax", {&x, &y}).softmax(x, scale, y);
 }
 
 }  // namespace oxyd::ops

@@ -21,7 +21,7 @@
 #include "hub/report.h"
 #include "model/transformer.h"
 #include "model/weights.h"
-#include "ops/matmul.h"
+#include "ops/dispatch.h"
 
 namespace fs = std::filesystem;
 
@@ -108,7 +108,7 @@ hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t s
   p.num_sequences = seqs;
   p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
     const auto dt = dtype_from_name(type);
-    return dt ? ops::matmul_scratch_bytes(*dt, m, k) : 0;
+    return dt ? ops::device_backend(Device::CPU).matmul_scratch_bytes(*dt, m, k) : 0;
   };
   p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
     return model::packed_weight_extra_bytes(c, tensors);

@@ -1,0 +1,80 @@
+// Allocation and the backend registry (see backend.h).
+#include "backend/backend.h"
+
+#include <array>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+
+namespace oxyd::backend {
+
+Allocation::~Allocation() {
+  if (owner_ && data_) owner_->raw_release(data_, handle_, bytes_);
+}
+
+void Allocation::swap(Allocation& o) noexcept {
+  std::swap(owner_, o.owner_);
+  std::swap(data_, o.data_);
+  std::swap(handle_, o.handle_);
+  std::swap(bytes_, o.bytes_);
+}
+
+Allocation Backend::allocate(size_t bytes) {
+  if (bytes == 0) return {};
+  void* handle = nullptr;
+  void* data = raw_allocate(bytes, &handle);
+  return Allocation(this, data, handle, bytes);
+}
+
+void Backend::pack(Tensor&, uint8_t*) const {
+  throw_error(ErrorCode::UNSUPPORTED, std::string(name()) + " backend: packs no weights");
+}
+
+namespace {
+constexpr size_t kDevices = 2;  // Device::CPU, Device::CUDA
+struct Registry {
+  std::mutex mu;
+  std::array<Backend*, kDevices> backends{};
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+}  // namespace
+
+void register_backend(Backend& b) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.backends[size_t(b.device())] = &b;
+}
+
+void unregister_backend(Backend& b) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  if (r.backends[size_t(b.device())] == &b) r.backends[size_t(b.device())] = nullptr;
+}
+
+Backend* registered_backend(Device d) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  return size_t(d) < kDevices ? r.backends[size_t(d)] : nullptr;
+}
+
+Backend& find_backend(Device d, std::string_view op) {
+  if (Backend* b = registered_backend(d)) return *b;
+  std::string msg = std::string(op) + ": no backend registered for device " + std::string(device_name(d));
+  if (d == Device::CUDA) msg += " (the CUDA backend is not wired into ops/ yet; use CPU tensors)";
+  throw_error(ErrorCode::UNSUPPORTED, msg);
+}
+
+std::string_view device_name(Device d) {
+  switch (d) {
+    case Device::CPU: return "CPU";
+    case Device::CUDA: return "CUDA";
+  }
+  return "unknown";
+}
+
+}  // namespace oxyd::backend

@@ -1,0 +1,120 @@
+// The device seam (docs/architecture.md §2): one Backend per device, found by the device of the
+// tensors. ops/ validates its arguments once and then calls the backend of their device; model/ and
+// engine/ allocate their workspaces, KV pool and logits through it and ask it how to prepare weights
+// and how much matmul scratch a shape needs. A backend never re-checks what ops/ validated. The CPU
+// backend (backend/cpu/backend.h) is always there; others (CUDA) register themselves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "backend/op_params.h"
+#include "core/tensor.h"
+
+namespace oxyd::backend {
+
+class Backend;
+
+/// Memory of one backend, freed when the Allocation dies; not zeroed. On the CPU: a core::Buffer
+/// (host memory aligned to 64 bytes, 2 MiB from 2 MiB on). Move-only.
+class Allocation {
+ public:
+  Allocation() = default;
+  Allocation(Backend* owner, void* data, void* handle, size_t bytes)
+      : owner_(owner), data_(data), handle_(handle), bytes_(bytes) {}
+  Allocation(Allocation&& o) noexcept { swap(o); }
+  Allocation& operator=(Allocation&& o) noexcept {
+    Allocation tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  ~Allocation();
+
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  size_t size() const { return bytes_; }
+  bool empty() const { return bytes_ == 0; }
+
+ private:
+  void swap(Allocation& o) noexcept;
+  Backend* owner_ = nullptr;
+  void* data_ = nullptr;
+  void* handle_ = nullptr;  // the backend's own record of the memory
+  size_t bytes_ = 0;
+};
+
+/// One device's implementation of every op of ops/, with the signatures of backend::cpu.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string_view name() const = 0;
+
+  /// `bytes` of this device's memory (0 → an empty Allocation). Throws Error(OUT_OF_MEMORY)
+  /// when the device has no room.
+  Allocation allocate(size_t bytes);
+
+  // Ops (inputs validated by ops/).
+  virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& y) = 0;
+  virtual void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) = 0;
+  virtual void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) = 0;
+  virtual void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps,
+                          const Tensor& y) = 0;
+  virtual void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
+                    RopeStyle style, float attention_factor, const Tensor& y) = 0;
+  virtual void softmax(const Tensor& x, float scale, const Tensor& y) = 0;
+  virtual void activation(Activation act, const Tensor& x, const Tensor& y) = 0;
+  virtual void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
+  virtual void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) = 0;
+  virtual void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) = 0;
+  virtual void add(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
+  virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
+  virtual void scale(const Tensor& x, float s, const Tensor& y) = 0;
+  virtual void softcap(const Tensor& x, float cap, const Tensor& y) = 0;
+  virtual void paged_attention(const AttentionParams& p) = 0;
+  virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
+                                 const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
+
+  /// Whether matmul / get_rows have a kernel for weights of dtype t.
+  virtual bool has_weight_kernel(DType t) const = 0;
+  /// Bytes of activation scratch one matmul of x [m, k] against a `wtype` weight needs (0: none);
+  /// the bytes the calling thread holds now, the most one call used, and an early reserve.
+  virtual int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) const = 0;
+  virtual int64_t matmul_scratch_held() const { return 0; }
+  virtual int64_t matmul_scratch_used() const { return 0; }
+  virtual void matmul_reserve_scratch(int64_t /*bytes*/) {}
+
+  /// Weight preparation: whether this backend's matmul would rather read `w` from a copy in its own
+  /// layout, the bytes of that copy, and writing it into `out` (w.packed then points at it; the
+  /// caller owns out). packed_extra_bytes: the bytes such a copy of a [rows, cols] weight of dtype
+  /// t holds beyond the rows as stored (0 where it would not be packed), from a header alone.
+  virtual bool wants_packed(const Tensor& /*w*/) const { return false; }
+  virtual int64_t packed_bytes(const Tensor& /*w*/) const { return 0; }
+  virtual void pack(Tensor& w, uint8_t* out) const;
+  virtual int64_t packed_extra_bytes(DType /*t*/, int64_t /*rows*/, int64_t /*cols*/) const { return 0; }
+
+ protected:
+  /// The allocator of allocate(): memory of `bytes` > 0 (and in *handle whatever raw_release needs),
+  /// freed by raw_release().
+  virtual void* raw_allocate(size_t bytes, void** handle) = 0;
+  virtual void raw_release(void* data, void* handle, size_t bytes) noexcept = 0;
+  friend class Allocation;
+};
+
+/// Makes `b` the backend of b.device() (replacing any earlier one; the registry does not own it).
+void register_backend(Backend& b);
+/// Removes `b` if it is the one registered for its device (tests).
+void unregister_backend(Backend& b);
+/// The backend registered for `d`, or nullptr.
+Backend* registered_backend(Device d);
+/// The backend of `d`; the CPU one is always registered by its first use (backend::cpu::cpu_backend(),
+/// which ops/ reaches). Throws Error(UNSUPPORTED) "<op>: no backend registered for device <d>".
+Backend& find_backend(Device d, std::string_view op = "find_backend");
+
+std::string_view device_name(Device d);
+
+}  // namespace oxyd::backend

@@ -1,0 +1,103 @@
+// The CPU backend (see backend.h): every virtual forwards to the backend::cpu function of the
+// same name and signature.
+#include "backend/cpu/backend.h"
+
+#include "backend/cpu/activation.h"
+#include "backend/cpu/attention.h"
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/layer_norm.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul/decode.h"
+#include "backend/cpu/matmul/pack.h"
+#include "backend/cpu/rms_norm.h"
+#include "backend/cpu/rope.h"
+#include "backend/cpu/softmax.h"
+
+namespace oxyd::backend::cpu {
+namespace {
+
+bool packs_shape(DType t, int64_t rows, int64_t cols) { return cols % 32 == 0 && rows > 0 && matmul_packs(t); }
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::CPU; }
+  std::string_view name() const override { return "cpu"; }
+
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override { cpu::matmul(x, w, y); }
+  void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) override {
+    cpu::get_rows(table, ids, num_ids, out);
+  }
+  void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) override {
+    cpu::rms_norm(x, weight, eps, y);
+  }
+  void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps, const Tensor& y) override {
+    cpu::layer_norm(x, weight, bias, eps, y);
+  }
+  void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
+            RopeStyle style, float attention_factor, const Tensor& y) override {
+    cpu::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
+  }
+  void softmax(const Tensor& x, float scale, const Tensor& y) override { cpu::softmax(x, scale, y); }
+  void activation(Activation act, const Tensor& x, const Tensor& y) override { cpu::activation(act, x, y); }
+  void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) override {
+    cpu::glu(act, gate, up, y);
+  }
+  void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) override { cpu::glu_fused(act, gate_up, y); }
+  void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) override {
+    cpu::glu_oai(gate, up, alpha, limit, y);
+  }
+  void add(const Tensor& a, const Tensor& b, const Tensor& y) override { cpu::add(a, b, y); }
+  void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cpu::mul(a, b, y); }
+  void scale(const Tensor& x, float s, const Tensor& y) override { cpu::scale(x, s, y); }
+  void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
+  void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
+  void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
+                         const Tensor& slot_mapping, KvFormat kv_format) override {
+    cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
+  }
+
+  bool has_weight_kernel(DType t) const override { return decodable(t); }
+  int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) const override {
+    return decodable(wtype) ? cpu::matmul_scratch_bytes(wtype, m, k) : 0;
+  }
+  int64_t matmul_scratch_held() const override { return cpu::matmul_scratch_held(); }
+  int64_t matmul_scratch_used() const override { return cpu::matmul_scratch_used(); }
+  void matmul_reserve_scratch(int64_t bytes) override { cpu::matmul_reserve_scratch(bytes); }
+
+  bool wants_packed(const Tensor& w) const override {
+    return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
+  }
+  int64_t packed_bytes(const Tensor& w) const override { return matmul_packed_bytes(w.dtype, w.rows(), w.cols()); }
+  void pack(Tensor& w, uint8_t* out) const override {
+    const PackLayout l = matmul_pack_layout(w.dtype);
+    matmul_pack(w, l, out);
+    w.packed = out;
+    w.packed_layout = uint8_t(l);
+  }
+  int64_t packed_extra_bytes(DType t, int64_t rows, int64_t cols) const override {
+    if (!packs_shape(t, rows, cols)) return 0;
+    return matmul_packed_bytes(t, rows, cols) - rows * dtype_row_bytes(t, cols);
+  }
+
+ protected:
+  void* raw_allocate(size_t bytes, void** handle) override {
+    auto* b = new Buffer(bytes);
+    *handle = b;
+    return b->data();
+  }
+  void raw_release(void*, void* handle, size_t) noexcept override { delete static_cast<Buffer*>(handle); }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend b;
+  static const bool registered = [] {
+    register_backend(b);
+    return true;
+  }();
+  (void)registered;
+  return b;
+}
+
+}  // namespace oxyd::backend::cpu
