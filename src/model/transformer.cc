@@ -24,9 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Tensor f32(std::vector<float>& v, std::initializer_list<int64_t> dims) {
-  return Tensor(DType::F32, v.data(), dims);
-}
+Tensor f32(const Workspace& w, std::initializer_list<int64_t> dims) { return w.view(dims); }
 Tensor i32(std::span<const int32_t> s) {
   return Tensor(DType::I32, const_cast<int32_t*>(s.data()), {static_cast<int64_t>(s.size())});
 }
@@ -73,6 +71,10 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   const loader::ModelConfig& c = t->config_;
   t->spec_ = &arch_spec(c.family);
   t->weights_ = Weights::load(path, c, *t->spec_);
+  const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
+  for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
+                       &t->mlp_ws_.gate, &t->mlp_ws_.up})
+    w->set_device(dev);
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));

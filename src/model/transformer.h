@@ -69,7 +69,7 @@ class Transformer {
   std::vector<layers::AttentionSpec> attn_;  // per layer (points into rope_)
   layers::AttentionWorkspace attn_ws_;
   layers::MlpWorkspace mlp_ws_;
-  std::vector<float> x_, h_, sel_;           // residual stream, normed / branch output, selected rows
+  Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.

@@ -9,8 +9,8 @@
 namespace oxyd::model {
 namespace {
 
-int64_t capacity_bytes(const std::vector<float>& v) { return int64_t(v.capacity() * sizeof(float)); }
-int64_t size_bytes(const std::vector<float>& v) { return int64_t(v.size() * sizeof(float)); }
+int64_t capacity_bytes(const Workspace& w) { return w.capacity_bytes(); }
+int64_t size_bytes(const Workspace& w) { return w.size_bytes(); }
 
 }  // namespace
 

@@ -17,7 +17,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ws.k.resize(T * nkv * hd);
   ws.v.resize(T * nkv * hd);
   ws.out.resize(T * nh * hd);
-  auto view = [](std::vector<float>& v, std::initializer_list<int64_t> d) { return Tensor(DType::F32, v.data(), d); };
+  auto view = [](const Workspace& w, std::initializer_list<int64_t> d) { return w.view(d); };
   Tensor q = view(ws.q, {T, nh, hd}), k = view(ws.k, {T, nkv, hd}), v = view(ws.v, {T, nkv, hd});
   Tensor q2 = view(ws.q, {T, nh * hd}), k2 = view(ws.k, {T, nkv * hd}), v2 = view(ws.v, {T, nkv * hd});
 

@@ -8,6 +8,7 @@
 #include "backend/op_params.h"
 #include "core/tensor.h"
 #include "model/weights.h"
+#include "model/workspace.h"
 
 namespace oxyd::model::layers {
 
@@ -39,7 +40,7 @@ struct BatchMeta {
 
 /// Scratch reused across layers and steps (grows, never shrinks).
 struct AttentionWorkspace {
-  std::vector<float> q, k, v, out;
+  Workspace q, k, v, out;
 };
 
 /// h [T, H] (normed input) → out [T, H] (o_proj output, before any post-norm or residual).

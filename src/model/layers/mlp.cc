@@ -11,7 +11,7 @@ void gated_mlp(const LayerWeights& w, backend::Activation act, const Tensor& h, 
   const int64_t T = h.dim(0), I = w.gate.dim(0);
   ws.gate.resize(T * I);
   ws.up.resize(T * I);
-  Tensor g(DType::F32, ws.gate.data(), {T, I}), u(DType::F32, ws.up.data(), {T, I});
+  Tensor g = ws.gate.view({T, I}), u = ws.up.view({T, I});
   ops::matmul(h, w.gate, g);
   ops::matmul(h, w.up, u);
   ops::glu(act, g, u, g);

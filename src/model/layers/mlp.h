@@ -7,11 +7,12 @@
 #include "backend/op_params.h"
 #include "core/tensor.h"
 #include "model/weights.h"
+#include "model/workspace.h"
 
 namespace oxyd::model::layers {
 
 struct MlpWorkspace {
-  std::vector<float> gate, up;
+  Workspace gate, up;
 };
 
 /// h [T, H] → out [T, H].
