@@ -220,13 +220,15 @@ GgufTensorInfo read_tensor_info(Reader& r, uint64_t idx) {
   if (t.n_dims > kGgufMaxDims)
     r.fail(what + ": n_dims " + std::to_string(t.n_dims) + " exceeds the GGUF maximum of " +
            std::to_string(kGgufMaxDims));
-  int64_t numel = 1;
+  // rows = ne[1]·ne[2]·…, checked on its own: with ne[0] = 0 the element count is 0 whatever the
+  // other dims are, but a view of the tensor still multiplies them (core::Tensor::rows).
+  int64_t rows = 1, numel = 1;
   for (uint32_t d = 0; d < t.n_dims; ++d) {
     uint64_t ne = r.read<uint64_t>(what + " ne[" + std::to_string(d) + "]");
     if (ne > uint64_t(std::numeric_limits<int64_t>::max()))
       r.fail(what + ": ne[" + std::to_string(d) + "] = " + std::to_string(ne) + " is negative");
     t.ne[d] = static_cast<int64_t>(ne);
-    if (__builtin_mul_overflow(numel, t.ne[d], &numel))
+    if ((d > 0 && __builtin_mul_overflow(rows, t.ne[d], &rows)) || __builtin_mul_overflow(numel, t.ne[d], &numel))
       r.fail(what + ": element count overflows 64 bits");
   }
   t.ggml_type = r.read<uint32_t>(what + " type");
@@ -242,7 +244,6 @@ GgufTensorInfo read_tensor_info(Reader& r, uint64_t idx) {
   if (t.ne[0] % tr.block_elems != 0)
     r.fail(what + ": ne[0] = " + std::to_string(t.ne[0]) + " is not a multiple of the " +
            std::string(tr.name) + " block size " + std::to_string(tr.block_elems));
-  int64_t rows = t.ne[0] == 0 ? 0 : numel / t.ne[0];
   int64_t row_bytes = 0, nbytes = 0;
   if (__builtin_mul_overflow(t.ne[0] / tr.block_elems, tr.block_bytes, &row_bytes) ||
       __builtin_mul_overflow(rows, row_bytes, &nbytes))

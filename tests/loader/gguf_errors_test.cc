@@ -121,6 +121,10 @@ TEST(GgufErrors, Tensors) {
   expect_bad(one({1ull << 63, 1}, 0, 0, 32), {"tensor 'w'", "negative"});
   expect_bad(one({1ull << 32, 1ull << 32}, 0, 0, 32), {"tensor 'w'", "overflows"});
   expect_bad(one({1ull << 61}, 0, 0, 32), {"tensor 'w'", "overflows"});
+  // A zero ne[0] makes 0 elements, but the outer dims still multiply into the view's rows (found
+  // by gguf_fuzz at 650k executions: signed overflow in core::Tensor::rows).
+  expect_bad(one({0, 138506403840ull, 83886080ull}, 0, 0, 32), {"tensor 'w'", "overflows"});
+  EXPECT_NO_THROW(parse_gguf(one({0, 1ull << 20, 1ull << 20}, 0, 0, 32).b, "empty.gguf"));
   // Name length past the end.
   expect_bad(Bytes().header(1, 0).put<uint64_t>(1ull << 40).zeros(32), {"tensor info #0 name"});
   {
