@@ -78,6 +78,8 @@ class Backend {
   virtual void paged_attention(const AttentionParams& p) = 0;
   virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
+  /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
+  virtual void copy_to_host(const Tensor& src, void* dst) = 0;
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;

@@ -2,6 +2,8 @@
 // same name and signature.
 #include "backend/cpu/backend.h"
 
+#include <cstring>
+
 #include "backend/cpu/activation.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/elementwise.h"
@@ -50,6 +52,9 @@ class CpuBackend final : public Backend {
   void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cpu::mul(a, b, y); }
   void scale(const Tensor& x, float s, const Tensor& y) override { cpu::scale(x, s, y); }
   void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
+  void copy_to_host(const Tensor& src, void* dst) override {
+    if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
+  }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
