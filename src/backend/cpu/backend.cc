@@ -73,11 +73,10 @@ class CpuBackend final : public Backend {
     return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
   }
   int64_t packed_bytes(const Tensor& w) const override { return matmul_packed_bytes(w.dtype, w.rows(), w.cols()); }
-  void pack(Tensor& w, uint8_t* out) const override {
+  uint8_t pack(const Tensor& w, uint8_t* out) const override {
     const PackLayout l = matmul_pack_layout(w.dtype);
     matmul_pack(w, l, out);
-    w.packed = out;
-    w.packed_layout = uint8_t(l);
+    return uint8_t(l);
   }
   int64_t packed_extra_bytes(DType t, int64_t rows, int64_t cols) const override {
     if (!packs_shape(t, rows, cols)) return 0;
