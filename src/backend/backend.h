@@ -78,6 +78,8 @@ class Backend {
   virtual void paged_attention(const AttentionParams& p) = 0;
   virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
+  virtual void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) = 0;
+  virtual void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) = 0;
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;
