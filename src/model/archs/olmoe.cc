@@ -16,7 +16,7 @@ const Family& olmoe() {
     f.config.gguf_model_type = "olmoe";
     f.config.rms_norm_eps = 1e-5;
     f.config.moe_width_is_intermediate_size = true;
-    f.runnable = false;  // until its tiny-model goldens are committed (tests/archs)
+    f.runnable = true;
     f.arch.family = f.config.name;
     f.arch.qk_norm_full_width = true;
     return f;

@@ -18,7 +18,7 @@ const Family& qwen3_moe() {
     f.config.gguf_norm_topk_prob = true;
     f.config.hf_sliding_window = hf_sliding_window_if_used;
     f.config.hf_layer_types = hf_layers_after_max_window;
-    f.runnable = false;  // until its tiny-model goldens are committed (tests/archs)
+    f.runnable = true;
     f.arch.family = f.config.name;
     return f;
   }();
