@@ -104,6 +104,8 @@ class Backend {
   virtual void paged_attention(const AttentionParams& p) = 0;
   virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
+  virtual void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) = 0;
+  virtual void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) = 0;
   /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
 

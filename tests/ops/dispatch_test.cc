@@ -76,6 +76,12 @@ class FakeCuda final : public backend::Backend {
                          KvFormat f) override {
     got("reshape_and_cache", {&k, &v, &kc, &vc, &sm}, {double(int(f))});
   }
+  void moe_route(const Tensor& l, const backend::RouterParams& p, const Tensor& ids, const Tensor& w) override {
+    got("moe_route", {&l, &ids, &w}, {double(p.top_k)});
+  }
+  void moe_combine(const Tensor& e, const Tensor& r, const Tensor& w, const Tensor& y) override {
+    got("moe_combine", {&e, &r, &w, &y});
+  }
   bool has_weight_kernel(DType t) const override { return t == DType::F32; }
   int64_t matmul_scratch_bytes(DType, int64_t m, int64_t k) const override { return m * k; }
 

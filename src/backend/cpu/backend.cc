@@ -11,6 +11,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul/decode.h"
 #include "backend/cpu/matmul/pack.h"
+#include "backend/cpu/moe.h"
 #include "backend/cpu/rms_norm.h"
 #include "backend/cpu/rope.h"
 #include "backend/cpu/softmax.h"
@@ -59,6 +60,12 @@ class CpuBackend final : public Backend {
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
     cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
+  }
+  void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) override {
+    cpu::moe_route(logits, p, ids, weights);
+  }
+  void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) override {
+    cpu::moe_combine(expert_out, rows, weights, y);
   }
 
   bool has_weight_kernel(DType t) const override { return decodable(t); }
