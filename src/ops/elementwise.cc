@@ -46,4 +46,10 @@ void softcap(const Tensor& x, float cap, const Tensor& y) {
   b.softcap(x, cap, y);
 }
 
+void clamp(const Tensor& x, float limit, const Tensor& y) {
+  backend::Backend& b = check_unary("clamp", x, y);
+  if (!std::isfinite(limit) || limit <= 0) check::fail("clamp", "limit must be finite and > 0, got " + std::to_string(limit));
+  b.clamp(x, limit, y);
+}
+
 }  // namespace oxyd::ops

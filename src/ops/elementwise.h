@@ -14,5 +14,7 @@ void mul(const Tensor& a, const Tensor& b, const Tensor& y);
 void scale(const Tensor& x, float s, const Tensor& y);
 /// y = cap · tanh(x / cap) (Gemma 2 attention / final logit soft-cap), cap > 0.
 void softcap(const Tensor& x, float cap, const Tensor& y);
+/// y = min(max(x, -limit), limit) (OLMoE's clip_qkv), limit > 0; y same shape, may alias x.
+void clamp(const Tensor& x, float limit, const Tensor& y);
 
 }  // namespace oxyd::ops

@@ -51,6 +51,7 @@ class CpuBackend final : public Backend {
   void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cpu::mul(a, b, y); }
   void scale(const Tensor& x, float s, const Tensor& y) override { cpu::scale(x, s, y); }
   void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
+  void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
