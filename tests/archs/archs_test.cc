@@ -21,10 +21,10 @@ namespace {
 // Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
 // the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16;
 // qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers);
-// olmoe_clip: OLMoE with clip_qkv.
+// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint.
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out = registered_families();
-  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip"});
+  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16"});
   return out;
 }
 
