@@ -37,7 +37,8 @@ router_margin_min (the smallest k-th minus (k+1)-th router logit over every MoE 
 greedy step, for the F32 oracle and for each quantized-weights oracle). Expert tensors are rounded per row
 like every weight (3-D [E, rows, cols] stacks); routers (ffn_gate_inp) stay F32 as llama.cpp keeps them.
 qwen3_moe_mixed has dense and MoE layers (decoder_sparse_step, mlp_only_layers) and no GGUFs: llama.cpp's
-qwen3moe cannot hold a dense layer.
+qwen3moe cannot hold a dense layer. olmoe_clip (clip_qkv) and qwen3_moe_bf16 (BF16, sharpened as qwen3_bf16)
+have no GGUFs either.
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -151,6 +152,17 @@ def family_configs():
                             num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=False,
                             decoder_sparse_step=2, mlp_only_layers=[3],
                             rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # OLMoE's clip_qkv: q, k, v clamped to ±1 after the q/k norms (about a third of the values).
+        # HF only: llama.cpp's olmoe has no clamp and its converter drops the key.
+        "olmoe_clip": ("OlmoeConfig", dict(base, hidden_size=64, intermediate_size=32, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=False, rms_norm_eps=1e-5,
+                       num_experts=4, num_experts_per_tok=2, norm_topk_prob=False, clip_qkv=1.0,
+                       rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # BF16 safetensors of an MoE model (sharpened like qwen3_bf16). HF only.
+        "qwen3_moe_bf16": ("Qwen3MoeConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
+                           num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
+                           rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
     }
 
 
@@ -160,9 +172,9 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed"}
-SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
-WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip"}
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
 KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)

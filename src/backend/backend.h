@@ -101,6 +101,7 @@ class Backend {
   virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
   virtual void scale(const Tensor& x, float s, const Tensor& y) = 0;
   virtual void softcap(const Tensor& x, float cap, const Tensor& y) = 0;
+  virtual void clamp(const Tensor& x, float limit, const Tensor& y) = 0;
   virtual void paged_attention(const AttentionParams& p) = 0;
   virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;

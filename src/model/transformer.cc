@@ -1,6 +1,6 @@
 // The decoder forward pass (see transformer.h). Per layer:
 //   x += residual_multiplier · [post_attn_norm](self_attention(attn_norm(x)))
-//   x += residual_multiplier · [post_ffw_norm](gated_mlp(ffn_norm(x)))
+//   x += residual_multiplier · [post_ffw_norm](gated_mlp or moe_mlp(ffn_norm(x)))
 // then final norm and head on the logits rows only. Load-time choices (rope tables, per-layer
 // windows, scales) are made once in load(); layers/ holds the blocks.
 #include "model/transformer.h"
@@ -70,8 +70,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   }
   const loader::ModelConfig& c = t->config_;
   t->spec_ = &arch_spec(c.family);
-  if (c.clip_qkv)
-    throw Error(ErrorCode::UNSUPPORTED, c.source + ": clip_qkv (a clamp of q, k, v) is not supported yet");
+  if (c.clip_qkv && !(*c.clip_qkv > 0))
+    throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": clip_qkv must be > 0");
   t->weights_ = Weights::load(path, c, *t->spec_);
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
@@ -83,6 +83,9 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   t->moe_.route.top_k = static_cast<int>(c.num_experts_per_tok);
   t->moe_.route.norm_topk_prob = c.norm_topk_prob;
   t->moe_.act = t->spec_->act;
+  // gpt-oss's clamped SwiGLU (ops::glu_oai) where the config carries a limit.
+  t->moe_.swiglu_limit = static_cast<float>(c.swiglu_limit);
+  t->moe_.swiglu_alpha = static_cast<float>(c.swiglu_alpha);
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
@@ -130,6 +133,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
     as.qk_norm_full_width = t->spec_->qk_norm_full_width;
+    as.clip_qkv = static_cast<float>(c.clip_qkv.value_or(0.0));
     as.rope = &t->rope_.back();
     t->attn_.push_back(as);
   }

@@ -14,6 +14,16 @@
 namespace oxyd::test {
 namespace {
 
+TEST(Clamp, MatchesTheDefinitionInPlace) {
+  HostTensor x(DType::F32, {3, 50});
+  fill_uniform(x, -3.0f, 3.0f, 11);
+  std::vector<float> want(x.f(), x.f() + x.n());
+  for (float& v : want) v = v > 1.25f ? 1.25f : (v < -1.25f ? -1.25f : v);
+  ops::clamp(x.t, 1.25f, x.t);
+  for (int64_t i = 0; i < x.n(); ++i) EXPECT_EQ(x.f()[i], want[i]) << i;
+  EXPECT_THROW(ops::clamp(x.t, 0.0f, x.t), Error);
+}
+
 using backend::Activation;
 const Tolerance kTol = tolerance(DType::F32);
 const Activation kActs[] = {Activation::SILU, Activation::GELU_ERF, Activation::GELU_TANH};

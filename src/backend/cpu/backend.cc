@@ -56,6 +56,7 @@ class CpuBackend final : public Backend {
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
   }
+  void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {

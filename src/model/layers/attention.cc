@@ -33,6 +33,8 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
     ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
   if (w.k_norm.data)
     ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+  if (s.clip_qkv > 0)
+    for (const Tensor* t : {&q2, &k2, &v2}) ops::clamp(*t, s.clip_qkv, *t);
 
   const RopeTable& rt = *s.rope;
   Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});

@@ -27,6 +27,7 @@ struct AttentionSpec {
   float logit_softcap = 0.0f;  // > 0: cap·tanh(s/cap)
   int sliding_window = 0;      // > 0: keys older than this are masked
   bool qk_norm_full_width = false;  // q_norm / k_norm over [nh·hd] / [nkv·hd], not per head (OLMoE)
+  float clip_qkv = 0.0f;       // > 0: q, k, v clamped to ±clip_qkv after the q/k norms (OLMoE)
   const RopeTable* rope = nullptr;
 };
 
