@@ -6,7 +6,10 @@ Run from the repo root (openai-harmony needs the o200k_base vocabulary; offline,
 the gpt-oss tokenizer.json with --make-vocab DIR, whose sha256 must be tiktoken's
 446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d):
     /work/main/.venv/bin/python tools/gen_harmony_goldens.py --make-vocab /tmp/tiktoken
-Writes tests/data/chat/harmony_goldens.jsonl, one line per conversation:
+Writes tests/data/chat/harmony_completions.jsonl: generated assistant turns (text with markers)
+and the final-channel text openai-harmony's parser (parse_messages_from_completion_tokens) finds
+in them, for chat/harmony_output.h. And tests/data/chat/harmony_goldens.jsonl, one line per
+conversation:
     {"name": ..., "messages": [...OpenAI chat messages...], "kwargs": {...template variables...},
      "add_generation_prompt": bool, "harmony": "<rendered text>", "stop_tokens": [...]}
 `messages`/`kwargs` are what tests/chat/harmony_golden_test.cc feeds the template
@@ -114,6 +117,26 @@ def render_template(msgs, kwargs, tools, gen):
     return out[0]
 
 
+COMPLETIONS = [
+    "<|channel|>final<|message|>Hello there!<|return|>",
+    "<|channel|>analysis<|message|>User says hi. Respond.<|end|><|start|>assistant<|channel|>final<|message|>Hi! How can I help?<|return|>",
+    "<|channel|>analysis<|message|>Need <b>bold</b> and a pipe | here.<|end|><|start|>assistant<|channel|>final<|message|>Use **bold** < and | or |> freely.<|return|>",
+    "<|channel|>analysis<|message|>Call the tool.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>",
+    "<|channel|>analysis<|message|>Think.\nMore.<|end|><|start|>assistant<|channel|>commentary<|message|>Checking…<|end|><|start|>assistant<|channel|>final<|message|>Multi\nline 🙂 answer<|return|>",
+    "<|channel|>final<|message|>Déjà vu<|end|>",
+]
+
+
+def completion_goldens(oh, enc):
+    recs = []
+    for text in COMPLETIONS:
+        toks = enc.encode(text, allowed_special="all")
+        msgs = enc.parse_messages_from_completion_tokens(toks, oh.Role.ASSISTANT)
+        final = "".join(c.text for m in msgs if m.channel in (None, "final") for c in m.content)
+        recs.append({"completion": text, "final": final, "channels": [m.channel for m in msgs]})
+    return recs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--make-vocab", help="rebuild o200k_base.tiktoken into this folder first")
@@ -134,6 +157,9 @@ def main():
             rec = {"name": name, "messages": msgs, "kwargs": kwargs, "tools": tools, "add_generation_prompt": gen,
                    "harmony": harmony, "template": template, "same": harmony == template,
                    "stop_tokens": sorted(enc.decode_utf8([t]) for t in enc.stop_tokens_for_assistant_actions())}
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    with open(OUT.replace("harmony_goldens", "harmony_completions"), "w") as f:
+        for rec in completion_goldens(oh, enc):
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print("wrote", OUT)
 
