@@ -32,6 +32,10 @@ struct TensorNames {
   TensorName k_bias{"model.layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k.bias"};
   TensorName v_bias{"model.layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v.bias"};
   TensorName o{"model.layers.{}.self_attn.o_proj.weight", "blk.{}.attn_output.weight"};
+  TensorName o_bias{"model.layers.{}.self_attn.o_proj.bias", "blk.{}.attn_output.bias"};
+  /// Per-head attention sink logits [num_heads] (gpt-oss): a softmax column that takes weight
+  /// and gives no value (backend/op_params.h AttentionParams::sinks).
+  TensorName sinks{"model.layers.{}.self_attn.sinks", "blk.{}.attn_sinks.weight"};
   TensorName q_norm{"model.layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight"};
   TensorName k_norm{"model.layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight"};
   TensorName post_attn_norm{"", ""};  // sandwich norm after attention (Gemma 2/3)

@@ -195,6 +195,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
     L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
     L.v_bias = vec(n.v_bias, kv_dim, 0.0f, false);
+    L.o_bias = vec(n.o_bias, H, 0.0f, false);
+    L.sinks = vec(n.sinks, c.num_attention_heads, 0.0f, false);
     L.q_norm = vec(n.q_norm, hd, norm_add, false);
     L.k_norm = vec(n.k_norm, hd, norm_add, false);
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());

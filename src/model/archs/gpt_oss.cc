@@ -26,6 +26,7 @@ const Family& gpt_oss() {
     f.config.hf_rope_full.rope_theta = 150000.0;
     f.config.moe_width_is_intermediate_size = true;
     f.config.swiglu_limit = 7.0;
+    f.config.harmony_chat = true;
     f.config.hf_sliding_window = hf_sliding_window;
     f.config.hf_layer_types = hf_layers_alternating;
     f.config.gguf_layer_types = gguf_layers_alternating;
