@@ -23,7 +23,14 @@ const Family& gpt_oss() {
     f.config.gguf_model_type = "gpt_oss";
     f.config.rms_norm_eps = 1e-5;
     f.config.attention_bias = true;
+    // GptOssConfig's rope_parameters when config.json has none: YaRN ×32 over 4096, no truncation.
     f.config.hf_rope_full.rope_theta = 150000.0;
+    f.config.hf_rope_full.rope_type = "yarn";
+    f.config.hf_rope_full.factor = 32.0;
+    f.config.hf_rope_full.beta_fast = 32.0;
+    f.config.hf_rope_full.beta_slow = 1.0;
+    f.config.hf_rope_full.truncate = false;
+    f.config.hf_rope_full.original_max_position_embeddings = 4096;
     f.config.moe_width_is_intermediate_size = true;
     f.config.swiglu_limit = 7.0;
     f.config.harmony_chat = true;
