@@ -11,6 +11,14 @@ void hf_sliding_window(const Obj& t, ModelConfig& c) {
   if (!t.contains("sliding_window")) c.sliding_window = 128;
 }
 
+// YaRN without truncating the ramp ends, as in transformers (rope_parameters truncate: false) and
+// OpenAI's reference code; GGUF has no key for it (llama.cpp rounds them, ARCHITECTURES §2.16).
+void gguf_rope(const GgufMetadata&, const std::string&, ModelConfig&, RopeParameters& full,
+               RopeParameters& sliding, int64_t) {
+  for (RopeParameters* r : {&full, &sliding})
+    if (r->rope_type == "yarn") r->truncate = false;
+}
+
 }  // namespace
 
 const Family& gpt_oss() {
@@ -37,6 +45,7 @@ const Family& gpt_oss() {
     f.config.hf_sliding_window = hf_sliding_window;
     f.config.hf_layer_types = hf_layers_alternating;
     f.config.gguf_layer_types = gguf_layers_alternating;
+    f.config.gguf_rope = gguf_rope;
     return f;
   }();
   return family;
