@@ -4,7 +4,7 @@ activations to 8 bits the way a quantized CPU engine does.
 
 Command (from the repository root; needs llama-cpp-python 0.3.36, see tools/requirements.txt):
 
-    /work/venv/bin/python tools/gen_llamacpp_greedy_goldens.py
+    /work/venv/bin/python tools/gen_llamacpp_greedy_goldens.py [--only FAMILY ...]
 
 Why: the tiny models have random weights, so greedy top-1 margins go down to ~0.01 logits, while
 rounding activations to 8 bits (ggml's Q8_0 / Q8_K, and ours) moves logits by 0.1-0.5 from the
@@ -18,7 +18,9 @@ Writes tests/data/archs/<family>/llamacpp_greedy.json for every family with a qu
   formats     per quantized GGUF: greedy (16 tokens per prompt), margins (llama.cpp's top-1 minus
               top-2 logit at each step), and for the goldens.json prompts llama.cpp's own agreement
               with the transformers same-weights oracle (oracle_agree: equal steps before the first
-              difference) and its max |Δlogit| to quant_logits.bin (last positions).
+              difference) and its max |Δlogit| to quant_logits.bin (last positions); where logits.bin
+              holds every position, kl_to_f32_last_mean: mean KL(F32 reference || llama.cpp) over the
+              goldens.json prompts' last quant_last_positions positions.
 Settings: token ids fed directly (llama.cpp adds no BOS to ids given to eval), n_threads 1, F32 K/V
 cache (ours in the test is F32), no flash attention, n_ctx 128 (llama.cpp rounds it to 256; phi3: past
 its original 16, so the long rope factors, as transformers uses for these prompt lengths), logits_all,
@@ -54,6 +56,14 @@ def no_extra_buffer_types():
     lc.llama_model_default_params = params
 
 
+def kl(p_logits, q_logits):
+    def log_softmax(x):
+        m = x.max(axis=-1, keepdims=True)
+        return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+    lp, lq = log_softmax(p_logits), log_softmax(q_logits)
+    return (np.exp(lp) * (lp - lq)).sum(axis=-1)
+
+
 def run(path: pathlib.Path, prompts):
     import llama_cpp
     llm = llama_cpp.Llama(model_path=str(path), n_ctx=128, n_batch=128, n_ubatch=128, n_threads=1,
@@ -78,9 +88,15 @@ def run(path: pathlib.Path, prompts):
 
 
 def main():
+    import argparse
     import llama_cpp
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*", default=None, help="only these family folders (default: all)")
+    args = ap.parse_args()
     no_extra_buffer_types()
     for fam_dir in sorted(p for p in ARCHS.iterdir() if (p / "goldens.json").exists()):
+        if args.only and fam_dir.name not in args.only:
+            continue
         g = json.loads((fam_dir / "goldens.json").read_text())
         quant = {f: e for f, e in g["gguf"].items() if f not in FLOAT_FORMATS and e.get("file")}
         if not quant:
@@ -92,6 +108,11 @@ def main():
         prompts = g["prompts"] + extra
         qlog = np.fromfile(fam_dir / "quant_logits.bin", dtype="<f4").reshape(-1, g["vocab_size"])
         last = g["quant_last_positions"]
+        ref = None  # the F32 reference's logits per golden prompt (all positions), when stored
+        if g.get("logits_last_positions", 0) == 0:
+            flat = np.fromfile(fam_dir / g["logits_file"], dtype="<f4").reshape(-1, g["vocab_size"])
+            offs = np.cumsum([0] + [len(p) for p in g["prompts"]])
+            ref = [flat[offs[i]:offs[i + 1]].astype(np.float64) for i in range(len(g["prompts"]))]
         res = {"tool": "tools/gen_llamacpp_greedy_goldens.py", "llama_cpp_python": llama_cpp.__version__,
                "num_golden_prompts": len(g["prompts"]), "prompts": prompts, "formats": {}}
         for fmt, e in quant.items():
@@ -109,10 +130,13 @@ def main():
                 n = len(prompts[p])
                 d = np.abs(runs[p][2][n - last:] - qlog[off:off + last]).max()
                 ent["max_abs_diff_vs_oracle"].append(float(d))
+            if ref is not None:  # KL(F32 reference || llama.cpp), last positions, as tests/archs measures ours
+                kls = [kl(ref[p][-last:], runs[p][2][-last:]) for p in range(len(g["prompts"]))]
+                ent["kl_to_f32_last_mean"] = float(np.mean(np.concatenate(kls)))
             res["formats"][fmt] = ent
             print(g["family"], fmt, "llama.cpp vs transformers same-weights oracle: equal steps",
                   ent["oracle_agree"], "max|Δlogit|", ["%.3g" % x for x in ent["max_abs_diff_vs_oracle"]],
-                  "min margin", ["%.3g" % min(m) for m in ent["margins"]])
+                  "min margin", ["%.3g" % min(m) for m in ent["margins"]], "KL", ent.get("kl_to_f32_last_mean"))
         (fam_dir / "llamacpp_greedy.json").write_text(json.dumps(res, indent=1))
 
 

@@ -6,6 +6,7 @@ sdist of llama-cpp-python 0.3.36, unpacked somewhere, e.g.
 `pip download --no-deps --no-binary :all: llama-cpp-python==0.3.36 && tar xzf llama_cpp_python-0.3.36.tar.gz`):
 
     /work/venv/bin/python tools/gen_tiny_models.py --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
+    # or only some families, e.g. the MoE ones:  ... --only qwen3_moe olmoe qwen3_moe_mixed
 
 Writes tests/data/archs/<family>/ for each family (deterministic, seeded):
   config.json, generation_config.json, model.safetensors (F32), tokenizer.json, tokenizer_config.json
@@ -30,6 +31,14 @@ quant_logits.bin: last position only). qwen3_bf16 is a BF16 checkpoint (oracle: 
 bf16 weights; goldens.json also gives the same oracle with every linear input rounded to bf16, the
 legitimate error of a bf16-activation engine) and has no GGUFs. Only qwen3 (hidden 256) gets a K-quant
 file; hidden-128 models use Q4_0.
+Mixture of experts (qwen3_moe, olmoe, qwen3_moe_mixed): transformers' eager per-expert loop; router
+weights drawn ROUTER_SCALE x wider so that top-k choices are far from ties; goldens.json records
+router_margin_min (the smallest k-th minus (k+1)-th router logit over every MoE layer, prompt position and
+greedy step, for the F32 oracle and for each quantized-weights oracle). Expert tensors are rounded per row
+like every weight (3-D [E, rows, cols] stacks); routers (ffn_gate_inp) stay F32 as llama.cpp keeps them.
+qwen3_moe_mixed has dense and MoE layers (decoder_sparse_step, mlp_only_layers) and no GGUFs: llama.cpp's
+qwen3moe cannot hold a dense layer.
+Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
 Nothing from the sdist is committed.
@@ -121,6 +130,27 @@ def family_configs():
         "qwen3_bf16": ("Qwen3Config", dict(base, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                        num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
                        rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # Mixture of experts (issue 23). Hidden 256 for K-quant rows; every layer MoE, as llama.cpp's
+        # qwen3moe requires (its converter cannot map a dense layer's MLP). llama.cpp renormalizes
+        # qwen3moe top-k weights: norm_topk_prob=True.
+        "qwen3_moe": ("Qwen3MoeConfig", dict(base, hidden_size=256, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=True,
+                      num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
+                      rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # Full-width q/k norms; top-4 of 8 without renormalisation. rms_norm_eps 1e-5: llama.cpp's
+        # olmoe converter writes 1e-5 whatever the config says. No GQA: llama.cpp's olmoe sizes
+        # attn_k_norm by n_embd (as OLMoE-1B-7B, 16 KV heads of 16).
+        "olmoe": ("OlmoeConfig", dict(base, hidden_size=128, intermediate_size=32, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=False, rms_norm_eps=1e-5,
+                  num_experts=8, num_experts_per_tok=4, norm_topk_prob=False, clip_qkv=None,
+                  rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # Dense and MoE layers mixed by transformers' rule: decoder_sparse_step=2 makes layers 1 and 3
+        # MoE, mlp_only_layers=[3] makes 3 dense again. HF only (no GGUF: see qwen3_moe).
+        "qwen3_moe_mixed": ("Qwen3MoeConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=4,
+                            num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
+                            num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=False,
+                            decoder_sparse_step=2, mlp_only_layers=[3],
+                            rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
     }
 
 
@@ -130,11 +160,15 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16"}
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed"}
 SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
+KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)
+# MoE router weights are drawn ROUTER_SCALE× wider than other matrices, so that the k-th and
+# (k+1)-th router logits of a token are rarely near-equal (goldens.json: router_margin_min).
+ROUTER_SCALE = 4.0
 
 
 def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
@@ -177,6 +211,10 @@ def init_weights(model, family: str, seed: int):
                 p.copy_((eff - 1.0) if gemma else eff)
             elif name.endswith(".bias"):
                 p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif p.dim() == 3:  # stacked experts (transformers v5): [E, out, in]
+                p.copy_(1.0 / math.sqrt(p.shape[2]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif p.dim() == 2 and name.endswith("mlp.gate.weight"):  # MoE router [E, H]
+                p.copy_(ROUTER_SCALE / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif p.dim() == 2:
                 fan_in = p.shape[1]
                 if "embed_tokens" in name:
@@ -242,6 +280,28 @@ def greedy(model, ids, n):
     return out
 
 
+def router_margin_min(model, seqs, k):
+    """Smallest gap between a token's k-th and (k+1)-th router logit over every MoE layer and
+    position of `seqs` (full forwards): how far routing is from a tie an engine's rounding could
+    flip. None for a dense model or k = num_experts."""
+    import torch
+    gaps = []
+
+    def hook(_m, _a, out):
+        lg = out[0] if isinstance(out, tuple) else out
+        srt = torch.sort(lg.to(torch.float64), dim=-1, descending=True).values
+        if srt.shape[-1] > k:
+            gaps.append(float((srt[..., k - 1] - srt[..., k]).min()))
+    hooks = [m.register_forward_hook(hook) for m in model.modules() if type(m).__name__.endswith("TopKRouter")]
+    try:
+        for sq in seqs:
+            full_logits(model, sq)
+    finally:
+        for h in hooks:
+            h.remove()
+    return min(gaps) if gaps else None
+
+
 def log_softmax(x):
     m = x.max(axis=-1, keepdims=True)
     return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
@@ -278,7 +338,7 @@ class Converter:
         import conversion
         conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
-                         "GraniteModel", "Qwen2Model", "Qwen3Model"]:
+                         "GraniteModel", "Qwen2Model", "Qwen3Model", "Qwen3MoeModel", "OlmoeModel"]:
             cls = None
             for mod in list(sys.modules.values()):
                 if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
@@ -292,7 +352,9 @@ class Converter:
                                                       "Phi3MiniModel": "Phi3ForCausalLM",
                                                       "GraniteModel": "GraniteForCausalLM",
                                                       "Qwen2Model": "Qwen2ForCausalLM",
-                                                      "Qwen3Model": "Qwen3ForCausalLM"}[cls_name])
+                                                      "Qwen3Model": "Qwen3ForCausalLM",
+                                                      "Qwen3MoeModel": "Qwen3MoeForCausalLM",
+                                                      "OlmoeModel": "OlmoeForCausalLM"}[cls_name])
                 except Exception as e:  # pragma: no cover
                     raise RuntimeError(f"converter class {cls_name}: {e}")
             cls.set_vocab = (lambda orig: lambda self_: orig(self_) if conv.real_vocab
@@ -300,8 +362,8 @@ class Converter:
         orig_force = base.ModelBase.tensor_force_quant
 
         def force(self_, name, new_name, bid, n_dims):
-            if conv.force is not None and n_dims == 2 and new_name.endswith(".weight") \
-                    and not new_name.endswith("_norm.weight"):
+            if conv.force is not None and n_dims in (2, 3) and new_name.endswith(".weight") \
+                    and not new_name.endswith("_norm.weight") and "ffn_gate_inp" not in new_name:
                 return conv.force(new_name)
             return orig_force(self_, name, new_name, bid, n_dims)
         base.ModelBase.tensor_force_quant = force
@@ -345,7 +407,8 @@ def roundtrip_rows(conv: Converter, w: np.ndarray, qtype_name: str) -> np.ndarra
     if qtype_name == "F16":
         return w.astype(np.float16).astype(np.float32)
     qt = getattr(gguf.GGMLQuantizationType, qtype_name)
-    raw = gguf.quants.quantize(np.ascontiguousarray(w, dtype=np.float32), qt)
+    rows = np.ascontiguousarray(w.reshape(-1, w.shape[-1]), dtype=np.float32)  # 3-D experts: every row
+    raw = gguf.quants.quantize(rows, qt)
     return gguf.quants.dequantize(raw, qt).reshape(w.shape).astype(np.float32)
 
 
@@ -370,6 +433,8 @@ def main():
         out.mkdir(parents=True)
         cfg = getattr(transformers, cfg_cls)(**kw)
         cfg._attn_implementation = "eager"
+        if getattr(cfg, "num_experts", 0):
+            cfg._experts_implementation = "eager"  # the per-expert loop (grouped_mm has no float64)
         arch = cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
         cfg.architectures = [arch]
         torch.manual_seed(1000 + fi)
@@ -417,6 +482,9 @@ def main():
                                       for lg in ref_logits],
                   "greedy_top1_margin_min": margins,
                   "logits_file": "logits.bin", "logits_last_positions": logit_positions, "gguf": {}}
+        if getattr(cfg, "num_experts", 0):
+            golden["router_margin_min"] = router_margin_min(
+                model, [p + g for p, g in zip(prompts, greedy_ref)], cfg.num_experts_per_tok)
         if wdtype == "bfloat16":
             golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
@@ -426,7 +494,7 @@ def main():
 
         # GGUFs
         state = {k: v.detach().to(torch.float32).numpy() for k, v in model32.state_dict().items()}
-        kq = family == "qwen3"
+        kq = family in KQUANT
 
         def force_k(new_name):
             g = conv.gguf.GGMLQuantizationType
@@ -466,7 +534,7 @@ def main():
                 sd = {}
                 for k, w in state.items():
                     t = gguf_type_for(k, w, types, family)
-                    sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim == 2 else w)
+                    sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim in (2, 3) else w)
                 qmodel.load_state_dict(sd, strict=False)
                 if cfg.tie_word_embeddings:
                     qmodel.tie_weights()
@@ -480,6 +548,9 @@ def main():
                 for p, gt in zip(prompts, entry["oracle_greedy"]):
                     srt = np.sort(full_logits(qmodel, p + gt[:-1])[len(p) - 1:], axis=-1)
                     entry["oracle_greedy_margins"].append([float(x) for x in srt[:, -1] - srt[:, -2]])
+                if getattr(cfg, "num_experts", 0):
+                    entry["router_margin_min"] = router_margin_min(
+                        qmodel, [p + g for p, g in zip(prompts, entry["oracle_greedy"])], cfg.num_experts_per_tok)
                 entry["kl_to_f32_mean"] = float(kls.mean())
                 entry["kl_to_f32_max"] = float(kls.max())
                 entry["quant_logits_offset"] = sum(len(x) for x in qlog_all)
@@ -512,6 +583,8 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
         "self_attn.qkv_proj.weight": "attn_qkv.weight",
         "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
         "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
+        "mlp.gate.weight": "ffn_gate_inp.weight", "mlp.experts.gate_up_proj": "ffn_gate_exps.weight",
+        "mlp.experts.down_proj": "ffn_down_exps.weight",
     }
     if m:
         key = f"blk.{m.group(1)}.{table.get(m.group(2), m.group(2))}"
@@ -521,7 +594,7 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
         key = "output.weight" if "output.weight" in types else "token_embd.weight"
     else:
         key = None
-    if w.ndim != 2:
+    if w.ndim not in (2, 3):
         return "F32"
     if key not in types:
         raise RuntimeError(f"{family}: no GGUF tensor for {hf_name} (looked for {key})")

@@ -18,6 +18,22 @@ enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
 /// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma).
 enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
 
+/// How a mixture-of-experts router turns one token's logits [num_experts] into its top_k experts
+/// (ids) and their weights. Selection is by logit, descending; equal logits go to the lowest
+/// expert index first (torch.topk on CPU does not promise this, so goldens avoid exact ties).
+///   SOFTMAX: w = softmax(logits)[ids] (Qwen3-MoE, OLMoE, Mixtral)
+///   SIGMOID: w = sigmoid(logits[ids])
+///   and then, if norm_topk_prob, w /= Σ w.
+///   softmax_after_topk (gpt-oss): w = softmax over the k selected logits (scoring ignored).
+/// ids and weights come out in rank order (best first); callers sum expert outputs in that order.
+enum class RouterScoring : uint8_t { SOFTMAX, SIGMOID };
+struct RouterParams {
+  RouterScoring scoring = RouterScoring::SOFTMAX;
+  int top_k = 1;
+  bool norm_topk_prob = false;
+  bool softmax_after_topk = false;
+};
+
 /// One paged-attention call: one layer, one step, queries of many requests packed flat (vLLM v1
 /// layout, docs/architecture.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);
 /// its query_len queries sit at the LAST query_len positions of its seq_lens[r] cached tokens

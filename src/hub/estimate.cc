@@ -82,14 +82,20 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
     e.kv_bytes_windowed += windowed * per_token;
   }
 
-  int64_t ffn = c.intermediate_size;
-  for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, w);
+  // Dense MLP width, unless every layer is an MoE layer (transformers' rule: no mlp_only_layers,
+  // decoder_sparse_step 1; Gemma 4's MoE block sits beside a dense MLP).
+  const bool any_dense = c.num_experts <= 0 || c.enable_moe_block || !c.mlp_only_layers.empty() || c.decoder_sparse_step > 1;
+  int64_t ffn = any_dense ? c.intermediate_size : 0;
+  for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, any_dense ? w : 0);
   if (c.num_experts > 0)
     ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
   const int64_t H = c.hidden_size;
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
   const int64_t R = std::min(p.num_sequences, T);
-  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width);
+  // MoE layers also hold the router logits [E], ids / weights / rows [3k] and the gathered expert
+  // inputs and outputs [2·k·H] per token (model/layers/moe.h).
+  const int64_t moe = c.num_experts > 0 ? c.num_experts + 3 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
+  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width) + moe;
   const int64_t floats = T * per_token + R * H + R * c.vocab_size;
   // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
   const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);

@@ -73,9 +73,16 @@ void hf_tokenizer_and_template(const fs::path& dir, ModelMeta& m) {
 
 }  // namespace
 
+// A routed expert's tensor, by the naming both formats use for them (GGUF ffn_*_exps, HF
+// mlp.experts.*); a shared expert is read for every token and does not count.
+bool is_expert_tensor(const std::string& name) {
+  return name.find("_exps.") != std::string::npos || name.find(".experts.") != std::string::npos;
+}
+
 void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
   for (const auto& t : h.tensors) {
     m.weight_bytes += int64_t(t.nbytes());
+    if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
     m.num_params += t.numel();
     m.num_tensors += 1;
     m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
@@ -88,6 +95,7 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
   for (const auto* h : headers)
     for (const auto& t : h->tensors) {
       m.weight_bytes += int64_t(t.nbytes);
+      if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes);
       m.num_params += t.numel();
       m.num_tensors += 1;
       m.tensor_types[std::string(dtype_name(t.dtype))] += 1;

@@ -25,6 +25,9 @@ struct ModelMeta {
   int64_t weight_bytes = 0;   // sum of tensor data bytes
   int64_t num_params = 0;     // sum of tensor element counts
   int64_t num_tensors = 0;
+  /// Of weight_bytes, the routed experts' tensors (GGUF *_exps, HF *.experts.*); 0 when unknown
+  /// (a remote checkpoint sized from its index) or dense.
+  int64_t expert_weight_bytes = 0;
   std::map<std::string, int64_t> tensor_types;  // "Q4_K" → tensor count
   std::vector<loader::GgufTensorInfo> gguf_tensors;  // a GGUF's tensor table (empty for safetensors)
   std::string quantization;                     // GGUF: from the tensors (hub/quant_name.h); "" otherwise

@@ -30,6 +30,13 @@ std::string moe_note(const loader::ModelConfig& c) {
 
 }  // namespace
 
+int64_t active_weight_bytes(const ModelMeta& meta) {
+  const loader::ModelConfig& c = meta.config;
+  if (c.num_experts <= 0 || meta.expert_weight_bytes <= 0 || c.num_experts_per_tok <= 0) return 0;
+  const int64_t unused = meta.expert_weight_bytes / c.num_experts * (c.num_experts - c.num_experts_per_tok);
+  return meta.weight_bytes - unused;
+}
+
 int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p) {
   if (!p.packed_extra || meta.gguf_tensors.empty()) return meta.weight_bytes;
   return meta.weight_bytes + p.packed_extra(meta.config, meta.gguf_tensors);
@@ -83,6 +90,10 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
     return r;
   };
   line("Weights", e.weight_bytes, paren(std::to_string(meta.num_tensors) + " tensors" + moe_note(meta.config)));
+  if (const int64_t active = active_weight_bytes(meta); active > 0)
+    line("Per token", active, "(weights one decode token reads: " + std::to_string(meta.config.num_experts_per_tok) +
+                                  " of " + std::to_string(meta.config.num_experts) +
+                                  " experts; decode speed follows this, not the total)");
   line("KV cache", e.kv_bytes, paren(describe_kv(e, p)));
   if (p.kv_pool_tokens > 0)
     o << "  " << pad("", 10) << rpad(std::to_string(e.kv_bytes), 10) << "   (bytes: what `oxydllm start` with these "

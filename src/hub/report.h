@@ -18,6 +18,9 @@ LocalModel local_model_for_path(const std::string& path);
 
 /// The weights' bytes in memory: meta.weight_bytes plus p.packed_extra's figure for a GGUF.
 int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p);
+/// Mixture of experts: the weight bytes one decode token reads (every tensor but the unselected
+/// experts: expert bytes × (E − k) / E off the total); 0 for a dense model or unknown expert bytes.
+int64_t active_weight_bytes(const ModelMeta& meta);
 
 std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& p);
 

@@ -45,6 +45,21 @@ struct TensorNames {
   TensorName gate_up{"", ""};  // fused [gate | up] rows (Phi-3)
   TensorName down{"model.layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down.weight"};
   TensorName post_ffw_norm{"", ""};  // sandwich norm after the MLP (Gemma 2/3)
+  // Mixture of experts (model/layers/moe.h). "{e}" stands for the expert index: such a name is one
+  // 2-D tensor per expert; a name without it is a stacked 3-D tensor [E, rows, cols] (GGUF *_exps,
+  // ggml ne = [cols, rows, E]). HF: per-expert tensors as save_pretrained writes them, or the fused
+  // [E, 2·I, H] gate_up / [E, H, I] down of transformers v5's in-memory layout when present.
+  TensorName router{"model.layers.{}.mlp.gate.weight", "blk.{}.ffn_gate_inp.weight"};
+  TensorName router_bias{"", ""};
+  TensorName expert_gate{"model.layers.{}.mlp.experts.{e}.gate_proj.weight", "blk.{}.ffn_gate_exps.weight"};
+  TensorName expert_up{"model.layers.{}.mlp.experts.{e}.up_proj.weight", "blk.{}.ffn_up_exps.weight"};
+  TensorName expert_down{"model.layers.{}.mlp.experts.{e}.down_proj.weight", "blk.{}.ffn_down_exps.weight"};
+  TensorName expert_gate_up{"model.layers.{}.mlp.experts.gate_up_proj", ""};  // fused [gate | up] rows
+  TensorName expert_down_stacked{"model.layers.{}.mlp.experts.down_proj", ""};
+  // Per-expert biases, stacked [E, n] (gpt-oss); absent by default.
+  TensorName expert_gate_bias{"", ""};
+  TensorName expert_up_bias{"", ""};
+  TensorName expert_down_bias{"", ""};
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
   /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
   std::string gguf_rope_factors = "rope_freqs.weight";
@@ -63,6 +78,11 @@ struct ArchSpec {
   bool gguf_rope_interleaved = false;
   /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
   bool gguf_ignores_sliding_window = false;
+  /// q_norm / k_norm span the whole projection ([nh·hd], [nkv·hd]) instead of one head (OLMoE).
+  bool qk_norm_full_width = false;
+  /// MoE routing (backend::RouterParams; top_k and norm_topk_prob come from the config).
+  backend::RouterScoring router_scoring = backend::RouterScoring::SOFTMAX;
+  bool router_softmax_after_topk = false;  // gpt-oss: top-k of the logits, then softmax over those
 };
 
 }  // namespace oxyd::model

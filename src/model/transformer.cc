@@ -70,11 +70,19 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   }
   const loader::ModelConfig& c = t->config_;
   t->spec_ = &arch_spec(c.family);
+  if (c.clip_qkv)
+    throw Error(ErrorCode::UNSUPPORTED, c.source + ": clip_qkv (a clamp of q, k, v) is not supported yet");
   t->weights_ = Weights::load(path, c, *t->spec_);
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
-                       &t->mlp_ws_.gate, &t->mlp_ws_.up})
+                       &t->mlp_ws_.gate, &t->mlp_ws_.up, &t->moe_ws_.logits, &t->moe_ws_.ids, &t->moe_ws_.weights,
+                       &t->moe_ws_.rows, &t->moe_ws_.xs, &t->moe_ws_.ys})
     w->set_device(dev);
+  t->moe_.route.scoring = t->spec_->router_scoring;
+  t->moe_.route.softmax_after_topk = t->spec_->router_softmax_after_topk;
+  t->moe_.route.top_k = static_cast<int>(c.num_experts_per_tok);
+  t->moe_.route.norm_topk_prob = c.norm_topk_prob;
+  t->moe_.act = t->spec_->act;
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
@@ -121,6 +129,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.scale = scale;
     as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
+    as.qk_norm_full_width = t->spec_->qk_norm_full_width;
     as.rope = &t->rope_.back();
     t->attn_.push_back(as);
   }
@@ -183,7 +192,8 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
     ops::add(X, Hn, X);
 
     ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
-    layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+    if (lw.router.data) layers::moe_mlp(lw, moe_, Hn, mlp_ws_, moe_ws_, Hn);
+    else layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
     if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);
@@ -197,9 +207,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);
   out.shape[0] = R;
   if (R == 0) return out;
+  // The rows are gathered by the weights' backend (the residual stream lives on its device).
   sel_.resize(R * H);
-  for (int64_t i = 0; i < R; ++i) std::copy_n(x_.data() + b.logits_indices[i] * H, H, sel_.data() + i * H);
   Tensor S = f32(sel_, {R, H});
+  ops::embedding(f32(x_, {T, H}), b.logits_indices.data(), R, S);
   ops::rms_norm(S, &w.final_norm, eps, S);
   ops::matmul(S, w.lm_head, out);  // [R, V]
   if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);

@@ -1,5 +1,5 @@
-// Transformer: the one flag-driven decoder for every dense family (Llama, Mistral, Qwen2/3,
-// Gemma 1–3, Phi-3, Granite). Family differences arrive as ArchSpec flags and ModelConfig values,
+// Transformer: the one flag-driven decoder for every family (Llama, Mistral, Qwen2/3, Gemma 1–3,
+// Phi-3, Granite; mixture-of-experts MLPs per layer: Qwen3-MoE, OLMoE). Family differences arrive as ArchSpec flags and ModelConfig values,
 // never as branches on a family name. forward() runs one flat ForwardBatch against a paged
 // KvCache and returns logits for the rows in logits_indices. Not thread-safe (one engine thread).
 #pragma once
@@ -14,6 +14,7 @@
 #include "model/kv_cache.h"
 #include "model/layers/attention.h"
 #include "model/layers/mlp.h"
+#include "model/layers/moe.h"
 #include "model/weights.h"
 
 namespace oxyd::model {
@@ -69,6 +70,8 @@ class Transformer {
   std::vector<layers::AttentionSpec> attn_;  // per layer (points into rope_)
   layers::AttentionWorkspace attn_ws_;
   layers::MlpWorkspace mlp_ws_;
+  layers::MoeSpec moe_;          // routing and expert activation of the MoE layers
+  layers::MoeWorkspace moe_ws_;
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises

@@ -18,7 +18,8 @@ MemoryUsage Transformer::memory_usage() const {
   MemoryUsage u;
   u.weights_mapped = weights_->mapped_bytes();
   u.weights_owned = weights_->owned_bytes();
-  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up}) {
+  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up,
+                        &moe_ws_.logits, &moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows, &moe_ws_.xs, &moe_ws_.ys}) {
     u.workspace += capacity_bytes(*v);
     u.workspace_used += size_bytes(*v);
   }
@@ -36,20 +37,40 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
   const backend::Backend& be = ops::device_backend(w.lm_head.device);
   int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
   for (const LayerWeights& L : w.layers) {
-    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    for (const Tensor* t : {&L.q, &L.k, &L.v}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
     m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
-    m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
+    if (!L.router.data) {
+      for (const Tensor* t : {&L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+      m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
+      continue;
+    }
+    // MoE: the router on T rows; an expert on at most T rows (a token picks an expert once).
+    m = std::max(m, be.matmul_scratch_bytes(L.router.dtype, T, H));
+    for (const LayerWeights::Expert& x : L.experts) {
+      for (const Tensor* t : {&x.gate, &x.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+      m = std::max(m, be.matmul_scratch_bytes(x.down.dtype, T, x.down.dim(1)));
+    }
   }
   return m;
+}
+
+// Per-token floats of the MLP workspaces: gate / up of the widest dense or grouped-expert step,
+// and for MoE layers the router logits, ids / weights / rows, and the gathered inputs and outputs.
+static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
+  bool dense = false, moe = false;
+  for (const LayerWeights& L : w.layers) (L.router.data ? moe : dense) = true;
+  const int64_t k = c.num_experts_per_tok, H = c.hidden_size;
+  const int64_t gate_up = std::max(dense ? c.intermediate_size : 0, moe ? k * c.moe_intermediate_size : 0);
+  return 2 * gate_up + (moe ? c.num_experts + 3 * k + 2 * k * H : 0);
 }
 
 int64_t Transformer::workspace_bytes(int64_t T, int64_t R) const {
   const loader::ModelConfig& c = config_;
   const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
-  const int64_t kv_dim = c.num_key_value_heads * c.head_dim, I = c.intermediate_size;
+  const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
   const int64_t floats = T * (2 * H                        // x_, h_: residual stream, normed / branch
                               + 2 * q_dim + 2 * kv_dim     // attention q, out; k, v
-                              + 2 * I)                     // mlp gate, up
+                              + mlp_floats_per_token(*weights_, c))  // mlp gate, up; MoE buffers
                          + R * H                           // sel_: rows that need logits
                          + std::max<int64_t>(R, 1) * c.vocab_size;  // logits_
   return floats * int64_t(sizeof(float)) + max_scratch(*weights_, c, T, R);
@@ -69,8 +90,17 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   attn_ws_.out.reserve(size_t(T * q_dim));
   attn_ws_.k.reserve(size_t(T * kv_dim));
   attn_ws_.v.reserve(size_t(T * kv_dim));
-  mlp_ws_.gate.reserve(size_t(T * I));
-  mlp_ws_.up.reserve(size_t(T * I));
+  bool dense = false, moe = false;
+  for (const LayerWeights& L : weights_->layers) (L.router.data ? moe : dense) = true;
+  const int64_t k = c.num_experts_per_tok;
+  const int64_t gate_up = std::max(dense ? I : 0, moe ? k * c.moe_intermediate_size : 0);
+  mlp_ws_.gate.reserve(size_t(T * gate_up));
+  mlp_ws_.up.reserve(size_t(T * gate_up));
+  if (moe) {
+    moe_ws_.logits.reserve(size_t(T * c.num_experts));
+    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * k));
+    for (Workspace* w : {&moe_ws_.xs, &moe_ws_.ys}) w->reserve(size_t(T * k * H));
+  }
   if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need)
     logits_ = ops::device_backend(weights_->lm_head.device).allocate(need);
   reserved_scratch_bytes_ = max_scratch(*weights_, c, T, R);

@@ -22,15 +22,15 @@ struct Weights::Impl {
   std::optional<loader::GgufFile> gguf;
   std::optional<loader::SafetensorsFile> st;
   std::vector<Buffer> owned;   // converted 1-D tensors (F32 norms / biases)
-  std::vector<Buffer> packed;  // matmul's packed copies of 2-D weights (Tensor::packed)
+  std::vector<Buffer> packed;  // the backend's prepared copies of 2-D weights (Backend::prepare)
+  std::vector<backend::PreparedHandle> prepared;  // their registrations (die before the bytes)
   std::string path;
 
-  // The tensor named `name` ("{}" = layer), or an absent Tensor.
-  Tensor find(const TensorName& n, int64_t layer) const {
-    std::string name = gguf ? n.gguf : n.hf;
-    if (name.empty()) return {};
-    if (auto pos = name.find("{}"); pos != std::string::npos)
-      name.replace(pos, 2, std::to_string(layer));
+  // The tensor named `name` ("{}" = layer, "{e}" = expert), or an absent Tensor.
+  Tensor find(const TensorName& n, int64_t layer, int64_t expert = -1) const {
+    const std::string& raw = gguf ? n.gguf : n.hf;
+    if (raw.empty()) return {};
+    const std::string name = tensor_name(raw, layer, expert);
     if (gguf) {
       const auto* t = gguf->find_tensor(name);
       return t ? gguf->view(*t) : Tensor{};
@@ -39,15 +39,13 @@ struct Weights::Impl {
     return t ? st->view(*t) : Tensor{};
   }
 
-  std::string describe(const TensorName& n, int64_t layer) const {
-    std::string name = gguf ? n.gguf : n.hf;
-    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
-    return path + ": tensor '" + name + "'";
+  std::string describe(const TensorName& n, int64_t layer, int64_t expert = -1) const {
+    return path + ": tensor '" + tensor_name(gguf ? n.gguf : n.hf, layer, expert) + "'";
   }
 
-  Tensor required(const TensorName& n, int64_t layer) const {
-    Tensor t = find(n, layer);
-    if (!t.data) throw Error(ErrorCode::INVALID_ARGUMENT, describe(n, layer) + " is missing");
+  Tensor required(const TensorName& n, int64_t layer, int64_t expert = -1) const {
+    Tensor t = find(n, layer, expert);
+    if (!t.data) throw Error(ErrorCode::INVALID_ARGUMENT, describe(n, layer, expert) + " is missing");
     return t;
   }
 
@@ -72,18 +70,30 @@ struct Weights::Impl {
 
 namespace {
 
-void check_matrix(const Tensor& t, int64_t rows, int64_t cols, const std::string& what) {
-  if (t.ndim != 2 || t.dim(0) != rows || t.dim(1) != cols)
-    throw Error(ErrorCode::INVALID_ARGUMENT, what + " has shape " + t.shape_str() + ", expected [" +
-                                                 std::to_string(rows) + ", " + std::to_string(cols) + "]");
+// A [rows, cols] matrix, or with experts > 0 a stacked [experts, rows / experts, cols] one.
+void check_matrix(const Tensor& t, int64_t rows, int64_t cols, const std::string& what, int64_t experts = 0) {
+  const bool ok = experts > 0 ? t.ndim == 3 && t.dim(0) == experts && t.dim(0) * t.dim(1) == rows && t.dim(2) == cols
+                              : t.ndim == 2 && t.dim(0) == rows && t.dim(1) == cols;
+  if (!ok) {
+    const std::string want = experts > 0 ? std::to_string(experts) + ", " + std::to_string(rows / experts) + ", "
+                                         : std::to_string(rows) + ", ";
+    throw Error(ErrorCode::INVALID_ARGUMENT,
+                what + " has shape " + t.shape_str() + ", expected [" + want + std::to_string(cols) + "]");
+  }
 }
 
-// Rows [begin, begin + n) of a 2-D weight as a view (whole rows are addressable in every format).
+// Rows [begin, begin + n) of a 2-D weight, or of a stacked 3-D one read as [rows, cols], as a 2-D
+// view (whole rows are addressable in every format).
 Tensor row_slice(const Tensor& t, int64_t begin, int64_t n) {
   Tensor v = t;
   v.data = t.row(begin);
-  v.shape[0] = n;
+  v.ndim = 2;
+  v.shape = {n, t.cols(), 0, 0};
   return v;
+}
+
+bool per_expert(const TensorName& n, bool gguf) {
+  return (gguf ? n.gguf : n.hf).find("{e}") != std::string::npos;
 }
 
 bool is_gguf_path(const std::string& path) {
@@ -100,12 +110,16 @@ int64_t Weights::mapped_bytes() const {
   auto add = [&](const Tensor& t) {
     if (!t.data) return;
     const auto b = reinterpret_cast<uintptr_t>(t.data);
-    if (!t.packed) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));  // packed: pages released
+    // A weight with a prepared copy had its file pages released.
+    if (!ops::device_backend(t.device).prepared(t)) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));
   };
   add(embed);
   add(lm_head);
-  for (const LayerWeights& L : layers)
-    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) add(*t);
+  for (const LayerWeights& L : layers) {
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router}) add(*t);
+    for (const LayerWeights::Expert& x : L.experts)
+      for (const Tensor* t : {&x.gate, &x.up, &x.down}) add(*t);
+  }
   std::sort(ranges.begin(), ranges.end());
   int64_t total = 0;
   uintptr_t end = 0;
@@ -122,12 +136,16 @@ void Weights::pack_for_matmul() {
   // and one allocation is backed by huge pages as a whole (see Buffer), where per-tensor buffers of
   // a small model (1-2 MiB each) were all on 4 KiB pages. Pages become resident as they are
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
-  const backend::Backend& be = ops::device_backend(lm_head.device);
+  backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
   if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
-  for (LayerWeights& L : layers)
-    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down})
+  for (LayerWeights& L : layers) {
+    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router})
       if (be.wants_packed(*t)) todo.push_back(t);
+    for (LayerWeights::Expert& x : L.experts)
+      for (Tensor* t : {&x.gate, &x.up, &x.down})
+        if (be.wants_packed(*t)) todo.push_back(t);
+  }
   auto slice_bytes = [&](const Tensor& t) { return (size_t(be.packed_bytes(t)) + 63) / 64 * 64; };
   size_t total = 0;
   for (const Tensor* t : todo) total += slice_bytes(*t);
@@ -135,15 +153,11 @@ void Weights::pack_for_matmul() {
   const Buffer& b = impl_->packed.emplace_back(total);
   size_t at = 0;
   for (Tensor* t : todo) {
-    be.pack(*t, b.data() + at);
+    impl_->prepared.push_back(be.prepare(*t, b.data() + at));
     at += slice_bytes(*t);
     if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
   }
-  // A tied head is the embedding: packed once, and the lookups read the copy too.
-  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype) {
-    embed.packed = lm_head.packed;
-    embed.packed_layout = lm_head.packed_layout;
-  }
+  // A tied head is the embedding (same data, dtype and shape): the lookups find the copy too.
 }
 
 int64_t Weights::owned_bytes() const {
@@ -197,22 +211,53 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.v_bias = vec(n.v_bias, kv_dim, 0.0f, false);
     L.o_bias = vec(n.o_bias, H, 0.0f, false);
     L.sinks = vec(n.sinks, c.num_attention_heads, 0.0f, false);
-    L.q_norm = vec(n.q_norm, hd, norm_add, false);
-    L.k_norm = vec(n.k_norm, hd, norm_add, false);
+    L.q_norm = vec(n.q_norm, spec.qk_norm_full_width ? q_dim : hd, norm_add, false);
+    L.k_norm = vec(n.k_norm, spec.qk_norm_full_width ? kv_dim : hd, norm_add, false);
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());
     L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
     L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
   }
   const auto exists = [&](const TensorName& tn, int64_t l) { return im.find(tn, l).data != nullptr; };
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (!is_moe_layer(c, l, [&] { return exists(n.router, l); },
+                      [&] { return exists(n.gate, l) || exists(n.gate_up, l); }))
+      continue;
+    LayerWeights& L = w->layers[l];
+    const int64_t E = c.num_experts, I = c.moe_intermediate_size;
+    L.experts.resize(E);
+    L.router_bias = im.vector_f32(im.find(n.router_bias, l), E, 0.0f, im.describe(n.router_bias, l));
+    // Stacked [E, n] biases: one F32 copy, each expert a row of it.
+    auto biases = [&](const TensorName& tn, int64_t len, Tensor LayerWeights::Expert::*dst) {
+      Tensor all = im.vector_f32(im.find(tn, l), E * len, 0.0f, im.describe(tn, l));
+      if (!all.data) return;
+      for (int64_t e = 0; e < E; ++e) L.experts[e].*dst = Tensor(DType::F32, all.ptr<float>() + e * len, {len});
+    };
+    biases(n.expert_gate_bias, I, &LayerWeights::Expert::gate_bias);
+    biases(n.expert_up_bias, I, &LayerWeights::Expert::up_bias);
+    biases(n.expert_down_bias, H, &LayerWeights::Expert::down_bias);
+  }
   for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
     using S = MatmulWeightRef::Slot;
-    const Tensor t = im.required(*r.name, r.layer);
-    check_matrix(t, r.total_rows, r.cols, im.describe(*r.name, r.layer));
+    const bool own = r.expert >= 0 && per_expert(*r.name, im.gguf.has_value());  // one tensor per expert
+    const Tensor t = im.required(*r.name, r.layer, own ? r.expert : -1);
+    const bool stacked = r.expert >= 0 && !own;
+    check_matrix(t, r.total_rows, r.cols, im.describe(*r.name, r.layer, own ? r.expert : -1),
+                 stacked ? c.num_experts : 0);
     if (r.slot == S::HEAD) {
       w->lm_head = row_slice(t, r.row0, r.rows);
       continue;
     }
     LayerWeights& L = w->layers[r.layer];
+    if (r.expert >= 0) {
+      LayerWeights::Expert& x = L.experts[r.expert];
+      Tensor* xdst[] = {&x.gate, &x.up, &x.down};
+      *xdst[int(r.slot) - int(S::EXPERT_GATE)] = row_slice(t, r.row0, r.rows);
+      continue;
+    }
+    if (r.slot == S::ROUTER) {
+      L.router = row_slice(t, r.row0, r.rows);
+      continue;
+    }
     Tensor* dst[] = {nullptr, &L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down};  // in Slot order
     *dst[int(r.slot)] = row_slice(t, r.row0, r.rows);
   }
@@ -233,6 +278,13 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
   auto whole = [&](S slot, const TensorName& tn, int64_t l, int64_t rows, int64_t cols) {
     refs.push_back({slot, &tn, l, 0, rows, rows, cols});
   };
+  const bool gguf = !c.gguf_arch.empty();
+  // Expert e's rows [row0, row0 + rows) of `tn`: its own tensor, or a slice of the stacked one.
+  auto expert = [&](S slot, const TensorName& tn, int64_t l, int64_t e, int64_t offset, int64_t rows,
+                    int64_t per_expert_rows, int64_t cols) {
+    if (per_expert(tn, gguf)) refs.push_back({slot, &tn, l, 0, rows, rows, cols, e});
+    else refs.push_back({slot, &tn, l, e * per_expert_rows + offset, rows, c.num_experts * per_expert_rows, cols, e});
+  };
   const bool own_head = !c.tie_word_embeddings && exists(n.lm_head, 0);
   whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -247,6 +299,24 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
       whole(S::V, n.v, l, kv_dim, H);
     }
     whole(S::O, n.o, l, H, q_dim);
+    if (is_moe_layer(c, l, [&] { return exists(n.router, l); },
+                     [&] { return exists(n.gate, l) || exists(n.gate_up, l); })) {
+      const int64_t E = c.num_experts, Im = c.moe_intermediate_size;
+      whole(S::ROUTER, n.router, l, E, H);
+      const bool fused = !gguf && exists(n.expert_gate_up, l);
+      for (int64_t e = 0; e < E; ++e) {
+        if (fused) {
+          expert(S::EXPERT_GATE, n.expert_gate_up, l, e, 0, Im, 2 * Im, H);
+          expert(S::EXPERT_UP, n.expert_gate_up, l, e, Im, Im, 2 * Im, H);
+          expert(S::EXPERT_DOWN, n.expert_down_stacked, l, e, 0, H, H, Im);
+        } else {
+          expert(S::EXPERT_GATE, n.expert_gate, l, e, 0, Im, Im, H);
+          expert(S::EXPERT_UP, n.expert_up, l, e, 0, Im, Im, H);
+          expert(S::EXPERT_DOWN, n.expert_down, l, e, 0, H, H, Im);
+        }
+      }
+      continue;
+    }
     if (exists(n.gate_up, l)) {
       refs.push_back({S::GATE, &n.gate_up, l, 0, I, 2 * I, H});
       refs.push_back({S::UP, &n.gate_up, l, I, I, 2 * I, H});
@@ -264,11 +334,9 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
   std::unordered_map<std::string, const loader::GgufTensorInfo*> by_name;
   for (const auto& t : tensors) by_name.emplace(t.name, &t);
   auto find = [&](const TensorName& n, int64_t layer) -> const loader::GgufTensorInfo* {
-    std::string name = n.gguf;
-    if (name.empty()) return nullptr;
-    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
-    const auto it = by_name.find(name);
-    return it == by_name.end() || it->second->n_dims != 2 ? nullptr : it->second;
+    if (n.gguf.empty()) return nullptr;
+    const auto it = by_name.find(tensor_name(n.gguf, layer));
+    return it == by_name.end() || (it->second->n_dims != 2 && it->second->n_dims != 3) ? nullptr : it->second;
   };
   const backend::Backend& cpu = ops::device_backend(Device::CPU);  // this machine's matmul
   int64_t extra = 0;
@@ -276,6 +344,23 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
   for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists))
     if (const auto* t = find(*r.name, r.layer)) extra += cpu.packed_extra_bytes(t->dtype, r.rows, t->ne[0]);
   return extra;
+}
+
+std::string tensor_name(const std::string& name, int64_t layer, int64_t expert) {
+  std::string s = name;
+  if (auto pos = s.find("{e}"); pos != std::string::npos && expert >= 0) s.replace(pos, 3, std::to_string(expert));
+  if (auto pos = s.find("{}"); pos != std::string::npos) s.replace(pos, 2, std::to_string(layer));
+  return s;
+}
+
+bool is_moe_layer(const loader::ModelConfig& c, int64_t l, const std::function<bool()>& has_router,
+                  const std::function<bool()>& has_dense_mlp) {
+  if (c.num_experts <= 0) return false;
+  if (c.gguf_arch.empty()) {
+    if (std::find(c.mlp_only_layers.begin(), c.mlp_only_layers.end(), l) != c.mlp_only_layers.end()) return false;
+    return c.decoder_sparse_step <= 1 || (l + 1) % c.decoder_sparse_step == 0;
+  }
+  return has_router() || !has_dense_mlp();
 }
 
 int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {

@@ -2,7 +2,7 @@
 // (any weight format; quantization is a property of each weight). Load-time fix-ups live here
 // and only here: fused q/k/v and gate/up are split into row views (no copy), Gemma's HF x̂·(1+w)
 // norms become plain weights, every 1-D tensor (norms, biases) is converted to F32, and the 2-D
-// weights the CPU matmul reads faster in its own layout get a packed copy (Tensor::packed).
+// weights the CPU matmul reads faster in its own layout get a packed copy (Backend::prepare).
 // Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
 #pragma once
 
@@ -25,8 +25,23 @@ struct LayerWeights {
   Tensor sinks;                            // [nh] F32 attention sink logits or absent
   Tensor q_norm, k_norm;                   // [hd] F32 or absent
   Tensor post_attn_norm, ffn_norm, post_ffw_norm;  // [H] F32 (post_* absent unless sandwich)
-  Tensor gate, up, down;                   // gate/up [I, H], down [H, I]
+  Tensor gate, up, down;                   // gate/up [I, H], down [H, I] (absent on an MoE layer)
+  // Mixture of experts (present iff router.data): experts[e] are 2-D views of the expert's rows in
+  // the stacked or per-expert checkpoint tensors (no copy). Biases are F32 or absent.
+  Tensor router, router_bias;              // [E, H], [E]
+  struct Expert {
+    Tensor gate, up, down;                 // gate/up [I_moe, H], down [H, I_moe]
+    Tensor gate_bias, up_bias, down_bias;  // [I_moe], [I_moe], [H]
+  };
+  std::vector<Expert> experts;             // [E]
 };
+
+/// Whether decoder layer l of `config` is a mixture-of-experts layer. Hugging Face: transformers'
+/// rule (num_experts > 0, l not in mlp_only_layers, (l + 1) % decoder_sparse_step == 0). GGUF, which
+/// carries neither key: when `has_router(l)` (the file has the layer's router), or when it has no
+/// dense MLP either (so a missing router is reported as such).
+bool is_moe_layer(const loader::ModelConfig& config, int64_t l, const std::function<bool()>& has_router,
+                  const std::function<bool()>& has_dense_mlp);
 
 /// Where the weights come from.
 enum class WeightSource { GGUF, SAFETENSORS };
@@ -66,19 +81,26 @@ class Weights {
 /// One 2-D weight a matmul reads, as Weights::load binds it: rows [row0, row0 + rows) of the
 /// checkpoint tensor `name` of layer `layer`, a [total_rows, cols] matrix (a fused qkv or gate_up
 /// tensor is several of these).
+/// Expert weights: `expert` >= 0; a stacked tensor [E, total_rows / E, cols] (GGUF *_exps, HF fused
+/// experts) is read as [total_rows, cols] with row0 = expert · rows (+ the up half's offset); a
+/// per-expert name ("{e}") names a 2-D tensor of its own.
 struct MatmulWeightRef {
-  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN } slot;
+  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN } slot;
   const TensorName* name;  // in spec.names
   int64_t layer, row0, rows, total_rows, cols;
+  int64_t expert = -1;
 };
 
 /// The matmul weights of a model of `config`: the head (lm_head unless tied or absent, else the
-/// embedding), then per layer q, k, v (or the fused qkv), o, gate, up (or gate_up), down.
+/// embedding), then per layer q, k, v (or the fused qkv), o, gate, up (or gate_up), down; an MoE
+/// layer has the router and every expert's gate, up, down instead of the dense three.
 /// `exists(name, layer)` says whether the checkpoint has a tensor, to choose between the fused
 /// and separate names and the head's. Weights::load and packed_weight_extra_bytes both bind
 /// through this, so the estimate counts the weights the engine packs.
 std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& config, const ArchSpec& spec,
                                                 const std::function<bool(const TensorName&, int64_t)>& exists);
+/// `name` with "{}" replaced by the layer and "{e}" by the expert (when expert >= 0).
+std::string tensor_name(const std::string& name, int64_t layer, int64_t expert = -1);
 
 /// What the packed copies Weights::load makes on this machine (pack_for_matmul: every weight of
 /// matmul_weight_refs) hold beyond the file rows they replace, for a GGUF of `config` with this

@@ -14,5 +14,7 @@ void mul(const Tensor& a, const Tensor& b, const Tensor& y);
 void scale(const Tensor& x, float s, const Tensor& y);
 /// y = cap · tanh(x / cap) (Gemma 2 attention / final logit soft-cap), cap > 0.
 void softcap(const Tensor& x, float cap, const Tensor& y);
+/// Copies x (any dtype, contiguous, on any device) into host memory dst of x.nbytes() bytes.
+void copy_to_host(const Tensor& x, void* dst);
 
 }  // namespace oxyd::ops

@@ -19,10 +19,11 @@ namespace oxyd::model::test {
 namespace {
 
 // Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
-// the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16.
+// the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16;
+// qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers).
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out = registered_families();
-  out.insert(out.end(), {"llama_tok", "qwen3_bf16"});
+  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed"});
   return out;
 }
 
@@ -191,7 +192,21 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   }
   if (!is_f32) {
     const double want_kl = e["kl_to_f32_mean"];  // oracle's KL over every position
-    EXPECT_LE(kl, 3.0 * want_kl + 1e-4) << c.family << " " << c.format << ": oracle KL " << want_kl;
+    double bound = 3.0 * want_kl + 1e-4;
+    // llama.cpp on the same file, where tools/gen_llamacpp_greedy_goldens.py measured its KL the
+    // same way (last positions): it rounds activations to 8 bits as we do, which in a mixture of
+    // experts also moves tokens whose k-th and (k+1)-th router logits are that close to another
+    // expert (measured: olmoe Q8_0 llama.cpp 0.0202 = ours 0.0202, 4x the f32-activation oracle's).
+    std::ifstream lf(arch_dir(c.family) + "/llamacpp_greedy.json");
+    if (lf.good()) {
+      const auto lj = nlohmann::json::parse(lf);
+      if (lj["formats"].contains(c.format) && lj["formats"][c.format].contains("kl_to_f32_last_mean")) {
+        const double peer = lj["formats"][c.format]["kl_to_f32_last_mean"];
+        std::printf("[ KL      ] %s %s: llama.cpp on the same file %.3g\n", c.family.c_str(), c.format.c_str(), peer);
+        bound = std::max(bound, 1.25 * peer);
+      }
+    }
+    EXPECT_LE(kl, bound) << c.family << " " << c.format << ": oracle KL " << want_kl;
   }
 }
 

@@ -232,6 +232,11 @@ TEST(Estimate, MoeExpertsCountedWhole) {
   EXPECT_EQ(meta.config.num_experts, 8);
   std::string r = render_local_estimate(lm, meta, EstimateParams{});
   EXPECT_NE(r.find("all 8 experts counted (2 active per token)"), std::string::npos) << r;
+  // Per token: everything but 6 of the 8 experts' [128, 256] F16 slices.
+  EXPECT_EQ(meta.expert_weight_bytes, 8 * 128 * 256 * 2);
+  EXPECT_EQ(active_weight_bytes(meta), b.weight_bytes - 6 * 128 * 256 * 2);
+  EXPECT_NE(r.find("Per token"), std::string::npos) << r;
+  EXPECT_NE(r.find("2 of 8 experts"), std::string::npos) << r;
 }
 
 // A valid safetensors file: "w" F32 [n] then "b" BF16 [1000], header padded to 8 bytes.

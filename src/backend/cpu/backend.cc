@@ -2,6 +2,8 @@
 // same name and signature.
 #include "backend/cpu/backend.h"
 
+#include <cstring>
+
 #include "backend/cpu/activation.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/elementwise.h"
@@ -9,6 +11,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul/decode.h"
 #include "backend/cpu/matmul/pack.h"
+#include "backend/cpu/moe.h"
 #include "backend/cpu/rms_norm.h"
 #include "backend/cpu/rope.h"
 #include "backend/cpu/softmax.h"
@@ -50,10 +53,19 @@ class CpuBackend final : public Backend {
   void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cpu::mul(a, b, y); }
   void scale(const Tensor& x, float s, const Tensor& y) override { cpu::scale(x, s, y); }
   void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
+  void copy_to_host(const Tensor& src, void* dst) override {
+    if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
+  }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
     cpu::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, kv_format);
+  }
+  void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) override {
+    cpu::moe_route(logits, p, ids, weights);
+  }
+  void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) override {
+    cpu::moe_combine(expert_out, rows, weights, y);
   }
 
   bool has_weight_kernel(DType t) const override { return decodable(t); }
@@ -68,11 +80,10 @@ class CpuBackend final : public Backend {
     return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
   }
   int64_t packed_bytes(const Tensor& w) const override { return matmul_packed_bytes(w.dtype, w.rows(), w.cols()); }
-  void pack(Tensor& w, uint8_t* out) const override {
+  uint8_t pack(const Tensor& w, uint8_t* out) const override {
     const PackLayout l = matmul_pack_layout(w.dtype);
     matmul_pack(w, l, out);
-    w.packed = out;
-    w.packed_layout = uint8_t(l);
+    return uint8_t(l);
   }
   int64_t packed_extra_bytes(DType t, int64_t rows, int64_t cols) const override {
     if (!packs_shape(t, rows, cols)) return 0;

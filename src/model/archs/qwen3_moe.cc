@@ -1,5 +1,7 @@
-// Qwen3MoeForCausalLM: recognised, not runnable yet (MoE). llama.cpp renormalizes the top-k
-// expert weights for qwen3moe; the sliding window follows Qwen2.
+// Qwen3MoeForCausalLM: Qwen3 (per-head q/k norm) with mixture-of-experts MLPs (softmax router,
+// top-k, norm_topk_prob) on the layers transformers' rule picks (mlp_only_layers,
+// decoder_sparse_step); the others are dense. llama.cpp renormalizes the top-k expert weights for
+// qwen3moe GGUFs (its converter writes no expert_weights_norm). The sliding window follows Qwen2.
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
@@ -16,6 +18,8 @@ const Family& qwen3_moe() {
     f.config.gguf_norm_topk_prob = true;
     f.config.hf_sliding_window = hf_sliding_window_if_used;
     f.config.hf_layer_types = hf_layers_after_max_window;
+    f.runnable = true;
+    f.arch.family = f.config.name;
     return f;
   }();
   return family;

@@ -28,8 +28,11 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
   if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
   const float eps = s.rms_norm_eps;
-  if (w.q_norm.data) ops::rms_norm(view(ws.q, {T * nh, hd}), &w.q_norm, eps, view(ws.q, {T * nh, hd}));
-  if (w.k_norm.data) ops::rms_norm(view(ws.k, {T * nkv, hd}), &w.k_norm, eps, view(ws.k, {T * nkv, hd}));
+  const int64_t qn = s.qk_norm_full_width ? 1 : nh, kn = s.qk_norm_full_width ? 1 : nkv;  // norm groups per row
+  if (w.q_norm.data)
+    ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
+  if (w.k_norm.data)
+    ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
 
   const RopeTable& rt = *s.rope;
   Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});

@@ -26,6 +26,7 @@ struct AttentionSpec {
   float scale = 1.0f;          // on q·k
   float logit_softcap = 0.0f;  // > 0: cap·tanh(s/cap)
   int sliding_window = 0;      // > 0: keys older than this are masked
+  bool qk_norm_full_width = false;  // q_norm / k_norm over [nh·hd] / [nkv·hd], not per head (OLMoE)
   const RopeTable* rope = nullptr;
 };
 

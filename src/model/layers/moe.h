@@ -1,0 +1,44 @@
+// Mixture-of-experts MLP of one decoder layer: router logits = h · W_routerᵀ (+ bias), routing
+// (ops::moe_route: softmax / sigmoid, top-k, optional renormalisation, or gpt-oss's top-k then
+// softmax), then every selected expert's gated MLP, summed with the routing weights.
+// Batched: the T·k (token, expert) pairs are grouped by expert; each expert with any rows runs
+// ONCE over its gathered rows through ops::matmul (any weight format), so decode reads only the
+// selected experts' weights. Batch invariance: a row's expert output does not depend on the other
+// rows of its group (the matmul kernels compute each row alone for a given weight), and each
+// token sums its k contributions in its own rank order (ops::moe_combine), never in group order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/op_params.h"
+#include "core/tensor.h"
+#include "model/layers/mlp.h"
+#include "model/weights.h"
+#include "model/workspace.h"
+
+namespace oxyd::model::layers {
+
+struct MoeSpec {
+  backend::RouterParams route;  // top_k, scoring, norm_topk_prob, softmax_after_topk
+  backend::Activation act = backend::Activation::SILU;
+  /// > 0: gpt-oss's clamped SwiGLU (ops::glu_oai with swiglu_alpha) instead of act.
+  float swiglu_limit = 0.0f, swiglu_alpha = 1.702f;
+};
+
+/// Scratch of the MoE MLP; gate / up come from the MlpWorkspace (sized for T·k rows of I_moe).
+struct MoeWorkspace {
+  Workspace logits;        // [T, E] router logits
+  Workspace ids, weights;  // [T, k] I32 (stored in F32 slots), [T, k] F32
+  Workspace rows;          // [T, k] I32: where pair (t, j)'s expert output sits in ys
+  Workspace xs, ys;        // [T·k, H] gathered inputs, expert outputs (grouped by expert)
+  std::vector<int32_t> gather;   // [T·k] token of each grouped row
+  std::vector<int64_t> offsets;  // [E + 1] first grouped row of each expert
+  std::vector<int64_t> next;     // [E] grouping cursor
+};
+
+/// h [T, H] → out [T, H] (may alias h). w.router and w.experts must be present.
+void moe_mlp(const LayerWeights& w, const MoeSpec& spec, const Tensor& h, MlpWorkspace& mlp_ws, MoeWorkspace& ws,
+             const Tensor& out);
+
+}  // namespace oxyd::model::layers
