@@ -38,6 +38,11 @@ greedy step, for the F32 oracle and for each quantized-weights oracle). Expert t
 like every weight (3-D [E, rows, cols] stacks); routers (ffn_gate_inp) stay F32 as llama.cpp keeps them.
 qwen3_moe_mixed has dense and MoE layers (decoder_sparse_step, mlp_only_layers) and no GGUFs: llama.cpp's
 qwen3moe cannot hold a dense layer.
+gpt_oss (GptOssForCausalLM): attention sinks, alternating sliding (window 8, shorter than every prompt)
+and full layers, YaRN (factor 32 over 4096, truncate false), q/k/v/o biases, router with bias, top-2 of 4
+experts with biases and clamped SwiGLU; its experts are input-major ([E, in, out], gate/up interleaved),
+rounded for the quantized oracles along the GGUF rows (roundtrip_gpt_oss). GGUFs: F16, Q8_0, and MXFP4
+(experts MXFP4 via the converter's type hook, everything else Q8_0, as gpt-oss GGUFs are).
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -151,6 +156,15 @@ def family_configs():
                             num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=False,
                             decoder_sparse_step=2, mlp_only_layers=[3],
                             rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # gpt-oss (issue 23): sinks, alternating sliding (window 8 < every prompt) / full layers, YaRN as
+        # the real model (factor 32 over 4096), q/k/v/o biases, router with bias, top-2 of 4 experts with
+        # biases and clamped SwiGLU. Widths are multiples of 32 so experts can be MXFP4.
+        "gpt_oss": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+                    num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
+                    rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                    max_position_embeddings=131072,
+                    rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                         beta_slow=1.0, truncate=False, original_max_position_embeddings=4096))),
     }
 
 
@@ -209,6 +223,15 @@ def init_weights(model, family: str, seed: int):
                     scale = 2.0
                 eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
                 p.copy_((eff - 1.0) if gemma else eff)
+            elif name.endswith("self_attn.sinks"):  # gpt-oss: per-head sink logits
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("_bias") and "mlp.experts." in name:  # gpt-oss stacked expert biases [E, n]
+                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif family == "gpt_oss" and (name.endswith("mlp.experts.gate_up_proj")
+                                          or name.endswith("mlp.experts.down_proj")):  # input-major [E, in, out]
+                p.copy_(1.0 / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("mlp.router.weight"):  # gpt-oss router [E, H]
+                p.copy_(ROUTER_SCALE / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith(".bias"):
                 p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif p.dim() == 3:  # stacked experts (transformers v5): [E, out, in]
@@ -338,7 +361,7 @@ class Converter:
         import conversion
         conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
-                         "GraniteModel", "Qwen2Model", "Qwen3Model", "Qwen3MoeModel", "OlmoeModel"]:
+                         "GraniteModel", "Qwen2Model", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel"]:
             cls = None
             for mod in list(sys.modules.values()):
                 if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
@@ -353,6 +376,7 @@ class Converter:
                                                       "GraniteModel": "GraniteForCausalLM",
                                                       "Qwen2Model": "Qwen2ForCausalLM",
                                                       "Qwen3Model": "Qwen3ForCausalLM",
+                                                      "GptOssModel": "GptOssForCausalLM",
                                                       "Qwen3MoeModel": "Qwen3MoeForCausalLM",
                                                       "OlmoeModel": "OlmoeForCausalLM"}[cls_name])
                 except Exception as e:  # pragma: no cover
@@ -506,6 +530,9 @@ def main():
             return conv.gguf.GGMLQuantizationType.Q4_0
         fmts = [] if family in NO_GGUF else [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
                 ("Q4_K" if kq else "Q4_0", "q8_0", force_k if kq else force_q40)]
+        if family == "gpt_oss":  # experts MXFP4, everything else as Q8_0 (what gpt-oss GGUFs hold)
+            fmts = [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
+                    ("MXFP4", "q8_0", lambda nn: conv.gguf.GGMLQuantizationType.MXFP4 if "_exps." in nn else False)]
         conv_dir, qlast = out, QUANT_LAST_POSITIONS
         if real_tok:  # the converter reads the real tokenizer (SentencePiece-style BPE) beside the weights
             fmts = [("F16", "f16", None), ("Q8_0", "q8_0", None)]
@@ -533,6 +560,9 @@ def main():
                 qmodel = getattr(transformers, arch)(cfg).to(torch.float64).eval()
                 sd = {}
                 for k, w in state.items():
+                    if family == "gpt_oss" and ("mlp.experts." in k or k.endswith("mlp.router.weight")):
+                        sd[k] = torch.from_numpy(roundtrip_gpt_oss(conv, k, w, types))
+                        continue
                     t = gguf_type_for(k, w, types, family)
                     sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim in (2, 3) else w)
                 qmodel.load_state_dict(sd, strict=False)
@@ -573,6 +603,23 @@ def main():
 
 # HF parameter -> GGUF tensor type (row-wise roundtrip is invariant to the Q/K row permutation the llama
 # converter applies, so the HF tensor can be rounded in place).
+
+def roundtrip_gpt_oss(conv: Converter, hf_name: str, w: np.ndarray, types: dict) -> np.ndarray:
+    """gpt-oss's input-major experts [E, in, out] (gate_up interleaved; the converter splits even /
+    odd columns into ffn_gate_exps / ffn_up_exps, rows along `in`), their biases [E, n], the router."""
+    import re
+    blk, rest = re.match(r"model\.layers\.(\d+)\.(.*)", hf_name).groups()
+    name = {"mlp.router.weight": "ffn_gate_inp.weight", "mlp.experts.gate_up_proj": "ffn_gate_exps.weight",
+            "mlp.experts.down_proj": "ffn_down_exps.weight", "mlp.experts.gate_up_proj_bias": "ffn_gate_exps.bias",
+            "mlp.experts.down_proj_bias": "ffn_down_exps.bias"}[rest]
+    t = types[f"blk.{blk}.{name}"]
+    if rest.endswith("_bias") or rest == "mlp.router.weight":
+        return roundtrip_rows(conv, w, t)
+    if rest == "mlp.experts.gate_up_proj":  # gate and up are written with one type
+        assert types[f"blk.{blk}.ffn_up_exps.weight"] == t
+    rows = np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(-1, w.shape[1])  # [E·out, in]
+    return roundtrip_rows(conv, rows, t).reshape(w.shape[0], w.shape[2], w.shape[1]).transpose(0, 2, 1).copy()
+
 
 def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     import re

@@ -83,6 +83,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   t->moe_.route.top_k = static_cast<int>(c.num_experts_per_tok);
   t->moe_.route.norm_topk_prob = c.norm_topk_prob;
   t->moe_.act = t->spec_->act;
+  t->moe_.swiglu_limit = static_cast<float>(c.swiglu_limit);  // > 0: clamped SwiGLU (gpt-oss)
+  t->moe_.swiglu_alpha = static_cast<float>(c.swiglu_alpha);
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
