@@ -39,6 +39,14 @@ like every weight (3-D [E, rows, cols] stacks); routers (ffn_gate_inp) stay F32 
 qwen3_moe_mixed has dense and MoE layers (decoder_sparse_step, mlp_only_layers) and no GGUFs: llama.cpp's
 qwen3moe cannot hold a dense layer. olmoe_clip (clip_qkv) and qwen3_moe_bf16 (BF16, sharpened as qwen3_bf16)
 have no GGUFs either.
+gpt_oss (GptOssForCausalLM): attention sinks, alternating sliding (window 8, shorter than every prompt)
+and full layers, YaRN (factor 32 over 4096, truncate false), q/k/v/o biases, router with bias, top-2 of 4
+experts with biases and clamped SwiGLU; its experts are input-major ([E, in, out], gate/up interleaved),
+rounded for the quantized oracles along the GGUF rows (roundtrip_gpt_oss). GGUFs: F16, Q8_0, and MXFP4
+(experts MXFP4 via the converter's type hook, everything else Q8_0, as gpt-oss GGUFs are).
+gpt_oss_mxfp4: the same architecture with its experts snapped to MXFP4 and saved the way the released
+gpt-oss checkpoints are (`*_blocks` / `*_scales`, quantization_config mxfp4; checked to read back
+exactly through transformers' convert_moe_packed_tensors); HF only, the oracle runs on those weights.
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -163,6 +171,24 @@ def family_configs():
                            num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
                            num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
                            rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # gpt-oss (issue 23): sinks, alternating sliding (window 8 < every prompt) / full layers, YaRN as
+        # the real model (factor 32 over 4096), q/k/v/o biases, router with bias, top-2 of 4 experts with
+        # biases and clamped SwiGLU. Widths are multiples of 32 so experts can be MXFP4.
+        "gpt_oss": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+                    num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
+                    rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                    max_position_embeddings=131072,
+                    rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                         beta_slow=1.0, truncate=False, original_max_position_embeddings=4096))),
+        # The same model stored as gpt-oss checkpoints are: experts as MXFP4 `_blocks` / `_scales`
+        # (quantization_config mxfp4), everything else F32. HF only.
+        "gpt_oss_mxfp4": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
+                          rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                          max_position_embeddings=131072,
+                          rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                               beta_slow=1.0, truncate=False,
+                                               original_max_position_embeddings=4096))),
     }
 
 
@@ -172,7 +198,8 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip"}
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4"}
+HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
 SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
@@ -221,6 +248,15 @@ def init_weights(model, family: str, seed: int):
                     scale = 2.0
                 eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
                 p.copy_((eff - 1.0) if gemma else eff)
+            elif name.endswith("self_attn.sinks"):  # gpt-oss: per-head sink logits
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("_bias") and "mlp.experts." in name:  # gpt-oss stacked expert biases [E, n]
+                p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif family == "gpt_oss" and (name.endswith("mlp.experts.gate_up_proj")
+                                          or name.endswith("mlp.experts.down_proj")):  # input-major [E, in, out]
+                p.copy_(1.0 / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("mlp.router.weight"):  # gpt-oss router [E, H]
+                p.copy_(ROUTER_SCALE / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith(".bias"):
                 p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif p.dim() == 3:  # stacked experts (transformers v5): [E, out, in]
@@ -350,7 +386,7 @@ class Converter:
         import conversion
         conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
-                         "GraniteModel", "Qwen2Model", "Qwen3Model", "Qwen3MoeModel", "OlmoeModel"]:
+                         "GraniteModel", "Qwen2Model", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel"]:
             cls = None
             for mod in list(sys.modules.values()):
                 if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
@@ -365,6 +401,7 @@ class Converter:
                                                       "GraniteModel": "GraniteForCausalLM",
                                                       "Qwen2Model": "Qwen2ForCausalLM",
                                                       "Qwen3Model": "Qwen3ForCausalLM",
+                                                      "GptOssModel": "GptOssForCausalLM",
                                                       "Qwen3MoeModel": "Qwen3MoeForCausalLM",
                                                       "OlmoeModel": "OlmoeForCausalLM"}[cls_name])
                 except Exception as e:  # pragma: no cover
@@ -451,7 +488,9 @@ def main():
         cfg.architectures = [arch]
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
-        init_weights(model, family, 1000 + fi)
+        init_weights(model, family.replace("gpt_oss_mxfp4", "gpt_oss"), 1000 + fi)
+        if family in HF_MXFP4:
+            mxfp4_experts = snap_experts_mxfp4(model, conv)
         if family in SHARPEN:  # same prompts as below (same seed)
             rng = np.random.default_rng(77 + fi)
             sharpen(model, [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS])
@@ -464,6 +503,8 @@ def main():
         else:
             model32 = model.to(torch.float32)
             model32.save_pretrained(out, safe_serialization=True)
+            if family in HF_MXFP4:
+                write_hf_mxfp4(out, mxfp4_experts)
         model = model32.to(torch.float64)
         gen = transformers.GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=0, do_sample=False)
         gen.save_pretrained(out)
@@ -497,6 +538,13 @@ def main():
         if getattr(cfg, "num_experts", 0):
             golden["router_margin_min"] = router_margin_min(
                 model, [p + g for p, g in zip(prompts, greedy_ref)], cfg.num_experts_per_tok)
+        if family in HF_MXFP4:
+            # MXFP4 weights meet 8-bit activations in the CPU kernels (as llama.cpp's do, and as for a
+            # GGUF's quantized formats, ArchGguf): the engine is bounded like a quantized GGUF, 3e-2 of
+            # the logit range, and its greedy steps must match wherever the oracle's margin is clear.
+            golden["quantized_activations"] = {"tol_of_range": 3e-2, "greedy_margins": [
+                [float(x) for x in np.diff(np.sort(full_logits(model, p + gt[:-1])[len(p) - 1:], axis=-1)[:, -2:],
+                                           axis=-1)[:, 0]] for p, gt in zip(prompts, greedy_ref)]}
         if wdtype == "bfloat16":
             golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
@@ -518,6 +566,9 @@ def main():
             return conv.gguf.GGMLQuantizationType.Q4_0
         fmts = [] if family in NO_GGUF else [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
                 ("Q4_K" if kq else "Q4_0", "q8_0", force_k if kq else force_q40)]
+        if family == "gpt_oss":  # experts MXFP4, everything else as Q8_0 (what gpt-oss GGUFs hold)
+            fmts = [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
+                    ("MXFP4", "q8_0", lambda nn: conv.gguf.GGMLQuantizationType.MXFP4 if "_exps." in nn else False)]
         conv_dir, qlast = out, QUANT_LAST_POSITIONS
         if real_tok:  # the converter reads the real tokenizer (SentencePiece-style BPE) beside the weights
             fmts = [("F16", "f16", None), ("Q8_0", "q8_0", None)]
@@ -545,6 +596,9 @@ def main():
                 qmodel = getattr(transformers, arch)(cfg).to(torch.float64).eval()
                 sd = {}
                 for k, w in state.items():
+                    if family == "gpt_oss" and ("mlp.experts." in k or k.endswith("mlp.router.weight")):
+                        sd[k] = torch.from_numpy(roundtrip_gpt_oss(conv, k, w, types))
+                        continue
                     t = gguf_type_for(k, w, types, family)
                     sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim in (2, 3) else w)
                 qmodel.load_state_dict(sd, strict=False)
@@ -585,6 +639,68 @@ def main():
 
 # HF parameter -> GGUF tensor type (row-wise roundtrip is invariant to the Q/K row permutation the llama
 # converter applies, so the HF tensor can be rounded in place).
+
+def snap_experts_mxfp4(model, conv: Converter) -> dict:
+    """gpt-oss experts rounded to MXFP4 in place (ggml's reference quantizer, per output row along the
+    input dim), returning {HF name: (blocks [E, rows, cols/32, 16], scales [E, rows, cols/32])} in
+    the HF checkpoint layout (element 2k in the low nibble of byte k, 2k+1 in the high one)."""
+    import torch
+    gguf = conv.gguf
+    qt = gguf.GGMLQuantizationType.MXFP4
+    out = {}
+    for name, p in model.named_parameters():
+        if not (name.endswith("mlp.experts.gate_up_proj") or name.endswith("mlp.experts.down_proj")):
+            continue
+        w = p.detach().to(torch.float32).numpy().transpose(0, 2, 1)  # [E, out, in]: rows along `in`
+        E, rows, cols = w.shape
+        raw = gguf.quants.quantize(np.ascontiguousarray(w.reshape(-1, cols)), qt)  # [E·rows, cols/32·17]
+        deq = gguf.quants.dequantize(raw, qt).reshape(E, rows, cols)
+        p.copy_(torch.from_numpy(deq.transpose(0, 2, 1).copy()).to(p.dtype))
+        blk = raw.reshape(E, rows, cols // 32, 17)
+        scales = blk[..., 0].copy()
+        qs = blk[..., 1:]  # GGUF: byte j holds elements j (low) and j + 16 (high)
+        elems = np.concatenate([qs & 0xF, qs >> 4], axis=-1)  # [.., 32] in element order
+        blocks = (elems[..., 0::2] | (elems[..., 1::2] << 4)).astype(np.uint8)
+        # transformers' own loader must read these bytes back as exactly the snapped weights
+        from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+        back = convert_moe_packed_tensors(torch.from_numpy(blocks), torch.from_numpy(scales), dtype=torch.float32)
+        assert torch.equal(back.to(torch.float64), p.detach()), name
+        out[name] = (blocks, scales)
+    return out
+
+
+def write_hf_mxfp4(out_dir: pathlib.Path, experts: dict):
+    """Replaces the float experts of the saved checkpoint by `<name>_blocks` / `<name>_scales` and
+    marks the config quant_method mxfp4, as the released gpt-oss checkpoints are."""
+    from safetensors.numpy import load_file, save_file
+    path = out_dir / "model.safetensors"
+    tensors = load_file(str(path))
+    for name, (blocks, scales) in experts.items():
+        del tensors[name]
+        tensors[name + "_blocks"], tensors[name + "_scales"] = blocks, scales
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    cfg = json.loads((out_dir / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "mxfp4", "modules_to_not_convert": [
+        "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}
+    (out_dir / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def roundtrip_gpt_oss(conv: Converter, hf_name: str, w: np.ndarray, types: dict) -> np.ndarray:
+    """gpt-oss's input-major experts [E, in, out] (gate_up interleaved; the converter splits even /
+    odd columns into ffn_gate_exps / ffn_up_exps, rows along `in`), their biases [E, n], the router."""
+    import re
+    blk, rest = re.match(r"model\.layers\.(\d+)\.(.*)", hf_name).groups()
+    name = {"mlp.router.weight": "ffn_gate_inp.weight", "mlp.experts.gate_up_proj": "ffn_gate_exps.weight",
+            "mlp.experts.down_proj": "ffn_down_exps.weight", "mlp.experts.gate_up_proj_bias": "ffn_gate_exps.bias",
+            "mlp.experts.down_proj_bias": "ffn_down_exps.bias"}[rest]
+    t = types[f"blk.{blk}.{name}"]
+    if rest.endswith("_bias") or rest == "mlp.router.weight":
+        return roundtrip_rows(conv, w, t)
+    if rest == "mlp.experts.gate_up_proj":  # gate and up are written with one type
+        assert types[f"blk.{blk}.ffn_up_exps.weight"] == t
+    rows = np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(-1, w.shape[1])  # [E·out, in]
+    return roundtrip_rows(conv, rows, t).reshape(w.shape[0], w.shape[2], w.shape[1]).transpose(0, 2, 1).copy()
+
 
 def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     import re

@@ -2,9 +2,11 @@
 #include "cli/repl_session.h"
 
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "chat/chat_template.h"
+#include "chat/harmony_output.h"
 #include "core/error.h"
 #include "engine/generation.h"
 
@@ -35,6 +37,12 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
   if (p.prompt_ids.empty()) throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt encodes to no tokens");
   p.sampling = opts_.sampling;
   p.max_tokens = opts_.max_tokens;
+  // A harmony model (ModelConfig::harmony_chat): decode its channel markers, show the final channel.
+  std::optional<chat::HarmonyFinalText> harmony;
+  if (model_.config().harmony_chat && !opts_.raw) {
+    p.skip_special_tokens = false;
+    harmony.emplace();
+  }
   const auto t0 = Clock::now();
   engine::Generation gen(model_, std::move(p), opts_.seed);
 
@@ -51,10 +59,12 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
     }
     if (next == engine::Generation::Next::END) break;
     if (next == engine::Generation::Next::TIMEOUT) continue;
-    if (!aborted && !chunk.text.empty()) {
-      std::fwrite(chunk.text.data(), 1, chunk.text.size(), out);
+    std::string text = harmony ? harmony->feed(chunk.text) : chunk.text;
+    if (harmony && chunk.finish_reason != engine::FinishReason::NONE) text += harmony->finish();
+    if (!aborted && !text.empty()) {
+      std::fwrite(text.data(), 1, text.size(), out);
       std::fflush(out);
-      r.text += chunk.text;
+      r.text += text;
     }
     if (chunk.finish_reason != engine::FinishReason::NONE) r.finish_reason = engine::finish_reason_name(chunk.finish_reason);
     if (chunk.finish_reason == engine::FinishReason::ERROR) error = chunk.error;

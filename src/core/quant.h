@@ -38,6 +38,15 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n);
 void dequantize_fp8_block_scaled(const uint8_t* w, int64_t rows, int64_t cols, const float* scale_inv,
                                  int64_t block_rows, int64_t block_cols, float* out);
 
+/// gpt-oss's Hugging Face MXFP4 (the `*_blocks` / `*_scales` pair of its expert weights) → GGUF
+/// MXFP4 blocks. blocks U8 [rows, groups, 16]: element 2k of a 32-group in the low nibble of byte
+/// k, 2k+1 in the high one; scales U8 [rows, groups], E8M0 (value = FP4 · 2^(scale − 127)).
+/// Writes out [num_out_rows, groups] for rows row_begin, row_begin + row_step, ... (GGUF: elements
+/// j and j + 16 in byte j; the scale byte is kept, its value being 2^(e−128) × the doubled FP4).
+/// row_step 2 takes the gate (row_begin 0) or up (1) rows of the interleaved gate_up_proj.
+void mxfp4_from_hf(const uint8_t* blocks, const uint8_t* scales, int64_t groups, int64_t row_begin,
+                   int64_t row_step, int64_t num_out_rows, BlockMXFP4* out);
+
 // ---- Small pieces of the formats, shared with the fast kernels (backend/cpu, backend/cuda). ----
 
 /// IQ4_NL / IQ4_XS non-linear 4-bit codebook.

@@ -45,8 +45,8 @@ int64_t weights_bytes_of(const model::Weights& w) {
   int64_t n = w.embed.nbytes() + w.final_norm.nbytes() + w.rope_factors.nbytes();
   if (w.lm_head.data != w.embed.data) n += w.lm_head.nbytes();
   for (const model::LayerWeights& l : w.layers)
-    for (const Tensor* t : {&l.attn_norm, &l.q, &l.k, &l.v, &l.o, &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm,
-                            &l.k_norm, &l.post_attn_norm, &l.ffn_norm, &l.post_ffw_norm, &l.gate, &l.up, &l.down})
+    for (const Tensor* t : {&l.attn_norm, &l.q, &l.k, &l.v, &l.o, &l.q_bias, &l.k_bias, &l.v_bias, &l.o_bias,
+                            &l.sinks, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm, &l.post_ffw_norm, &l.gate, &l.up, &l.down})
       if (t->data) n += t->nbytes();
   return n;
 }

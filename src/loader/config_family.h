@@ -62,6 +62,7 @@ struct ConfigFamily {
   bool gguf_norm_topk_prob = false;
   double swiglu_limit = 0.0;
   bool last_layer_full = false;              // the last layer is always full attention
+  bool harmony_chat = false;                 // ModelConfig::harmony_chat
 
   // Hooks (nullptr: nothing to do), in the order the readers call them.
   HfHook hf_sliding_window = nullptr;  // after sliding_window is read, before layer_types

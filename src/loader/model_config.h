@@ -124,6 +124,10 @@ struct ModelConfig {
   double swiglu_limit = 0.0;           // gpt-oss clamp (7.0)
   double swiglu_alpha = 1.702;         // gpt-oss
 
+  /// The model answers in OpenAI's harmony format (channels; chat/harmony_output.h): plain chat
+  /// shows the final channel's text.
+  bool harmony_chat = false;
+
   // Gated DeltaNet (Qwen3.5 linear_attention layers).
   int64_t linear_conv_kernel_dim = 0;
   int64_t linear_key_head_dim = 0;

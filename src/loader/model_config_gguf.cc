@@ -178,6 +178,7 @@ void read_scales_and_moe(const GgufMetadata& md, const std::string& p, const Con
   c.shared_expert_intermediate_size = md.get<int64_t>(p + "expert_shared_feed_forward_length", 0);
   c.norm_topk_prob = md.get<bool>(p + "expert_weights_norm", fam.gguf_norm_topk_prob);
   c.swiglu_limit = fam.swiglu_limit;
+  c.harmony_chat = fam.harmony_chat;
 }
 
 }  // namespace

@@ -237,6 +237,7 @@ void read_moe_and_linear(const Obj& t, const ConfigFamily& fam, ModelConfig& c) 
   c.decoder_sparse_step = t.get_int("decoder_sparse_step", 1);
   c.mlp_only_layers = t.int_list("mlp_only_layers");
   c.swiglu_limit = t.get_num("swiglu_limit", fam.swiglu_limit);
+  c.harmony_chat = fam.harmony_chat;
   c.swiglu_alpha = t.get_num("swiglu_alpha", 1.702);
 
   c.linear_conv_kernel_dim = t.get_int("linear_conv_kernel_dim", 0);

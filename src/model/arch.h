@@ -32,6 +32,10 @@ struct TensorNames {
   TensorName k_bias{"model.layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k.bias"};
   TensorName v_bias{"model.layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v.bias"};
   TensorName o{"model.layers.{}.self_attn.o_proj.weight", "blk.{}.attn_output.weight"};
+  TensorName o_bias{"model.layers.{}.self_attn.o_proj.bias", "blk.{}.attn_output.bias"};
+  /// Per-head attention sink logits [num_heads] (gpt-oss): a softmax column that takes weight
+  /// and gives no value (backend/op_params.h AttentionParams::sinks).
+  TensorName sinks{"model.layers.{}.self_attn.sinks", "blk.{}.attn_sinks.weight"};
   TensorName q_norm{"model.layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight"};
   TensorName k_norm{"model.layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight"};
   TensorName post_attn_norm{"", ""};  // sandwich norm after attention (Gemma 2/3)
@@ -78,7 +82,12 @@ struct ArchSpec {
   bool qk_norm_full_width = false;
   /// MoE routing (backend::RouterParams; top_k and norm_topk_prob come from the config).
   backend::RouterScoring router_scoring = backend::RouterScoring::SOFTMAX;
-  bool router_softmax_after_topk = false;  // gpt-oss: top-k of the logits, then softmax over those
+  bool router_softmax_after_topk = false;
+  /// Hugging Face fused experts stored input-major with gate/up interleaved (gpt-oss): gate_up
+  /// [E, H, 2I] (even columns gate), down [E, I, H], the gate_up bias [E, 2I] (split into the
+  /// expert_gate_bias / expert_up_bias names), or MXFP4 `<name>_blocks` / `<name>_scales`.
+  /// Rewritten at load into the stacked [E, 2I, H] / [E, H, I] layout (model/experts_layout.h).
+  bool hf_experts_input_major = false;  // gpt-oss: top-k of the logits, then softmax over those
 };
 
 }  // namespace oxyd::model

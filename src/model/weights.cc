@@ -13,6 +13,7 @@
 #include "loader/gguf.h"
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
+#include "model/experts_layout.h"
 #include "model/archs/registry.h"
 #include "ops/dispatch.h"
 
@@ -26,11 +27,14 @@ struct Weights::Impl {
   std::vector<backend::PreparedHandle> prepared;  // their registrations (die before the bytes)
   std::string path;
 
+  std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
+
   // The tensor named `name` ("{}" = layer, "{e}" = expert), or an absent Tensor.
   Tensor find(const TensorName& n, int64_t layer, int64_t expert = -1) const {
     const std::string& raw = gguf ? n.gguf : n.hf;
     if (raw.empty()) return {};
     const std::string name = tensor_name(raw, layer, expert);
+    if (auto it = rewritten.find(name); it != rewritten.end()) return it->second;
     if (gguf) {
       const auto* t = gguf->find_tensor(name);
       return t ? gguf->view(*t) : Tensor{};
@@ -65,6 +69,62 @@ struct Weights::Impl {
     Tensor out(DType::F32, b.data(), {n});
     owned.push_back(std::move(b));
     return out;
+  }
+
+  // ArchSpec::hf_experts_input_major: each layer's fused experts (dequantized or MXFP4) rewritten
+  // into the stacked layout under their own names, the interleaved gate_up bias split in two.
+  void rewrite_input_major_experts(const loader::ModelConfig& c, const TensorNames& n) {
+    const int64_t E = c.num_experts, I = c.moe_intermediate_size, H = c.hidden_size;
+    auto raw = [&](const std::string& name) {
+      const auto* t = st->find_tensor(name);
+      return t ? st->view(*t) : Tensor{};
+    };
+    auto expect = [&](const Tensor& t, const std::vector<int64_t>& dims, const std::string& name) {
+      bool ok = t.ndim == int(dims.size());
+      for (size_t i = 0; ok && i < dims.size(); ++i) ok = t.dim(int(i)) == dims[i];
+      std::string want = "[";
+      for (size_t i = 0; i < dims.size(); ++i) want += (i ? ", " : "") + std::to_string(dims[i]);
+      if (!ok) throw Error(ErrorCode::INVALID_ARGUMENT, path + ": tensor '" + name + "' has shape " + t.shape_str() +
+                                                            ", expected " + want + "]");
+    };
+    auto own = [&](DType dt, std::initializer_list<int64_t> dims) {
+      Tensor t(dt, nullptr, dims);
+      Buffer b(static_cast<size_t>(t.nbytes()));
+      t.data = b.data();
+      owned.push_back(std::move(b));
+      return t;
+    };
+    // gate_up [E, H, 2I] → [E, 2I, H]; down [E, I, H] → [E, H, I]; or their MXFP4 blocks.
+    for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+      for (const bool is_gate_up : {true, false}) {
+        const std::string name = tensor_name(is_gate_up ? n.expert_gate_up.hf : n.expert_down_stacked.hf, l);
+        const int64_t rows = is_gate_up ? 2 * I : H, cols = is_gate_up ? H : I;  // of the rewritten [E, rows, cols]
+        if (const Tensor t = raw(name); t.data) {
+          expect(t, {E, cols, rows}, name);
+          Tensor o = own(DType::F32, {E, rows, cols});
+          if (is_gate_up) experts_gate_up_from_input_major(t, o.ptr<float>());
+          else experts_down_from_input_major(t, o.ptr<float>());
+          rewritten[name] = o;
+        } else if (const Tensor b = raw(name + "_blocks"), s = raw(name + "_scales"); b.data && s.data) {
+          if (cols % 32) throw Error(ErrorCode::INVALID_ARGUMENT, path + ": '" + name + "_blocks' rows of " +
+                                                                      std::to_string(cols) + " are not whole MXFP4 blocks");
+          expect(b, {E, rows, cols / 32, 16}, name + "_blocks");
+          expect(s, {E, rows, cols / 32}, name + "_scales");
+          Tensor o = own(DType::MXFP4, {E, rows, cols});
+          if (is_gate_up) experts_gate_up_from_mxfp4(b, s, o.data);
+          else experts_down_from_mxfp4(b, s, o.data);
+          rewritten[name] = o;
+        }
+      }
+      const std::string bias = tensor_name(n.expert_gate_up.hf, l) + "_bias";
+      if (const Tensor b = raw(bias); b.data) {
+        expect(b, {E, 2 * I}, bias);
+        Tensor g = own(DType::F32, {E, I}), u = own(DType::F32, {E, I});
+        experts_bias_split(b, g.ptr<float>(), u.ptr<float>());
+        rewritten[tensor_name(n.expert_gate_bias.hf, l)] = g;
+        rewritten[tensor_name(n.expert_up_bias.hf, l)] = u;
+      }
+    }
   }
 };
 
@@ -182,6 +242,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     im.st.emplace(loader::SafetensorsFile::open(path));
     w->source_ = WeightSource::SAFETENSORS;
     loader::validate_model_tensors(c, loader::tensor_descs(im.st->tensors()), -1, path);
+    if (spec.hf_experts_input_major) im.rewrite_input_major_experts(c, spec.names);
   }
   const TensorNames& n = spec.names;
   const int64_t H = c.hidden_size, V = c.vocab_size, hd = c.head_dim;
@@ -209,6 +270,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
     L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
     L.v_bias = vec(n.v_bias, kv_dim, 0.0f, false);
+    L.o_bias = vec(n.o_bias, H, 0.0f, false);
+    L.sinks = vec(n.sinks, c.num_attention_heads, 0.0f, false);
     L.q_norm = vec(n.q_norm, spec.qk_norm_full_width ? q_dim : hd, norm_add, false);
     L.k_norm = vec(n.k_norm, spec.qk_norm_full_width ? kv_dim : hd, norm_add, false);
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());

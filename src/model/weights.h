@@ -21,6 +21,8 @@ namespace oxyd::model {
 struct LayerWeights {
   Tensor attn_norm, q, k, v, o;            // q [nh·hd, H], k/v [nkv·hd, H], o [H, nh·hd]
   Tensor q_bias, k_bias, v_bias;           // [nh·hd], [nkv·hd] F32 or absent
+  Tensor o_bias;                           // [H] F32 or absent
+  Tensor sinks;                            // [nh] F32 attention sink logits or absent
   Tensor q_norm, k_norm;                   // [hd] F32 or absent
   Tensor post_attn_norm, ffn_norm, post_ffw_norm;  // [H] F32 (post_* absent unless sandwich)
   Tensor gate, up, down;                   // gate/up [I, H], down [H, I] (absent on an MoE layer)

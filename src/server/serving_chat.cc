@@ -2,9 +2,12 @@
 // Generation per choice (seeds seed, seed+1, ...), answer with one chat.completion or, with
 // "stream": true, SSE chunks as OpenAI sends them: a role delta per choice, content deltas, a
 // final empty delta with finish_reason, a usage chunk only with stream_options.include_usage, then
-// `data: [DONE]`. A timeout or shutdown mid-stream sends an error chunk, then [DONE].
+// `data: [DONE]`. A timeout or shutdown mid-stream sends an error chunk, then [DONE]. A model that
+// answers in harmony (ModelConfig::harmony_chat) is decoded with its markers and each choice shows
+// only its final channel's text (chat/harmony_output.h).
 #include <random>
 
+#include "chat/harmony_output.h"
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -22,6 +25,7 @@ struct ChatState {
   std::string id, model;
   int64_t created = 0;
   bool include_usage = false, logprobs = false;
+  std::vector<chat::HarmonyFinalText> harmony;  // per choice index; empty: the text as generated
   Clock::time_point deadline;
   double timeout_s = 0;
 };
@@ -35,6 +39,16 @@ bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.
 
 bool ended_badly(engine::FinishReason f) {
   return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
+}
+
+// The text a chunk shows: as generated, or its final-channel part (all of it, held text
+// included, once the choice has finished).
+std::string shown_text(ChatState& st, size_t choice, const engine::GenerationChunk& c) {
+  if (st.harmony.empty()) return c.text;
+  chat::HarmonyFinalText& h = st.harmony[choice];
+  std::string out = h.feed(c.text);
+  if (c.finish_reason != engine::FinishReason::NONE) out += h.finish();
+  return out;
 }
 
 // The whole stream; false when a write failed (the caller aborts the generations).
@@ -71,10 +85,11 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
       case GenerationGroup::Event::CHUNK: break;
     }
     const auto& s = g.slots()[i];
-    if (!c.text.empty() || (st.logprobs && !c.tokens.empty())) {
+    const std::string text = shown_text(st, i, c);
+    if (!text.empty() || (st.logprobs && !c.tokens.empty())) {
       protocol::ChatDelta d;
       d.index = s.index;
-      d.content = c.text;
+      d.content = text;
       if (st.logprobs) d.logprobs = to_logprobs(tok, c.tokens);
       if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
         return false;
@@ -110,7 +125,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
     if (ev == GenerationGroup::Event::CLIENT_GONE) throw client_closed_error();
     if (ev == GenerationGroup::Event::DONE) break;
-    choices[i].content += c.text;
+    choices[i].content += shown_text(st, i, c);
     if (st.logprobs) {
       auto lp = to_logprobs(tok, c.tokens);
       choices[i].logprobs->insert(choices[i].logprobs->end(), lp.begin(), lp.end());
@@ -162,6 +177,10 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   base.stop_token_ids = cr.common.stop_token_ids;
   base.ignore_eos = cr.common.ignore_eos;
   base.skip_special_tokens = cr.common.skip_special_tokens;
+  if (m.config().harmony_chat) {  // the channel markers are special tokens: keep them to read them
+    base.skip_special_tokens = false;
+    st->harmony.resize(size_t(cr.common.n));
+  }
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
 

@@ -2,6 +2,8 @@
 // gguf_vocab.cc.
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "tokenizer/unicode.h"
 
@@ -71,10 +73,19 @@ void Tokenizer::finish(const std::string& source) {
   };
   static const char* kEotNames[] = {"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>",
                                     "<|return|>", "<EOT>"};
+  // Harmony (a vocabulary with both <|return|> and <|call|>): <|end|> closes one message inside
+  // the assistant's turn (the analysis channel before the final one), so it never ends
+  // generation; the turn ends with <|return|> or <|call|> (openai-harmony's
+  // stop_tokens_for_assistant_actions; tests/data/chat/harmony_goldens.jsonl). llama.cpp drops
+  // <|end|> from its EOG set the same way.
+  const int32_t ret_id = token_to_id("<|return|>"), call_id = token_to_id("<|call|>");
+  const bool harmony = ret_id >= 0 && is_special(ret_id) && call_id >= 0 && is_special(call_id);
+  const int32_t harmony_end = harmony ? token_to_id("<|end|>") : -1;
+  if (harmony_end >= 0 && eot_id_ == harmony_end) eot_id_ = ret_id;
   if (eot_id_ < 0) {
     for (const char* name : kEotNames) {
       int32_t id = token_to_id(name);
-      if (id >= 0 && is_special(id)) {
+      if (id >= 0 && id != harmony_end && is_special(id)) {
         eot_id_ = id;
         break;
       }
@@ -89,6 +100,8 @@ void Tokenizer::finish(const std::string& source) {
     int32_t id = token_to_id(name);
     if (id >= 0 && is_special(id)) add_eog(id);
   }
+  if (harmony_end >= 0 && eog_ids_.erase(harmony_end))  // an eos_token_id of <|end|> as well
+    eog_list_.erase(std::find(eog_list_.begin(), eog_list_.end(), harmony_end));
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,

@@ -163,6 +163,28 @@ std::vector<std::string> config_names() {
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig, ::testing::ValuesIn(config_names()),
                          [](const auto& info) { return info.param; });
 
+// GptOssConfig() with no rope_parameters (transformers 5.25): {'rope_type': 'yarn', 'factor': 32.0,
+// 'beta_fast': 32.0, 'beta_slow': 1.0, 'truncate': False, 'original_max_position_embeddings': 4096,
+// 'rope_theta': 150000.0}.
+TEST(HfConfigDefaults, GptOssWithoutRopeIsYarn) {
+  const json j = json::parse(R"({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+    "vocab_size": 100, "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 4,
+    "num_experts_per_tok": 2})");
+  const ModelConfig c = parse_hf_config(j, "c.json");
+  for (const char* lt : {loader::kFullAttention, loader::kSlidingAttention}) {
+    const auto& r = c.rope(lt);
+    EXPECT_EQ(r.rope_type, "yarn") << lt;
+    EXPECT_EQ(r.factor, 32.0);
+    EXPECT_EQ(r.beta_fast, 32.0);
+    EXPECT_EQ(r.beta_slow, 1.0);
+    EXPECT_FALSE(r.truncate);
+    EXPECT_EQ(r.original_max_position_embeddings, 4096);
+    EXPECT_EQ(r.rope_theta, 150000.0);
+  }
+  EXPECT_TRUE(c.harmony_chat);
+}
+
 TEST(HfConfigErrors, MissingAndWrongKeys) {
   json base = json::parse(R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
     "vocab_size": 10, "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 2,

@@ -52,6 +52,11 @@ TEST(SpecialTokens, UserTextCannotInjectControlTokensAndQueriesFollowConfig) {
   const Tokenizer& gptoss = hf_tokenizer("gptoss");
   EXPECT_EQ(gptoss.eos_id(), gptoss.token_to_id("<|return|>"));
   EXPECT_TRUE(gptoss.is_end_of_generation(gptoss.token_to_id("<|call|>")));
+  EXPECT_TRUE(gptoss.is_end_of_generation(gptoss.token_to_id("<|return|>")));
+  // Harmony: <|end|> closes the analysis message inside the turn; generation goes on to the final
+  // channel (openai-harmony's assistant stop tokens are <|return|> and <|call|> only).
+  EXPECT_FALSE(gptoss.is_end_of_generation(gptoss.token_to_id("<|end|>")));
+  EXPECT_NE(gptoss.eot_id(), gptoss.token_to_id("<|end|>"));
   EXPECT_FALSE(hf_tokenizer("qwen3").chat_template().empty());
   EXPECT_EQ(hf_tokenizer("minilm").unk_id(), 100);
 }

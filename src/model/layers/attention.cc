@@ -59,8 +59,10 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ap.sliding_window = s.sliding_window;
   ap.logit_softcap = s.logit_softcap;
   ap.kv_format = kv_format;
+  ap.sinks = w.sinks;  // data == nullptr: none
   ops::paged_attention(ap);
   ops::matmul(view(ws.out, {T, nh * hd}), w.o, out);
+  if (w.o_bias.data) ops::add(out, w.o_bias, out);
 }
 
 }  // namespace oxyd::model::layers

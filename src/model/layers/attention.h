@@ -1,6 +1,6 @@
 // Self-attention block of one decoder layer over the flat batch: projections (+bias), optional
-// per-head q/k RMSNorm, RoPE, K/V written into the paged cache at slot_mapping, paged attention,
-// output projection. Knows nothing of families: every variation is a field of AttentionSpec.
+// per-head q/k RMSNorm, RoPE, K/V written into the paged cache at slot_mapping, paged attention
+// (with per-head sink logits when the layer has them), output projection (+bias). Knows nothing of families: every variation is a field of AttentionSpec.
 #pragma once
 
 #include <vector>
