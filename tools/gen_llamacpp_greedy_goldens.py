@@ -4,7 +4,7 @@ activations to 8 bits the way a quantized CPU engine does.
 
 Command (from the repository root; needs llama-cpp-python 0.3.36, see tools/requirements.txt):
 
-    /work/venv/bin/python tools/gen_llamacpp_greedy_goldens.py
+    /work/venv/bin/python tools/gen_llamacpp_greedy_goldens.py [--only FAMILY ...]
 
 Why: the tiny models have random weights, so greedy top-1 margins go down to ~0.01 logits, while
 rounding activations to 8 bits (ggml's Q8_0 / Q8_K, and ours) moves logits by 0.1-0.5 from the
@@ -78,9 +78,15 @@ def run(path: pathlib.Path, prompts):
 
 
 def main():
+    import argparse
     import llama_cpp
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*", default=None, help="these family folders only (others untouched)")
+    args = ap.parse_args()
     no_extra_buffer_types()
     for fam_dir in sorted(p for p in ARCHS.iterdir() if (p / "goldens.json").exists()):
+        if args.only and fam_dir.name not in args.only:
+            continue
         g = json.loads((fam_dir / "goldens.json").read_text())
         quant = {f: e for f, e in g["gguf"].items() if f not in FLOAT_FORMATS and e.get("file")}
         if not quant:

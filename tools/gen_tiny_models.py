@@ -30,6 +30,9 @@ quant_logits.bin: last position only). qwen3_bf16 is a BF16 checkpoint (oracle: 
 bf16 weights; goldens.json also gives the same oracle with every linear input rounded to bf16, the
 legitimate error of a bf16-activation engine) and has no GGUFs. Only qwen3 (hidden 256) gets a K-quant
 file; hidden-128 models use Q4_0.
+ministral3 is the multimodal wrapper Mistral3ForConditionalGeneration (text weights saved under
+language_model.model., a 1-layer Pixtral tower beside them; the oracle is the wrapper fed token ids);
+its GGUFs come from the converter's mistral3 arch. `--only FAMILY` regenerates one folder only.
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
 Nothing from the sdist is committed.
@@ -121,6 +124,21 @@ def family_configs():
         "qwen3_bf16": ("Qwen3Config", dict(base, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                        num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
                        rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # Ministral 3 as its multimodal wrapper (text under model.language_model., a 1-layer Pixtral
+        # vision tower and projector beside it that a text engine must skip). YaRN over an original
+        # context of 16 and the query temperature floor(pos / 16): the prompts (20-40 tokens, +32
+        # greedy) cross floors 1 to 4, so a wrong or missing temperature changes the logits.
+        "ministral3": ("Mistral3Config", dict(
+            tie_word_embeddings=False, image_token_index=10,
+            text_config=dict(base, model_type="ministral3", hidden_size=128, intermediate_size=128,
+                             num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                             rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=None,
+                             rope_parameters=dict(rope_type="yarn", rope_theta=1000000.0, factor=4.0,
+                                                  original_max_position_embeddings=16, beta_fast=32.0,
+                                                  beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                                  llama_4_scaling_beta=0.25)),
+            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
     }
 
 
@@ -135,6 +153,17 @@ SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activation
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
+ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration"}  # else from the config class name
+NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.")  # left at transformers' own init
+
+
+def text_name(name: str) -> str:
+    """A wrapper's text parameter under the plain causal-LM name (model.language_model.x -> model.x)."""
+    return "model." + name[len("model.language_model."):] if name.startswith("model.language_model.") else name
+
+
+def text_kw(kw: dict) -> dict:
+    return kw.get("text_config", kw)
 
 
 def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
@@ -167,6 +196,9 @@ def init_weights(model, family: str, seed: int):
     gemma = family in GEMMA_STYLE
     with torch.no_grad():
         for name, p in model.named_parameters():
+            if name.startswith(NOT_TEXT):
+                continue
+            name = text_name(name)
             if name.endswith("norm.weight"):
                 scale = 1.0
                 if name == "model.norm.weight":
@@ -370,14 +402,15 @@ def main():
         out.mkdir(parents=True)
         cfg = getattr(transformers, cfg_cls)(**kw)
         cfg._attn_implementation = "eager"
-        arch = cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
+        cfg.get_text_config()._attn_implementation = "eager"
+        arch = ARCH_CLASS.get(family) or cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
         cfg.architectures = [arch]
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
         init_weights(model, family, 1000 + fi)
         if family in SHARPEN:  # same prompts as below (same seed)
             rng = np.random.default_rng(77 + fi)
-            sharpen(model, [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS])
+            sharpen(model, [[int(x) for x in rng.integers(3, text_kw(kw)["vocab_size"], n)] for n in PROMPT_LENS])
         real_tok = REAL_TOKENIZER.get(family)
         wdtype = WEIGHT_DTYPE.get(family)
         if wdtype:  # F16 / BF16 checkpoint; the oracle runs on exactly those weights
@@ -395,9 +428,9 @@ def main():
             tok = Tokenizer.from_file(str(TESTS / "data" / "tokenizers" / real_tok / "tokenizer.json"))
             prompts = [tok.encode(t).ids for t in REAL_TEXT]
         else:
-            make_tokenizer(out, kw["vocab_size"])
+            make_tokenizer(out, text_kw(kw)["vocab_size"])
             rng = np.random.default_rng(77 + fi)
-            prompts = [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS]
+            prompts = [[int(x) for x in rng.integers(3, text_kw(kw)["vocab_size"], n)] for n in PROMPT_LENS]
         ref_logits = [full_logits(model, p) for p in prompts]
         greedy_ref = [greedy(model, p, NUM_GREEDY) for p in prompts]
         margins = []
@@ -410,7 +443,7 @@ def main():
         with open(out / "logits.bin", "wb") as f:
             for lg in ref_logits:
                 f.write(lg[-logit_positions:].astype("<f4").tobytes())
-        golden = {"family": family, "architecture": arch, "vocab_size": kw["vocab_size"],
+        golden = {"family": family, "architecture": arch, "vocab_size": text_kw(kw)["vocab_size"],
                   "prompts": prompts, "greedy": greedy_ref,
                   "logit_range": [float(lg.max() - lg.min()) for lg in ref_logits],
                   "top1_margin_min": [float(np.min(np.sort(lg, axis=-1)[:, -1] - np.sort(lg, axis=-1)[:, -2]))
@@ -505,6 +538,9 @@ def main():
 
 def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     import re
+    if hf_name.startswith(NOT_TEXT):
+        return "F32"  # not in the text GGUF; it does not take part in a text-only forward
+    hf_name = text_name(hf_name)
     m = re.match(r"model\.layers\.(\d+)\.(.*)", hf_name)
     table = {
         "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",

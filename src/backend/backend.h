@@ -66,6 +66,8 @@ class Backend {
                           const Tensor& y) = 0;
   virtual void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
                     RopeStyle style, float attention_factor, const Tensor& y) = 0;
+  virtual void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                                const Tensor& y) = 0;
   virtual void softmax(const Tensor& x, float scale, const Tensor& y) = 0;
   virtual void activation(Activation act, const Tensor& x, const Tensor& y) = 0;
   virtual void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) = 0;

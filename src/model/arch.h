@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/op_params.h"
@@ -59,6 +60,11 @@ struct ArchSpec {
   bool gguf_rope_interleaved = false;
   /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
   bool gguf_ignores_sliding_window = false;
+  /// Multimodal wrappers keep the text model under another prefix: when an HF name is absent,
+  /// each (from, to) whose `from` begins it is tried with that prefix replaced, in order
+  /// (transformers v5 `model.language_model.`, v4 `language_model.model.`). Other tensors of the
+  /// checkpoint (a vision tower, a projector) are never read.
+  std::vector<std::pair<std::string, std::string>> hf_prefix_fallbacks;
 };
 
 }  // namespace oxyd::model

@@ -122,6 +122,14 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
     as.rope = &t->rope_.back();
+    if (rp.llama_4_scaling_beta && *rp.llama_4_scaling_beta != 0.0) {
+      if (!rp.original_max_position_embeddings || *rp.original_max_position_embeddings <= 0)
+        throw Error(ErrorCode::INVALID_ARGUMENT,
+                    c.source + ": llama_4_scaling_beta needs original_max_position_embeddings (the position "
+                               "divisor of the query temperature) in rope_parameters");
+      as.temperature_beta = static_cast<float>(*rp.llama_4_scaling_beta);
+      as.temperature_floor = *rp.original_max_position_embeddings;
+    }
     t->attn_.push_back(as);
   }
   return t;

@@ -25,12 +25,25 @@ struct Weights::Impl {
   std::vector<Buffer> packed;  // matmul's packed copies of 2-D weights (Tensor::packed)
   std::string path;
 
+  const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
+
+  // The name `n` has in this file ("{}" = layer): as declared, or the first of its HF prefix
+  // fallbacks the checkpoint holds (the declared one when none is there).
+  std::string name_of(const TensorName& n, int64_t layer) const {
+    std::string name = gguf ? n.gguf : n.hf;
+    if (name.empty()) return name;
+    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
+    if (gguf || !prefix_fallbacks || st->find_tensor(name)) return name;
+    for (const auto& [from, to] : *prefix_fallbacks)
+      if (name.starts_with(from))
+        if (std::string alt = to + name.substr(from.size()); st->find_tensor(alt)) return alt;
+    return name;
+  }
+
   // The tensor named `name` ("{}" = layer), or an absent Tensor.
   Tensor find(const TensorName& n, int64_t layer) const {
-    std::string name = gguf ? n.gguf : n.hf;
+    const std::string name = name_of(n, layer);
     if (name.empty()) return {};
-    if (auto pos = name.find("{}"); pos != std::string::npos)
-      name.replace(pos, 2, std::to_string(layer));
     if (gguf) {
       const auto* t = gguf->find_tensor(name);
       return t ? gguf->view(*t) : Tensor{};
@@ -40,9 +53,7 @@ struct Weights::Impl {
   }
 
   std::string describe(const TensorName& n, int64_t layer) const {
-    std::string name = gguf ? n.gguf : n.hf;
-    if (auto pos = name.find("{}"); pos != std::string::npos) name.replace(pos, 2, std::to_string(layer));
-    return path + ": tensor '" + name + "'";
+    return path + ": tensor '" + name_of(n, layer) + "'";
   }
 
   Tensor required(const TensorName& n, int64_t layer) const {
@@ -159,6 +170,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
   w->impl_ = std::make_unique<Impl>();
   Impl& im = *w->impl_;
   im.path = path;
+  if (!spec.hf_prefix_fallbacks.empty()) im.prefix_fallbacks = &spec.hf_prefix_fallbacks;
   if (is_gguf_path(path)) {
     im.gguf.emplace(loader::GgufFile::open(path));
     w->source_ = WeightSource::GGUF;

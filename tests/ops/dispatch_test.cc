@@ -58,6 +58,9 @@ class FakeCuda final : public backend::Backend {
             const Tensor& y) override {
     got("rope", {&x, &pos, &inv, ff, &y}, {double(int(s)), af});
   }
+  void attn_temperature(const Tensor& x, const Tensor& pos, float beta, int64_t floor, const Tensor& y) override {
+    got("attn_temperature", {&x, &pos, &y}, {beta, double(floor)});
+  }
   void softmax(const Tensor& x, float s, const Tensor& y) override { got("softmax", {&x, &y}, {s}); }
   void activation(Activation a, const Tensor& x, const Tensor& y) override { got("activation", {&x, &y}, {double(int(a))}); }
   void glu(Activation a, const Tensor& g, const Tensor& u, const Tensor& y) override { got("glu", {&g, &u, &y}, {double(int(a))}); }
@@ -155,6 +158,10 @@ TEST(Dispatch, RegisteredDeviceReceivesTheOpWithItsArguments) {
   EXPECT_EQ(f.op, "rope");
   EXPECT_EQ(f.ptrs, (P{q.t.data, pos.t.data, inv.t.data, nullptr, q.t.data}));
   EXPECT_EQ(f.scalars, (std::vector<double>{double(int(RopeStyle::INTERLEAVED)), 1.5}));
+  ops::attn_temperature(on_cuda(q), on_cuda(pos), 0.25f, 16, on_cuda(q));
+  EXPECT_EQ(f.op, "attn_temperature");
+  EXPECT_EQ(f.ptrs, (P{q.t.data, pos.t.data, q.t.data}));
+  EXPECT_EQ(f.scalars, (std::vector<double>{0.25, 16.0}));
 
   // Device metadata is not read on the host: only the backend sees it.
   HostTensor kv(DType::F32, {3, 2, 64}), cache(DType::F32, {2, 4, 2, 64}), slots(DType::I32, {3});

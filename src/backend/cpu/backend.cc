@@ -37,6 +37,10 @@ class CpuBackend final : public Backend {
             RopeStyle style, float attention_factor, const Tensor& y) override {
     cpu::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
   }
+  void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                        const Tensor& y) override {
+    cpu::attn_temperature(x, positions, beta, floor_scale, y);
+  }
   void softmax(const Tensor& x, float scale, const Tensor& y) override { cpu::softmax(x, scale, y); }
   void activation(Activation act, const Tensor& x, const Tensor& y) override { cpu::activation(act, x, y); }
   void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) override {

@@ -40,6 +40,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   const Tensor* ffp = ff.data ? &ff : nullptr;
   ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
   ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);
   ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 
   backend::AttentionParams ap;

@@ -26,6 +26,10 @@ struct AttentionSpec {
   float scale = 1.0f;          // on q·k
   float logit_softcap = 0.0f;  // > 0: cap·tanh(s/cap)
   int sliding_window = 0;      // > 0: keys older than this are masked
+  // > 0: q after RoPE times 1 + temperature_beta·ln(1 + floor(pos / temperature_floor)) (llama 4 /
+  // Ministral 3 llama_4_scaling_beta over original_max_position_embeddings)
+  float temperature_beta = 0.0f;
+  int64_t temperature_floor = 0;
   const RopeTable* rope = nullptr;
 };
 
