@@ -32,7 +32,7 @@ const LlamaCppCase kCases[] = {
     // AmxAgreesWithVnniToRounding), which flips prompt 6 at step 0 (llama.cpp margin 0.039, the
     // size of the GELU-table gap above): 5 of 8 there.
     {"gemma3", "Q8_0", 0.625},  {"gemma3", "Q4_0", 0.625},  {"phi3", "Q8_0"},    {"phi3", "Q4_0"},    {"granite", "Q8_0"},
-    {"granite", "Q4_0"}, {"llama_tok", "Q8_0"},
+    {"granite", "Q4_0"}, {"llama_tok", "Q8_0"}, {"ministral3", "Q8_0"}, {"ministral3", "Q4_0"},
 };
 
 class ArchLlamaCpp : public ::testing::TestWithParam<LlamaCppCase> {};
