@@ -32,7 +32,8 @@ legitimate error of a bf16-activation engine) and has no GGUFs. Only qwen3 (hidd
 file; hidden-128 models use Q4_0.
 ministral3 is the multimodal wrapper Mistral3ForConditionalGeneration (text weights saved under
 language_model.model., a 1-layer Pixtral tower beside them; the oracle is the wrapper fed token ids);
-its GGUFs come from the converter's mistral3 arch. `--only FAMILY` regenerates one folder only.
+its GGUFs come from the converter's mistral3 arch. qwen3_5 (Qwen3_5ForCausalLM: 3 Gated DeltaNet
+layers + 1 gated full-attention layer) has no GGUFs yet (the engine binds no qwen35 ssm_* tensors). `--only FAMILY` regenerates one folder only.
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
 Nothing from the sdist is committed.
@@ -139,6 +140,16 @@ def family_configs():
                                                   llama_4_scaling_beta=0.25)),
             vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                                num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
+        # Qwen3.5 dense text model: layers 0-2 Gated DeltaNet (2 key heads for 4 value heads), layer 3
+        # gated full attention with partial rotary (0.25 of head_dim 32; M-RoPE sections for text
+        # reduce to 1-D RoPE). Prefills take the chunked DeltaNet form, decode steps the recurrent one.
+        "qwen3_5": ("Qwen3_5TextConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                    num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
+                    linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                    linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                    layer_types=["linear_attention"] * 3 + ["full_attention"],
+                    rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
+                                         mrope_section=[2, 1, 1], mrope_interleaved=True))),
     }
 
 
@@ -148,11 +159,12 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16"}
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_5"}  # qwen3_5: our GGUF path has no DeltaNet tensors yet
 SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
-GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
+GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5"}  # RMSNorm computes x̂·(1 + w)
+PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
 ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration"}  # else from the config class name
 NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.")  # left at transformers' own init
 
@@ -199,14 +211,20 @@ def init_weights(model, family: str, seed: int):
             if name.startswith(NOT_TEXT):
                 continue
             name = text_name(name)
-            if name.endswith("norm.weight"):
+            if name.endswith("linear_attn.A_log"):  # decay rates exp(A_log) in [1, 8]
+                p.copy_(torch.log(1.0 + 7.0 * torch.rand(p.shape, generator=g, dtype=torch.float64)))
+            elif name.endswith("linear_attn.dt_bias"):
+                p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("linear_attn.conv1d.weight"):  # [C, 1, K]
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(p.shape[-1]))
+            elif name.endswith("norm.weight"):
                 scale = 1.0
                 if name == "model.norm.weight":
                     scale = 4.0
                 elif "post_" in name and gemma:  # sandwich post-norms (smaller ones repeat one token)
                     scale = 2.0
                 eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
-                p.copy_((eff - 1.0) if gemma else eff)
+                p.copy_((eff - 1.0) if gemma and not name.endswith(PLAIN_NORMS) else eff)
             elif name.endswith(".bias"):
                 p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif p.dim() == 2:

@@ -15,8 +15,8 @@ namespace oxyd::backend {
 enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
 
 /// Activation of activation() and of the gate in glu(): SILU (SwiGLU), GELU_ERF (exact gelu),
-/// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma).
-enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
+/// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma), SIGMOID (the output gate of Qwen3.5's attention).
+enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH, SIGMOID };
 
 /// One paged-attention call: one layer, one step, queries of many requests packed flat (vLLM v1
 /// layout, docs/architecture.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);

@@ -42,6 +42,9 @@ struct TensorNames {
   TensorName gate_up{"", ""};  // fused [gate | up] rows (Phi-3)
   TensorName down{"model.layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down.weight"};
   TensorName post_ffw_norm{"", ""};  // sandwich norm after the MLP (Gemma 2/3)
+  // Gated DeltaNet (linear_attention layers; HF names, empty = the family has none).
+  TensorName lin_qkv{"", ""}, lin_z{"", ""}, lin_b{"", ""}, lin_a{"", ""}, lin_out{"", ""};
+  TensorName lin_conv{"", ""}, lin_A_log{"", ""}, lin_dt_bias{"", ""}, lin_norm{"", ""};
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
   /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
   std::string gguf_rope_factors = "rope_freqs.weight";
@@ -58,6 +61,8 @@ struct ArchSpec {
   /// llama.cpp's NORM rope: its converter permuted Q/K rows per head so the GGUF pairs dims
   /// (2i, 2i+1). We keep the file as is and rotate interleaved pairs (no load-time copy).
   bool gguf_rope_interleaved = false;
+  /// q_proj rows are per head [query | gate] (Qwen3.5): attention output · sigmoid(gate) before o_proj.
+  bool attn_output_gate = false;
   /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
   bool gguf_ignores_sliding_window = false;
   /// Multimodal wrappers keep the text model under another prefix: when an HF name is absent,

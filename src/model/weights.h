@@ -24,6 +24,12 @@ struct LayerWeights {
   Tensor q_norm, k_norm;                   // [hd] F32 or absent
   Tensor post_attn_norm, ffn_norm, post_ffw_norm;  // [H] F32 (post_* absent unless sandwich)
   Tensor gate, up, down;                   // gate/up [I, H], down [H, I]
+  Tensor q_gate;                           // [nh·hd, H] output gate (ArchSpec::attn_output_gate) or absent
+  // Gated DeltaNet (linear_attention layers; then q/k/v/o are absent). conv_dim = 2·Hk·dk + Hv·dv.
+  Tensor lin_qkv, lin_z, lin_b, lin_a, lin_out;  // [conv_dim, H], [Hv·dv, H], [Hv, H], [Hv, H], [H, Hv·dv]
+  Tensor lin_conv;                         // [conv_dim, K] F32
+  Tensor lin_A_log, lin_dt_bias;           // [Hv] F32
+  Tensor lin_norm;                         // [dv] F32 (a plain weight, no 1 + w)
 };
 
 /// Where the weights come from.
@@ -65,7 +71,7 @@ class Weights {
 /// checkpoint tensor `name` of layer `layer`, a [total_rows, cols] matrix (a fused qkv or gate_up
 /// tensor is several of these).
 struct MatmulWeightRef {
-  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN } slot;
+  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT } slot;
   const TensorName* name;  // in spec.names
   int64_t layer, row0, rows, total_rows, cols;
 };

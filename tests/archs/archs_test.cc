@@ -242,6 +242,7 @@ TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
     std::vector<int32_t> other = g.prompts[0];
     other.insert(other.end(), g.greedy[0].begin(), g.greedy[0].end());
     Seq b = make_seq(other, kMaxTokens, kBlock, 41, 2);
+    b.state_slot = 1;  // hybrid models: the other request's recurrent state
     const int64_t nb = static_cast<int64_t>(g.prompts[0].size());
     const int64_t chunks[] = {5, (n - 5) / 2, n - 5 - (n - 5) / 2};  // 5, 14, 14 for 33 tokens
     int64_t done = 0;

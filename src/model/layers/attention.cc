@@ -1,6 +1,7 @@
 // Self-attention block (see attention.h). Shapes: q [T, nh, hd], k/v [T, nkv, hd].
 #include "model/layers/attention.h"
 
+#include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -56,6 +57,12 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ap.logit_softcap = s.logit_softcap;
   ap.kv_format = kv_format;
   ops::paged_attention(ap);
+  if (w.q_gate.data) {  // output gate: out · sigmoid(h·q_gateᵀ)
+    ws.gate.resize(T * nh * hd);
+    ops::matmul(h, w.q_gate, view(ws.gate, {T, nh * hd}));
+    ops::glu(backend::Activation::SIGMOID, view(ws.gate, {T, nh * hd}), view(ws.out, {T, nh * hd}),
+             view(ws.out, {T, nh * hd}));
+  }
   ops::matmul(view(ws.out, {T, nh * hd}), w.o, out);
 }
 

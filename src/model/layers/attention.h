@@ -44,7 +44,7 @@ struct BatchMeta {
 
 /// Scratch reused across layers and steps (grows, never shrinks).
 struct AttentionWorkspace {
-  Workspace q, k, v, out;
+  Workspace q, k, v, out, gate;
 };
 
 /// h [T, H] (normed input) → out [T, H] (o_proj output, before any post-norm or residual).
