@@ -26,7 +26,7 @@ TEST(Clamp, MatchesTheDefinitionInPlace) {
 
 using backend::Activation;
 const Tolerance kTol = tolerance(DType::F32);
-const Activation kActs[] = {Activation::SILU, Activation::GELU_ERF, Activation::GELU_TANH};
+const Activation kActs[] = {Activation::SILU, Activation::GELU_ERF, Activation::GELU_TANH, Activation::SIGMOID};
 const int64_t kWidths[] = {1, 5, 16, 31, 257, 5000};
 
 float ref_act(Activation act, float v) {
@@ -44,6 +44,8 @@ TEST(ActivationReference, KnownValues) {
   EXPECT_NEAR(ref_act(Activation::GELU_ERF, -1.5f), -0.10021080190328713, 1e-7);
   EXPECT_NEAR(ref_act(Activation::GELU_TANH, 1.0f), 0.8411919906082768, 1e-7);
   EXPECT_NEAR(ref_act(Activation::GELU_TANH, -1.5f), -0.10042842301976707, 1e-7);
+  EXPECT_NEAR(ref_act(Activation::SIGMOID, 1.0f), 0.7310585786300049, 1e-7);
+  EXPECT_NEAR(ref_act(Activation::SIGMOID, -2.0f), 0.11920292202211755, 1e-7);
 }
 
 TEST(SoftmaxReference, KnownValues) {
