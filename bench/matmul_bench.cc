@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul/pack.h"
@@ -163,9 +164,14 @@ int main(int argc, char** argv) {
       const bool packed = pack && backend::cpu::matmul_packs(*dt);
       const int64_t pbytes = packed ? backend::cpu::matmul_packed_bytes(*dt, n, k) : 0;
       Buffer ppool(size_t(pbytes * copies));
+      std::vector<backend::PreparedHandle> registered;  // copy c of the rows reads copy c of the packed bytes
       if (packed) {
-        backend::cpu::matmul_pack(Tensor(*dt, pool.data(), {n, k}), backend::cpu::matmul_pack_layout(*dt), ppool.data());
+        const auto layout = backend::cpu::matmul_pack_layout(*dt);
+        backend::cpu::matmul_pack(Tensor(*dt, pool.data(), {n, k}), layout, ppool.data());
         for (int64_t c = 1; c < copies; ++c) std::memcpy(ppool.data() + c * pbytes, ppool.data(), size_t(pbytes));
+        for (int64_t c = 0; c < copies; ++c)
+          registered.push_back(backend::cpu::cpu_backend().register_prepared(
+              Tensor(*dt, pool.data() + c * wbytes, {n, k}), ppool.data() + c * pbytes, uint8_t(layout)));
       }
       std::printf("%-7s %-12s %8.1f", fname.c_str(), sh.c_str(), double(wbytes) / 1e6);
       std::fflush(stdout);
@@ -180,11 +186,8 @@ int main(int argc, char** argv) {
         for (int64_t c = 0; c < calls; ++c) {
           const int64_t copy = m == 1 ? c % copies : 0;
           Tensor tw(*dt, pool.data() + copy * wbytes, {n, k});
-          if (packed) {
-            tw.packed = ppool.data() + copy * pbytes;
-            tw.packed_layout = uint8_t(backend::cpu::matmul_pack_layout(*dt));
-          }
-          if (m == 1 && flush) bench::flush_cache(packed ? tw.packed : tw.data, packed ? pbytes : wbytes);
+          if (m == 1 && flush)
+            bench::flush_cache(packed ? static_cast<const void*>(ppool.data() + copy * pbytes) : tw.data, packed ? pbytes : wbytes);
           const double t0 = clock();
           backend::cpu::matmul(tx, tw, ty);
           const double dt_s = clock() - t0;

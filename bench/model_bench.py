@@ -15,8 +15,9 @@ Each repetition runs ours and llama.cpp back to back, alternating who goes first
 --baseline BIN_DIR adds "before": the model_decode_bench of an earlier build (its bin/), run in the same
 rotation, so a change is measured against its parent in the same minutes.
 Weight bytes per decode token: every tensor's bytes, token_embd counted in full when it doubles as the
-LM head (tied), otherwise left out (one row is read). Bandwidth: build/bin/bandwidth_bench (same
-threads; best of five 1 GiB read passes), run before each model and at the end; the highest is used.
+LM head (tied), otherwise left out (one row is read); of a MoE model's stacked expert tensors (*_exps)
+only the share of the experts a token uses (expert_used_count / expert_count). Bandwidth:
+build/bin/bandwidth_bench (same threads; best of five 1 GiB read passes), run before each model and at the end; the highest is used.
 
 llama-cpp-python must be importable without its AMX path (ggml's AMX matmul segfaults on this
 machine): PYTHONPATH=build/pylib, see docs/performance.md "Method".
@@ -49,10 +50,14 @@ def model_facts(path):
     get = lambda k: r.fields[f"{arch}.{k}"].contents()  # noqa: E731
     tensors = {t.name: t for t in r.tensors}
     tied = "output.weight" not in tensors
-    total = sum(int(t.n_bytes) for t in r.tensors)
+    # MoE: a token reads expert_used_count of the expert_count slices of each stacked *_exps tensor.
+    active = int(get("expert_used_count")) / int(get("expert_count")) if f"{arch}.expert_count" in r.fields else 1.0
+    share = lambda n: active if "_exps" in n else 1.0  # noqa: E731
+    total = sum(int(t.n_bytes) * share(t.name) for t in r.tensors)
     emb = tensors["token_embd.weight"]
-    per_token = total if tied else total - int(emb.n_bytes)
-    matmul_params = sum(int(t.n_elements) for n, t in tensors.items() if n.startswith("blk.") and len(t.shape) == 2)
+    per_token = int(total if tied else total - int(emb.n_bytes))
+    matmul_params = int(sum(int(t.n_elements) * share(n) for n, t in tensors.items()
+                            if n.startswith("blk.") and len(t.shape) >= 2))
     head_params = int(emb.n_elements if tied else tensors["output.weight"].n_elements)
     heads = int(get("attention.head_count"))
     key_len = int(get("attention.key_length")) if f"{arch}.attention.key_length" in r.fields \

@@ -28,8 +28,48 @@ Allocation Backend::allocate(size_t bytes) {
   return Allocation(this, data, handle, bytes);
 }
 
-void Backend::pack(Tensor&, uint8_t*) const {
+uint8_t Backend::pack(const Tensor&, uint8_t*) const {
   throw_error(ErrorCode::UNSUPPORTED, std::string(name()) + " backend: packs no weights");
+}
+
+PreparedHandle Backend::prepare(const Tensor& w, uint8_t* out) {
+  return register_prepared(w, out, pack(w, out));
+}
+
+PreparedHandle Backend::register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout) {
+  OXYD_CHECK(w.data && bytes, "register_prepared: a weight and its copy need data");
+  std::unique_lock lock(prepared_mu_);
+  prepared_[w.data] = Entry{w.dtype, w.ndim, w.shape, PreparedWeight{bytes, layout}};
+  return PreparedHandle(this, w.data);
+}
+
+const PreparedWeight* Backend::prepared(const Tensor& w) const {
+  std::shared_lock lock(prepared_mu_);
+  if (prepared_.empty()) return nullptr;
+  auto it = prepared_.find(w.data);
+  if (it == prepared_.end()) return nullptr;
+  const Entry& e = it->second;
+  // Another view of the same bytes (a row slice, a reshape) is not the prepared weight.
+  if (e.dtype != w.dtype || e.ndim != w.ndim || e.shape != w.shape) return nullptr;
+  return &e.copy;
+}
+
+void Backend::unregister_prepared(const void* key) noexcept {
+  std::unique_lock lock(prepared_mu_);
+  prepared_.erase(key);
+}
+
+PreparedHandle& PreparedHandle::operator=(PreparedHandle&& o) noexcept {
+  if (this != &o) {
+    if (owner_) owner_->unregister_prepared(key_);
+    owner_ = o.owner_, key_ = o.key_;
+    o.owner_ = nullptr;
+  }
+  return *this;
+}
+
+PreparedHandle::~PreparedHandle() {
+  if (owner_) owner_->unregister_prepared(key_);
 }
 
 namespace {

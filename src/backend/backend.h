@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <shared_mutex>
 #include <string_view>
+#include <unordered_map>
 
 #include "backend/op_params.h"
 #include "core/tensor.h"
@@ -15,6 +17,30 @@
 namespace oxyd::backend {
 
 class Backend;
+
+/// A weight's prepared copy: bytes in the backend's own layout (tag `layout`, the backend's to
+/// define; CPU: backend::cpu::PackLayout) that its matmul and get_rows read instead of the rows.
+struct PreparedWeight {
+  const uint8_t* bytes = nullptr;
+  uint8_t layout = 0;
+};
+
+/// Keeps one prepared copy registered with its backend; unregisters it when it dies. Whoever holds
+/// it also owns the bytes (model::Weights). Move-only.
+class PreparedHandle {
+ public:
+  PreparedHandle() = default;
+  PreparedHandle(Backend* owner, const void* key) : owner_(owner), key_(key) {}
+  PreparedHandle(PreparedHandle&& o) noexcept : owner_(o.owner_), key_(o.key_) { o.owner_ = nullptr; }
+  PreparedHandle& operator=(PreparedHandle&& o) noexcept;
+  PreparedHandle(const PreparedHandle&) = delete;
+  PreparedHandle& operator=(const PreparedHandle&) = delete;
+  ~PreparedHandle();
+
+ private:
+  Backend* owner_ = nullptr;
+  const void* key_ = nullptr;
+};
 
 /// Memory of one backend, freed when the Allocation dies; not zeroed. On the CPU: a core::Buffer
 /// (host memory aligned to 64 bytes, 2 MiB from 2 MiB on). Move-only.
@@ -81,6 +107,8 @@ class Backend {
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
   virtual void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) = 0;
   virtual void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) = 0;
+  /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
+  virtual void copy_to_host(const Tensor& src, void* dst) = 0;
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;
@@ -92,20 +120,41 @@ class Backend {
   virtual void matmul_reserve_scratch(int64_t /*bytes*/) {}
 
   /// Weight preparation: whether this backend's matmul would rather read `w` from a copy in its own
-  /// layout, the bytes of that copy, and writing it into `out` (w.packed then points at it; the
-  /// caller owns out). packed_extra_bytes: the bytes such a copy of a [rows, cols] weight of dtype
-  /// t holds beyond the rows as stored (0 where it would not be packed), from a header alone.
+  /// layout, and the bytes of that copy. packed_extra_bytes: the bytes such a copy of a [rows, cols]
+  /// weight of dtype t holds beyond the rows as stored (0 where it would not be packed), from a
+  /// header alone.
   virtual bool wants_packed(const Tensor& /*w*/) const { return false; }
   virtual int64_t packed_bytes(const Tensor& /*w*/) const { return 0; }
-  virtual void pack(Tensor& w, uint8_t* out) const;
   virtual int64_t packed_extra_bytes(DType /*t*/, int64_t /*rows*/, int64_t /*cols*/) const { return 0; }
+  /// Writes w's copy into `out` (packed_bytes(w) bytes, owned by the caller) and registers it for
+  /// w: from then on this backend's matmul and get_rows of w (any tensor with w's data, dtype and
+  /// shape) read the copy, until the handle dies. The original rows may then be released.
+  PreparedHandle prepare(const Tensor& w, uint8_t* out);
+  /// Registers bytes already in `layout` as w's copy (tests and benches that pack themselves).
+  PreparedHandle register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout);
+  /// The copy registered for w, or nullptr. Safe to call while other threads register.
+  const PreparedWeight* prepared(const Tensor& w) const;
 
  protected:
   /// The allocator of allocate(): memory of `bytes` > 0 (and in *handle whatever raw_release needs),
   /// freed by raw_release().
   virtual void* raw_allocate(size_t bytes, void** handle) = 0;
   virtual void raw_release(void* data, void* handle, size_t bytes) noexcept = 0;
+  /// prepare(): writes w's copy into out and returns its layout tag.
+  virtual uint8_t pack(const Tensor& w, uint8_t* out) const;
   friend class Allocation;
+  friend class PreparedHandle;
+
+ private:
+  struct Entry {
+    DType dtype;
+    int ndim;
+    std::array<int64_t, kMaxDims> shape;
+    PreparedWeight copy;
+  };
+  void unregister_prepared(const void* key) noexcept;
+  mutable std::shared_mutex prepared_mu_;
+  std::unordered_map<const void*, Entry> prepared_;  // keyed by the weight's data
 };
 
 /// Makes `b` the backend of b.device() (replacing any earlier one; the registry does not own it).

@@ -27,13 +27,6 @@ struct Tensor {
   int ndim = 0;
   std::array<int64_t, kMaxDims> shape{};  // row-major, shape[ndim-1] contiguous
   Device device = Device::CPU;
-  /// Optional: the same weight rearranged by a backend for its matmul (CPU: 16-row groups,
-  /// backend/cpu/matmul/pack.h), owned by whoever made it (model::Weights). matmul and get_rows
-  /// read it instead of `data` where they can; everything else reads `data`. Set only on 2-D
-  /// weights that are never sliced afterwards.
-  const uint8_t* packed = nullptr;
-  /// The backend's tag for the layout of `packed` (CPU: backend::cpu::PackLayout).
-  uint8_t packed_layout = 0;
 
   Tensor() = default;
   Tensor(DType t, void* p, std::initializer_list<int64_t> dims, Device dev = Device::CPU)

@@ -211,9 +211,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);
   out.shape[0] = R;
   if (R == 0) return out;
+  // The rows are gathered by the weights' backend (the residual stream lives on its device).
   sel_.resize(R * H);
-  for (int64_t i = 0; i < R; ++i) std::copy_n(x_.data() + b.logits_indices[i] * H, H, sel_.data() + i * H);
   Tensor S = f32(sel_, {R, H});
+  ops::embedding(f32(x_, {T, H}), b.logits_indices.data(), R, S);
   ops::rms_norm(S, &w.final_norm, eps, S);
   ops::matmul(S, w.lm_head, out);  // [R, V]
   if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);

@@ -22,7 +22,8 @@ struct Weights::Impl {
   std::optional<loader::GgufFile> gguf;
   std::optional<loader::SafetensorsFile> st;
   std::vector<Buffer> owned;   // converted 1-D tensors (F32 norms / biases)
-  std::vector<Buffer> packed;  // matmul's packed copies of 2-D weights (Tensor::packed)
+  std::vector<Buffer> packed;  // the backend's prepared copies of 2-D weights (Backend::prepare)
+  std::vector<backend::PreparedHandle> prepared;  // their registrations (die before the bytes)
   std::string path;
 
   // The tensor named `name` ("{}" = layer, "{e}" = expert), or an absent Tensor.
@@ -109,7 +110,8 @@ int64_t Weights::mapped_bytes() const {
   auto add = [&](const Tensor& t) {
     if (!t.data) return;
     const auto b = reinterpret_cast<uintptr_t>(t.data);
-    if (!t.packed) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));  // packed: pages released
+    // A weight with a prepared copy had its file pages released.
+    if (!ops::device_backend(t.device).prepared(t)) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));
   };
   add(embed);
   add(lm_head);
@@ -134,7 +136,7 @@ void Weights::pack_for_matmul() {
   // and one allocation is backed by huge pages as a whole (see Buffer), where per-tensor buffers of
   // a small model (1-2 MiB each) were all on 4 KiB pages. Pages become resident as they are
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
-  const backend::Backend& be = ops::device_backend(lm_head.device);
+  backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
   if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
   for (LayerWeights& L : layers) {
@@ -151,15 +153,11 @@ void Weights::pack_for_matmul() {
   const Buffer& b = impl_->packed.emplace_back(total);
   size_t at = 0;
   for (Tensor* t : todo) {
-    be.pack(*t, b.data() + at);
+    impl_->prepared.push_back(be.prepare(*t, b.data() + at));
     at += slice_bytes(*t);
     if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
   }
-  // A tied head is the embedding: packed once, and the lookups read the copy too.
-  if (embed.data == lm_head.data && embed.shape == lm_head.shape && embed.dtype == lm_head.dtype) {
-    embed.packed = lm_head.packed;
-    embed.packed_layout = lm_head.packed_layout;
-  }
+  // A tied head is the embedding (same data, dtype and shape): the lookups find the copy too.
 }
 
 int64_t Weights::owned_bytes() const {

@@ -2,7 +2,7 @@
 // (any weight format; quantization is a property of each weight). Load-time fix-ups live here
 // and only here: fused q/k/v and gate/up are split into row views (no copy), Gemma's HF x̂·(1+w)
 // norms become plain weights, every 1-D tensor (norms, biases) is converted to F32, and the 2-D
-// weights the CPU matmul reads faster in its own layout get a packed copy (Tensor::packed).
+// weights the CPU matmul reads faster in its own layout get a packed copy (Backend::prepare).
 // Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
 #pragma once
 

@@ -52,4 +52,10 @@ void clamp(const Tensor& x, float limit, const Tensor& y) {
   b.clamp(x, limit, y);
 }
 
+void copy_to_host(const Tensor& x, void* dst) {
+  if (x.data == nullptr && x.numel() > 0) check::fail("copy_to_host", "x has no data");
+  if (dst == nullptr && x.nbytes() > 0) check::fail("copy_to_host", "no destination");
+  backend_for("copy_to_host", {&x}).copy_to_host(x, dst);
+}
+
 }  // namespace oxyd::ops

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "ops/elementwise.h"
 
 namespace oxyd::runner {
 int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
@@ -21,19 +22,23 @@ ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t bloc
 
 int32_t ModelRunner::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 
-std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::vector<float>&) {
+std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::vector<float>& scratch) {
   const Tensor out = model_.forward(batch, cache_);  // [num_logits, vocab] F32
   const size_t vocab = static_cast<size_t>(vocab_size());
   const size_t n = batch.logits_indices.size() * vocab;
   if (out.dtype != DType::F32 || static_cast<size_t>(out.numel()) != n)
     throw_error(ErrorCode::INTERNAL, "model returned logits " + out.shape_str() + ", expected [" +
                                          std::to_string(batch.logits_indices.size()) + ", " + std::to_string(vocab) + "] F32");
-  return {n ? out.ptr<float>() : nullptr, n};
+  if (n == 0) return {};
+  if (out.device == Device::CPU) return {out.ptr<float>(), n};
+  scratch.resize(n);  // another device's logits come back through its backend
+  ops::copy_to_host(out, scratch.data());
+  return {scratch.data(), n};
 }
 
 void ModelRunner::execute(const model::ForwardBatch& batch, std::vector<float>& logits) {
   const std::span<const float> out = run(batch, logits);
-  logits.assign(out.begin(), out.end());
+  if (out.data() != logits.data()) logits.assign(out.begin(), out.end());
 }
 
 }  // namespace oxyd::runner

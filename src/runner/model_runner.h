@@ -22,7 +22,8 @@ class ModelRunner final : public ModelExecutor {
   ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format = KvFormat::F32);
   int32_t vocab_size() const override;
   void execute(const model::ForwardBatch& batch, std::vector<float>& logits) override;
-  /// The logits in the model's own output buffer (no copy; valid until the next forward).
+  /// The logits in the model's own output buffer (no copy; valid until the next forward), or, for
+  /// a model on another device, copied back into `scratch`.
   std::span<const float> run(const model::ForwardBatch& batch, std::vector<float>& scratch) override;
   int64_t kv_cache_bytes() const { return kv_cache_bytes_; }
 

@@ -42,6 +42,7 @@ class FakeCuda final : public backend::Backend {
   std::string op;
   std::vector<const void*> ptrs;
   std::vector<double> scalars;
+  void* last_dst = nullptr;
 
   Device device() const override { return Device::CUDA; }
   std::string_view name() const override { return "fake-cuda"; }
@@ -70,6 +71,7 @@ class FakeCuda final : public backend::Backend {
   void scale(const Tensor& x, float s, const Tensor& y) override { got("scale", {&x, &y}, {s}); }
   void softcap(const Tensor& x, float c, const Tensor& y) override { got("softcap", {&x, &y}, {c}); }
   void clamp(const Tensor& x, float l, const Tensor& y) override { got("clamp", {&x, &y}, {l}); }
+  void copy_to_host(const Tensor& x, void* dst) override { got("copy_to_host", {&x}); last_dst = dst; }
   void paged_attention(const AttentionParams& p) override { got("paged_attention", {&p.q, &p.k_cache, &p.out}, {p.scale}); }
   void reshape_and_cache(const Tensor& k, const Tensor& v, const Tensor& kc, const Tensor& vc, const Tensor& sm,
                          KvFormat f) override {
@@ -156,6 +158,11 @@ TEST(Dispatch, RegisteredDeviceReceivesTheOpWithItsArguments) {
   ops::softcap(cx, 30.0f, cy);
   EXPECT_EQ(f.op, "softcap");
   EXPECT_EQ(f.scalars, std::vector<double>{30.0});
+  std::vector<float> host(size_t(x.t.numel()));
+  ops::copy_to_host(cx, host.data());
+  EXPECT_EQ(f.op, "copy_to_host");
+  EXPECT_EQ(f.ptrs, (P{x.t.data}));
+  EXPECT_EQ(f.last_dst, host.data());
 
   HostTensor q(DType::F32, {3, 2, 64}), pos(DType::I32, {3}), inv(DType::F32, {16});
   ops::rope(on_cuda(q), on_cuda(pos), on_cuda(inv), nullptr, RopeStyle::INTERLEAVED, 1.5f, on_cuda(q));
@@ -259,6 +266,9 @@ TEST(Dispatch, CpuBackendGivesWhatBackendCpuGives) {
   same_as_cpu(x, [&](const Tensor& y) { be.mul(x.t, x.t, y); }, [&](const Tensor& y) { cpu::mul(x.t, x.t, y); }, "mul");
   same_as_cpu(x, [&](const Tensor& y) { be.scale(x.t, 1.3f, y); }, [&](const Tensor& y) { cpu::scale(x.t, 1.3f, y); }, "scale");
   same_as_cpu(x, [&](const Tensor& y) { be.softcap(x.t, 1.5f, y); }, [&](const Tensor& y) { cpu::softcap(x.t, 1.5f, y); }, "softcap");
+  std::vector<float> back(size_t(x.t.numel()), -1.0f);
+  ops::copy_to_host(x.t, back.data());
+  EXPECT_EQ(std::memcmp(back.data(), x.t.data, size_t(x.t.nbytes())), 0) << "copy_to_host";
 
   HostTensor q(DType::F32, {3, 2, 64}), pos(DType::I32, {3}), inv(DType::F32, {16});
   fill_uniform(q, -1, 1, 6), fill_uniform(inv, 0.01f, 1, 7);

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul/pack.h"
@@ -134,19 +135,19 @@ struct IsaGuard {
 
 using backend::cpu::PackLayout;
 
-// A packed copy (matmul/pack.h) of w in `layout`, with w.data pointed at rows whose every scale is
-// NaN, so that any read of the original rows shows in the results.
+// A packed copy (matmul/pack.h) of w in `layout`, registered with the CPU backend for a tensor
+// whose data are rows with every scale NaN, so that any read of the original rows shows in the results.
 struct PackedWeight {
   Buffer packed;
   std::vector<uint8_t> poison;
   Tensor tensor;
+  backend::PreparedHandle handle;
   PackedWeight(const Tensor& w, PackLayout layout)
       : packed(size_t(backend::cpu::matmul_packed_bytes(w.dtype, w.rows(), w.cols()))),
         poison(size_t(w.nbytes()), 0xFF), tensor(w) {
     backend::cpu::matmul_pack(w, layout, packed.data());
     tensor.data = poison.data();
-    tensor.packed = packed.data();
-    tensor.packed_layout = uint8_t(layout);
+    handle = backend::cpu::cpu_backend().register_prepared(tensor, packed.data(), uint8_t(layout));
   }
 };
 

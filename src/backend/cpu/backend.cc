@@ -2,6 +2,8 @@
 // same name and signature.
 #include "backend/cpu/backend.h"
 
+#include <cstring>
+
 #include "backend/cpu/activation.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/elementwise.h"
@@ -52,6 +54,9 @@ class CpuBackend final : public Backend {
   void scale(const Tensor& x, float s, const Tensor& y) override { cpu::scale(x, s, y); }
   void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
   void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
+  void copy_to_host(const Tensor& src, void* dst) override {
+    if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
+  }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
@@ -76,11 +81,10 @@ class CpuBackend final : public Backend {
     return w.device == Device::CPU && w.ndim == 2 && w.data && packs_shape(w.dtype, w.rows(), w.cols());
   }
   int64_t packed_bytes(const Tensor& w) const override { return matmul_packed_bytes(w.dtype, w.rows(), w.cols()); }
-  void pack(Tensor& w, uint8_t* out) const override {
+  uint8_t pack(const Tensor& w, uint8_t* out) const override {
     const PackLayout l = matmul_pack_layout(w.dtype);
     matmul_pack(w, l, out);
-    w.packed = out;
-    w.packed_layout = uint8_t(l);
+    return uint8_t(l);
   }
   int64_t packed_extra_bytes(DType t, int64_t rows, int64_t cols) const override {
     if (!packs_shape(t, rows, cols)) return 0;

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/matmul/decode.h"
 #include "backend/cpu/matmul/pack.h"
 #include "core/error.h"
@@ -23,13 +24,14 @@ void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Te
   float* dst = out.ptr<float>();
   // A packed table (matmul/pack.h) is read from its packed copy: the original rows may have been
   // released at load. Each row is put back into its block layout, then decoded as usual.
-  const bool packed = table.packed && packable(table.dtype) && table.packed_layout != 0;
+  const PreparedWeight* prep = cpu_backend().prepared(table);
+  const bool packed = prep && packable(table.dtype) && prep->layout != 0;
   parallel_for(num_ids, std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {
     std::vector<uint8_t> row(packed ? size_t(row_bytes) : 0);
     for (int64_t i = b; i < e; ++i) {
       const uint8_t* src = base + ids[i] * row_bytes;
       if (packed) {
-        matmul_unpack_row(table.dtype, PackLayout(table.packed_layout), table.packed, dim, ids[i], row.data());
+        matmul_unpack_row(table.dtype, PackLayout(prep->layout), prep->bytes, dim, ids[i], row.data());
         src = row.data();
       }
       decode_row(table.dtype, src, dst + i * dim, dim);

@@ -1,6 +1,7 @@
 // Gemma2ForCausalLM: Gemma plus sandwich norms, attention and final logit soft-caps and alternating
 // sliding-window layers (the caps, scale and layer pattern come from ModelConfig).
 #include "model/archs/config_hooks.h"
+#include "model/archs/gemma_style.h"
 #include "model/family.h"
 
 namespace oxyd::model::archs {
@@ -19,23 +20,12 @@ const Family& gemma2() {
     f.config.gguf_archs = {"gemma2"};
     f.config.gguf_architecture = "Gemma2ForCausalLM";
     f.config.gguf_model_type = "gemma2";
-    f.config.tie_word_embeddings = true;
-    f.config.hidden_act = "gelu_pytorch_tanh";
-    f.config.sliding_window = 4096;
-    f.config.query_pre_attn_scalar = 256;
     f.config.attn_logit_softcapping = 50.0;
     f.config.final_logit_softcapping = 30.0;
     f.config.hf_layer_types = hf_layers_alternating;
     f.config.gguf_layer_types = gguf_layers_alternating;
     f.config.gguf_extra = gguf_query_scale;
-    f.runnable = true;
-    f.arch.family = f.config.name;
-    f.arch.act = backend::Activation::GELU_TANH;
-    f.arch.norm_one_plus_in_hf = true;
-    f.arch.embed_scale_sqrt_hidden = true;
-    f.arch.names.post_attn_norm = {"model.layers.{}.post_attention_layernorm.weight", "blk.{}.post_attention_norm.weight"};
-    f.arch.names.ffn_norm = {"model.layers.{}.pre_feedforward_layernorm.weight", "blk.{}.ffn_norm.weight"};
-    f.arch.names.post_ffw_norm = {"model.layers.{}.post_feedforward_layernorm.weight", "blk.{}.post_ffw_norm.weight"};
+    set_gemma_sandwich_layer(f);
     return f;
   }();
   return family;

@@ -2,6 +2,7 @@
 // RoPE theta for local layers (all from ModelConfig: layer_types, rope_parameters per layer type).
 // Gemma3TextConfig with use_bidirectional_attention (encoders): not causal, the window halved.
 #include "model/archs/config_hooks.h"
+#include "model/archs/gemma_style.h"
 #include "model/family.h"
 
 namespace oxyd::model::archs {
@@ -33,26 +34,15 @@ const Family& gemma3() {
     f.config.gguf_archs = {"gemma3"};
     f.config.gguf_architecture = "Gemma3ForCausalLM";
     f.config.gguf_model_type = "gemma3_text";
-    f.config.tie_word_embeddings = true;
-    f.config.hidden_act = "gelu_pytorch_tanh";
-    f.config.sliding_window = 4096;
     f.config.rope_per_layer_type = true;
     f.config.hf_rope_full.rope_theta = 1e6;
     f.config.hf_rope_sliding.rope_theta = 10000.0;
-    f.config.query_pre_attn_scalar = 256;
     f.config.hf_sliding_window = hf_bidirectional;
     f.config.hf_layer_types = hf_layers_every_nth;
     f.config.gguf_rope = gguf_rope_local_plain;
     f.config.gguf_layer_types = gguf_layers_every_nth;
     f.config.gguf_extra = gguf_query_scale;
-    f.runnable = true;
-    f.arch.family = f.config.name;
-    f.arch.act = backend::Activation::GELU_TANH;
-    f.arch.norm_one_plus_in_hf = true;
-    f.arch.embed_scale_sqrt_hidden = true;
-    f.arch.names.post_attn_norm = {"model.layers.{}.post_attention_layernorm.weight", "blk.{}.post_attention_norm.weight"};
-    f.arch.names.ffn_norm = {"model.layers.{}.pre_feedforward_layernorm.weight", "blk.{}.ffn_norm.weight"};
-    f.arch.names.post_ffw_norm = {"model.layers.{}.post_feedforward_layernorm.weight", "blk.{}.post_ffw_norm.weight"};
+    set_gemma_sandwich_layer(f);
     return f;
   }();
   return family;

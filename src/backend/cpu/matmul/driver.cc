@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/backend.h"
 #include "backend/cpu/matmul/decode.h"
 #include "backend/cpu/matmul/kernel.h"
 #include "backend/cpu/matmul/pack.h"
@@ -56,12 +57,13 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   OXYD_CHECK(decodable(w.dtype), "matmul: unsupported weight dtype");
   if (m == 0 || n == 0) return;
   bool packed = false;
-  const MatmulKernel kern = select_kernel(w, m, packed);
+  const PreparedWeight* prep = cpu_backend().prepared(w);
+  const MatmulKernel kern = select_kernel(w, prep, m, packed);
 
   TileArgs base{};
   base.wtype = w.dtype;
   base.k = k;
-  base.w = static_cast<const uint8_t*>(packed ? w.packed : w.data);
+  base.w = packed ? prep->bytes : static_cast<const uint8_t*>(w.data);
   // A packed copy's 16-row groups are matmul_packed_bytes(t, 16, k) apart: 1/16 of that per row
   // (the original row bytes, except for Q4_K's layout).
   base.w_stride = packed ? matmul_packed_bytes(w.dtype, 16, k) / 16 : w.row_bytes();

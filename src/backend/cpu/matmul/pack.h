@@ -39,7 +39,7 @@
 
 namespace oxyd::backend::cpu {
 
-/// A packed copy's layout (stored in Tensor::packed_layout): which kernel reads it.
+/// A packed copy's layout (its PreparedWeight::layout tag, backend/backend.h): which kernel reads it.
 enum class PackLayout : uint8_t { NONE = 0, AVX512 = 1, AVX2 = 2 };
 
 /// The layout matmul on this CPU wants `t` weights packed in, NONE for none: AVX512 on the AVX-512

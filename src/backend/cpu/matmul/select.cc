@@ -134,9 +134,9 @@ Isa matmul_isa() {
   return isa;
 }
 
-MatmulKernel select_kernel(const Tensor& w, int64_t m, bool& packed) {
-  const PackLayout l = PackLayout(w.packed_layout);
-  packed = w.packed && layout_runs(l);
+MatmulKernel select_kernel(const Tensor& w, const PreparedWeight* prep, int64_t m, bool& packed) {
+  const PackLayout l = prep ? PackLayout(prep->layout) : PackLayout::NONE;
+  packed = prep && layout_runs(l);
   return packed ? lookup(stored_as(l), matmul_isa(), w.dtype, m) : lookup(Stored::FILE_ROWS, matmul_isa(), w.dtype, m);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "backend/backend.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/matmul/kernel.h"
 #include "core/tensor.h"
@@ -16,9 +17,9 @@ namespace oxyd::backend::cpu {
 /// beyond it (AVX-512: VNNI, BF16, VBMI and BMI2; AVX2: BMI2).
 Isa matmul_isa();
 
-/// The kernel for weight w against m activation rows: that of w's packed copy where it has one
-/// whose layout's kernel runs here (packed is then true), else that of its file rows.
-MatmulKernel select_kernel(const Tensor& w, int64_t m, bool& packed);
+/// The kernel for weight w against m activation rows: that of w's packed copy `prep` (null: none)
+/// where its layout's kernel runs here (packed is then true), else that of its file rows.
+MatmulKernel select_kernel(const Tensor& w, const PreparedWeight* prep, int64_t m, bool& packed);
 /// The kernel a `t` weight loaded now (packed as matmul_pack_layout(t) says) gets at m rows.
 MatmulKernel select_kernel(DType t, int64_t m);
 
