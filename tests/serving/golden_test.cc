@@ -28,7 +28,8 @@ TEST_P(GoldenGreedy, AloneAndBatchedMatchTransformers) {
 // llama: full attention; mistral: every layer sliding (the block manager drops old blocks);
 // gemma3: 5 sliding + 1 full (hybrid: no early drop); qwen3: q/k norms; gemma2: soft-caps.
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGreedy,
-                         ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite"),
+                         ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite", "qwen3_moe",
+                                           "olmoe"),
                          [](const auto& info) { return std::string(info.param); });
 
 // Two models serving at once (one engine thread each, one shared CPU thread pool).
