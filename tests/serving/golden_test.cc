@@ -31,7 +31,7 @@ TEST_P(GoldenGreedy, AloneAndBatchedMatchTransformers) {
 // own recurrent-state slot (batched: three slots at once).
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGreedy,
                          ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite",
-                                           "ministral3", "qwen3_5"),
+                                           "ministral3", "qwen3_5", "qwen3_moe", "olmoe"),
                          [](const auto& info) { return std::string(info.param); });
 
 // Two models serving at once (one engine thread each, one shared CPU thread pool).
