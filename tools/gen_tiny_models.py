@@ -142,7 +142,7 @@ def family_configs():
                                num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
         # Qwen3.5 dense text model: layers 0-2 Gated DeltaNet (2 key heads for 4 value heads), layer 3
         # gated full attention with partial rotary (0.25 of head_dim 32; M-RoPE sections for text
-        # reduce to 1-D RoPE). Prefills take the chunked DeltaNet form, decode steps the recurrent one.
+        # reduce to 1-D RoPE).
         "qwen3_5": ("Qwen3_5TextConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
                     num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
                     linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,

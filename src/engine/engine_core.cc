@@ -113,9 +113,13 @@ void EngineCore::forward_isolating(std::span<const sched::ScheduledRequest> part
     forward(part, st);
     return;
   } catch (const std::exception& e) {
-    if (part.size() == 1) {
-      st.failed.emplace(part[0].req->request_id, e.what());
-      st.bad_kv.insert(part[0].req->request_id);
+    // A hybrid model's recurrent states may already have advanced for some layers of this part:
+    // a retry would run on them twice. Every request of the part fails (no bisection).
+    if (part.size() == 1 || model_.num_state_slots() > 0) {
+      for (const sched::ScheduledRequest& s : part) {
+        st.failed.emplace(s.req->request_id, e.what());
+        st.bad_kv.insert(s.req->request_id);
+      }
       return;
     }
     if (part.size() == num_scheduled_)

@@ -99,7 +99,8 @@ class EngineCore {
   /// One forward over `part` (a slice of this step's batch) and its sampling. Throws when the
   /// model does (nothing recorded); a sampling error fails only its request.
   void forward(std::span<const sched::ScheduledRequest> part, StepResults& st);
-  /// forward(), bisecting `part` on a throw down to the requests that fail alone.
+  /// forward(), bisecting `part` on a throw down to the requests that fail alone. A model with
+  /// recurrent-state slots is not re-run (its states may have advanced): the whole part fails.
   void forward_isolating(std::span<const sched::ScheduledRequest> part, StepResults& st);
   /// Fails, transitively, the requests of `so` that read (as prefix-cache hits) blocks a bad_kv
   /// request was writing in this step: they would otherwise read unwritten KV (n > 1 choices of

@@ -204,17 +204,21 @@ TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
       {"cpu recurrent", backend::cpu::gated_delta_rule_recurrent, &c.rec_out, &c.rec_state},
       {"cpu chunked", backend::cpu::gated_delta_rule_chunked, &c.chunk_out, &c.chunk_state},
       {"cpu chunked vs torch recurrent", backend::cpu::gated_delta_rule_chunked, &c.rec_out, &c.rec_state},
-      {"ops (auto: chunked for 150 tokens)", ops::gated_delta_rule, &c.chunk_out, &c.chunk_state},
+      {"ops (auto: recurrent, kGdnChunkMinTokens)", ops::gated_delta_rule, &c.rec_out, &c.rec_state},
   };
+  for (backend::cpu::Isa isa : isas_to_test())
   for (const auto& f : forms) {
+    backend::cpu::set_isa_override(isa);
     HostTensor st = copy_of(c.state_in), out(DType::F32, {c.T, c.Hv, c.dv});
     f.fn(c.qkv.t, c.Hk, c.g.t, c.beta.t, st.t, qsl.t, slot.t, out.t);
     expect_close(out.f(), f.want_out->f(), out.n(), kTol, std::string(f.name) + " out");
     double d = 0, ds = 0;
     for (int64_t i = 0; i < out.n(); ++i) d = std::max(d, std::fabs(double(out.f()[i]) - f.want_out->f()[i]));
     for (int64_t i = 0; i < st.n(); ++i) ds = std::max(ds, std::fabs(double(st.f()[i]) - f.want_state->f()[i]));
-    std::printf("[ DIFF    ] %s: max |Δout| %.3g, max |Δstate| %.3g\n", f.name, d, ds);
+    std::printf("[ DIFF    ] %s %s: max |Δout| %.3g, max |Δstate| %.3g\n", backend::cpu::isa_name(isa), f.name, d,
+                ds);
     expect_close(st.f(), f.want_state->f(), st.n(), kTol, std::string(f.name) + " state");
+    backend::cpu::set_isa_override(std::nullopt);
   }
   // transformers' two forms agree with each other to float32 rounding (the point of both).
   expect_close(c.chunk_out.f(), c.rec_out.f(), c.rec_out.n(), kTol, "torch chunked vs torch recurrent");
