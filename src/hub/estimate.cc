@@ -51,7 +51,7 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
       const int64_t conv_dim = 2 * hk * dk + hv * dv;
       const int64_t per_seq = (hv * dk * dv + conv_dim * std::max<int64_t>(0, c.linear_conv_kernel_dim - 1)) * 4;
       e.state_bytes += per_seq * p.num_sequences;
-      gdn_width = std::max(gdn_width, conv_dim + 2 * hv * dv + 2 * hv);  // qkv, z, out, a, b
+      gdn_width = std::max(gdn_width, 2 * conv_dim + 2 * hv * dv + 2 * hv);  // conv in / out, z, core, a, b
       continue;
     }
     const bool sliding = type == loader::kSlidingAttention && c.sliding_window && *c.sliding_window > 0;
@@ -93,9 +93,12 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
   const int64_t R = std::min(p.num_sequences, T);
   // MoE layers also hold the router logits [E], ids / weights / rows [3k] and the gathered expert
-  // inputs and outputs [2·k·H] per token (model/layers/moe.h).
+  // inputs and outputs [2·k·H] per token (model/layers/moe.h). The DeltaNet buffers and a gated
+  // attention's gate (model::Transformer::gated_width) are held beside the dense ones; the gate:
+  // q_proj holding twice the query rows (hybrid Qwen3.5 layers).
   const int64_t moe = c.num_experts > 0 ? c.num_experts + 3 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
-  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + std::max(2 * ffn, gdn_width) + moe;
+  const int64_t gate = e.num_linear_layers > 0 ? c.num_attention_heads * c.head_dim : 0;
+  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe;
   const int64_t floats = T * per_token + R * H + R * c.vocab_size;
   // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
   const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);

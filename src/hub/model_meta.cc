@@ -79,8 +79,25 @@ bool is_expert_tensor(const std::string& name) {
   return name.find("_exps.") != std::string::npos || name.find(".experts.") != std::string::npos;
 }
 
+namespace {
+// A tensor of a multimodal wrapper's vision / audio tower or projector (transformers' component
+// names), which the text engine never loads.
+bool is_tower_tensor(const std::string& name) {
+  for (const char* part : {"vision_tower.", "visual.", "multi_modal_projector.", "audio_tower.", "embed_vision.",
+                           "embed_audio."})
+    if (name.starts_with(part) || name.find(std::string(".") + part) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
 void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
   for (const auto& t : h.tensors) {
+    if (!m.config.unsupported_inputs.empty() && is_tower_tensor(t.name)) {
+      m.tower_bytes += int64_t(t.nbytes());
+      m.num_params += t.numel();
+      m.num_tensors += 1;
+      continue;
+    }
     m.weight_bytes += int64_t(t.nbytes());
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
     m.num_params += t.numel();

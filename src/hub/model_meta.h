@@ -22,7 +22,8 @@ namespace oxyd::hub {
 
 struct ModelMeta {
   loader::ModelConfig config;
-  int64_t weight_bytes = 0;   // sum of tensor data bytes
+  int64_t weight_bytes = 0;   // sum of tensor data bytes the engine loads (text model)
+  int64_t tower_bytes = 0;    // a multimodal wrapper's vision / audio tower and projector (not loaded)
   int64_t num_params = 0;     // sum of tensor element counts
   int64_t num_tensors = 0;
   /// Of weight_bytes, the routed experts' tensors (GGUF *_exps, HF *.experts.*); 0 when unknown

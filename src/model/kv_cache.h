@@ -35,11 +35,16 @@ class KvCache {
   int64_t block_size() const { return block_size_; }
   /// What the blocks hold.
   KvFormat format() const { return format_; }
-  /// Bytes of K and V over all layers, and of the recurrent states.
+  /// Bytes of K and V over all layers.
   int64_t bytes() const {
     int64_t total = 0;
     for (const backend::Allocation& b : k_) total += int64_t(b.size());
     for (const backend::Allocation& b : v_) total += int64_t(b.size());
+    return total;
+  }
+  /// Bytes of the recurrent states (linear_attention layers), every slot.
+  int64_t state_bytes() const {
+    int64_t total = 0;
     for (const auto& s : states_) total += int64_t(s.conv.size() + s.rec.size());
     return total;
   }

@@ -69,6 +69,8 @@ class Transformer {
  private:
   Transformer() = default;
   void validate(const ForwardBatch& b, const KvCache& cache) const;
+  /// Floats per token of the workspaces beyond the dense ones: attention output gate, DeltaNet.
+  int64_t gated_width() const;
   loader::ModelConfig config_;
   const ArchSpec* spec_ = nullptr;
   std::unique_ptr<Weights> weights_;

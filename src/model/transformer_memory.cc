@@ -18,8 +18,10 @@ MemoryUsage Transformer::memory_usage() const {
   MemoryUsage u;
   u.weights_mapped = weights_->mapped_bytes();
   u.weights_owned = weights_->owned_bytes();
-  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &mlp_ws_.gate, &mlp_ws_.up,
-                        &moe_ws_.logits, &moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows, &moe_ws_.xs, &moe_ws_.ys}) {
+  for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &attn_ws_.gate,
+                        &mlp_ws_.gate, &mlp_ws_.up, &moe_ws_.logits, &moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows,
+                        &moe_ws_.xs, &moe_ws_.ys, &lin_ws_.mixed, &lin_ws_.qkv, &lin_ws_.z, &lin_ws_.a, &lin_ws_.b,
+                        &lin_ws_.core}) {
     u.workspace += capacity_bytes(*v);
     u.workspace_used += size_bytes(*v);
   }
@@ -37,8 +39,10 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
   const backend::Backend& be = ops::device_backend(w.lm_head.device);
   int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
   for (const LayerWeights& L : w.layers) {
-    for (const Tensor* t : {&L.q, &L.k, &L.v}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
-    m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.q_gate, &L.lin_qkv, &L.lin_z, &L.lin_a, &L.lin_b})
+      if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    if (L.lin_out.data) m = std::max(m, be.matmul_scratch_bytes(L.lin_out.dtype, T, L.lin_out.cols()));
+    if (L.o.data) m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
     if (!L.router.data) {
       for (const Tensor* t : {&L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
       m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
@@ -64,13 +68,20 @@ static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig&
   return 2 * gate_up + (moe ? c.num_experts + 3 * k + 2 * k * H : 0);
 }
 
+int64_t Transformer::gated_width() const {
+  int64_t w = spec_->attn_output_gate ? config_.num_attention_heads * config_.head_dim : 0;
+  if (has_linear_) w += 2 * lin_.conv_dim() + 2 * lin_.num_v_heads * lin_.head_v_dim + 2 * lin_.num_v_heads;
+  return w;
+}
+
 int64_t Transformer::workspace_bytes(int64_t T, int64_t R) const {
   const loader::ModelConfig& c = config_;
   const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
   const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
   const int64_t floats = T * (2 * H                        // x_, h_: residual stream, normed / branch
                               + 2 * q_dim + 2 * kv_dim     // attention q, out; k, v
-                              + mlp_floats_per_token(*weights_, c))  // mlp gate, up; MoE buffers
+                              + mlp_floats_per_token(*weights_, c)  // mlp gate, up; MoE buffers
+                              + gated_width())             // output gate, DeltaNet buffers
                          + R * H                           // sel_: rows that need logits
                          + std::max<int64_t>(R, 1) * c.vocab_size;  // logits_
   return floats * int64_t(sizeof(float)) + max_scratch(*weights_, c, T, R);
@@ -100,6 +111,16 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
     moe_ws_.logits.reserve(size_t(T * c.num_experts));
     for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * k));
     for (Workspace* w : {&moe_ws_.xs, &moe_ws_.ys}) w->reserve(size_t(T * k * H));
+  }
+  if (spec_->attn_output_gate) attn_ws_.gate.reserve(size_t(T * q_dim));
+  if (has_linear_) {
+    const int64_t C = lin_.conv_dim(), vd = lin_.num_v_heads * lin_.head_v_dim;
+    lin_ws_.mixed.reserve(size_t(T * C));
+    lin_ws_.qkv.reserve(size_t(T * C));
+    lin_ws_.z.reserve(size_t(T * vd));
+    lin_ws_.core.reserve(size_t(T * vd));
+    lin_ws_.a.reserve(size_t(T * lin_.num_v_heads));
+    lin_ws_.b.reserve(size_t(T * lin_.num_v_heads));
   }
   if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * c.vocab_size; logits_.size() < need)
     logits_ = ops::device_backend(weights_->lm_head.device).allocate(need);

@@ -192,7 +192,7 @@ int64_t Weights::mapped_bytes() const {
   for (const LayerWeights& L : layers) {
     for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.lin_qkv, &L.lin_z,
                             &L.lin_b, &L.lin_a, &L.lin_out})
-      add(*t);
+      if (!(t == &L.q && L.q_gate.data)) add(*t);  // q with an output gate: rows of an owned copy
     for (const LayerWeights::Expert& x : L.experts)
       for (const Tensor* t : {&x.gate, &x.up, &x.down}) add(*t);
   }

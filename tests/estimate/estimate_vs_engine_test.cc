@@ -52,7 +52,7 @@ std::vector<std::string> tiny_model_paths() {
 
 struct Measured {
   model::MemoryUsage usage;
-  int64_t kv_bytes = 0, workspace_formula = 0, max_position = 0;
+  int64_t kv_bytes = 0, state_bytes = 0, workspace_formula = 0, max_position = 0;
 };
 
 // Loads `path`, allocates ctx × seqs of `kv` KV in whole blocks and prefills every sequence to ctx
@@ -65,7 +65,7 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
     try {
       auto t = model::Transformer::load(path);
       const int64_t blocks_per_seq = (ctx + kBlockSize - 1) / kBlockSize, T = ctx * seqs;
-      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, kv);
+      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, kv, seqs);  // a state slot per seq
       if (reserve_first) t->reserve_workspace(T, seqs);
       std::vector<int32_t> ids(T), pos(T), slots(T), qsl(seqs + 1), lens(seqs, int32_t(ctx)), table, rows;
       for (int64_t s = 0; s < seqs; ++s) {
@@ -79,10 +79,14 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
         }
       }
       model::ForwardBatch b{ids, pos, qsl, lens, table, blocks_per_seq, slots, rows};
+      std::vector<int32_t> state_slots;
+      for (int64_t s = 0; s < seqs; ++s) state_slots.push_back(int32_t(s));
+      if (t->has_linear_attention()) b.state_slots = state_slots;
       Tensor logits = t->forward(b, cache);
       if (logits.dim(0) != seqs) throw std::runtime_error("wrong logits rows");
       m.usage = t->memory_usage();
       m.kv_bytes = cache.bytes();
+      m.state_bytes = cache.state_bytes();
       m.workspace_formula = t->workspace_bytes(T, seqs);
       m.max_position = t->config().max_position_embeddings;
     } catch (...) {
@@ -135,7 +139,8 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
       EXPECT_EQ(m.usage.workspace_used, m.usage.workspace) << "the largest step did not use all it allocated";
       hub::MemoryEstimate e = estimate_for(path, ctx, seqs);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      const int64_t actual = m.usage.total() + m.kv_bytes;
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       const double diff = double(e.total() - actual) / double(actual);
       std::printf("%-26s %4lld %4lld %10lld %10lld %10lld %10lld %10lld %10lld %+6.2f%%\n", rel(path).c_str(),
                   (long long)ctx, (long long)seqs, (long long)m.usage.weights_mapped, (long long)m.usage.weights_owned,
@@ -164,7 +169,8 @@ TEST(EstimateVsEngine, EveryKvDtype) {
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, kv);
       hub::MemoryEstimate e = estimate_for(path, 128, 2, kv);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      const int64_t actual = m.usage.total() + m.kv_bytes;
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }
     for (int bits : {4, 3, 2}) {
@@ -172,7 +178,8 @@ TEST(EstimateVsEngine, EveryKvDtype) {
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, *kv_format_of_bits(bits));
       hub::MemoryEstimate e = estimate_for(path, 128, 2, *kv_format_of_bits(bits));
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      const int64_t actual = m.usage.total() + m.kv_bytes;
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }
   }
