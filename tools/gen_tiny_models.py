@@ -37,7 +37,8 @@ router_margin_min (the smallest k-th minus (k+1)-th router logit over every MoE 
 greedy step, for the F32 oracle and for each quantized-weights oracle). Expert tensors are rounded per row
 like every weight (3-D [E, rows, cols] stacks); routers (ffn_gate_inp) stay F32 as llama.cpp keeps them.
 qwen3_moe_mixed has dense and MoE layers (decoder_sparse_step, mlp_only_layers) and no GGUFs: llama.cpp's
-qwen3moe cannot hold a dense layer.
+qwen3moe cannot hold a dense layer. olmoe_clip (clip_qkv) and qwen3_moe_bf16 (BF16, sharpened as qwen3_bf16)
+have no GGUFs either.
 gpt_oss (GptOssForCausalLM): attention sinks, alternating sliding (window 8, shorter than every prompt)
 and full layers, YaRN (factor 32 over 4096, truncate false), q/k/v/o biases, router with bias, top-2 of 4
 experts with biases and clamped SwiGLU; its experts are input-major ([E, in, out], gate/up interleaved),
@@ -46,6 +47,10 @@ rounded for the quantized oracles along the GGUF rows (roundtrip_gpt_oss). GGUFs
 gpt_oss_mxfp4: the same architecture with its experts snapped to MXFP4 and saved the way the released
 gpt-oss checkpoints are (`*_blocks` / `*_scales`, quantization_config mxfp4; checked to read back
 exactly through transformers' convert_moe_packed_tensors); HF only, the oracle runs on those weights.
+ministral3 is the multimodal wrapper Mistral3ForConditionalGeneration (text weights saved under
+language_model.model., a 1-layer Pixtral tower beside them; the oracle is the wrapper fed token ids);
+its GGUFs come from the converter's mistral3 arch. qwen3_5 (Qwen3_5ForCausalLM: 3 Gated DeltaNet
+layers + 1 gated full-attention layer) has no GGUFs yet (the engine binds no qwen35 ssm_* tensors).
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -159,6 +164,17 @@ def family_configs():
                             num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=False,
                             decoder_sparse_step=2, mlp_only_layers=[3],
                             rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        # OLMoE's clip_qkv: q, k, v clamped to ±1 after the q/k norms (about a third of the values).
+        # HF only: llama.cpp's olmoe has no clamp and its converter drops the key.
+        "olmoe_clip": ("OlmoeConfig", dict(base, hidden_size=64, intermediate_size=32, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=False, rms_norm_eps=1e-5,
+                       num_experts=4, num_experts_per_tok=2, norm_topk_prob=False, clip_qkv=1.0,
+                       rope_parameters=dict(rope_type="default", rope_theta=10000.0))),
+        # BF16 safetensors of an MoE model (sharpened like qwen3_bf16). HF only.
+        "qwen3_moe_bf16": ("Qwen3MoeConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
+                           num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
+                           rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
         # gpt-oss (issue 23): sinks, alternating sliding (window 8 < every prompt) / full layers, YaRN as
         # the real model (factor 32 over 4096), q/k/v/o biases, router with bias, top-2 of 4 experts with
         # biases and clamped SwiGLU. Widths are multiples of 32 so experts can be MXFP4.
@@ -175,6 +191,31 @@ def family_configs():
                           rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
                                                beta_slow=1.0, truncate=False,
                                                original_max_position_embeddings=4096))),
+        # Ministral 3 as its multimodal wrapper (text under model.language_model., a 1-layer Pixtral
+        # vision tower and projector beside it that a text engine must skip). YaRN over an original
+        # context of 16 and the query temperature floor(pos / 16): the prompts (20-40 tokens, +32
+        # greedy) cross floors 1 to 4, so a wrong or missing temperature changes the logits.
+        "ministral3": ("Mistral3Config", dict(
+            tie_word_embeddings=False, image_token_index=10,
+            text_config=dict(base, model_type="ministral3", hidden_size=128, intermediate_size=128,
+                             num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                             rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=None,
+                             rope_parameters=dict(rope_type="yarn", rope_theta=1000000.0, factor=4.0,
+                                                  original_max_position_embeddings=16, beta_fast=32.0,
+                                                  beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                                  llama_4_scaling_beta=0.25)),
+            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
+        # Qwen3.5 dense text model: layers 0-2 Gated DeltaNet (2 key heads for 4 value heads), layer 3
+        # gated full attention with partial rotary (0.25 of head_dim 32; M-RoPE sections for text
+        # reduce to 1-D RoPE).
+        "qwen3_5": ("Qwen3_5TextConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                    num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
+                    linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                    linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                    layer_types=["linear_attention"] * 3 + ["full_attention"],
+                    rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
+                                         mrope_section=[2, 1, 1], mrope_interleaved=True))),
     }
 
 
@@ -184,16 +225,28 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "gpt_oss_mxfp4"}
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4", "qwen3_5"}  # qwen3_5: no DeltaNet GGUF path yet
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
-SHARPEN = {"qwen3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
-WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
-GEMMA_STYLE = {"gemma", "gemma2", "gemma3"}  # RMSNorm computes x̂·(1 + w)
+GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5"}  # RMSNorm computes x̂·(1 + w)
+PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
+ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration"}  # else from the config class name
+NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.")  # left at transformers' own init
 KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)
 # MoE router weights are drawn ROUTER_SCALE× wider than other matrices, so that the k-th and
 # (k+1)-th router logits of a token are rarely near-equal (goldens.json: router_margin_min).
 ROUTER_SCALE = 4.0
+
+
+def text_name(name: str) -> str:
+    """A wrapper's text parameter under the plain causal-LM name (model.language_model.x -> model.x)."""
+    return "model." + name[len("model.language_model."):] if name.startswith("model.language_model.") else name
+
+
+def text_kw(kw: dict) -> dict:
+    return kw.get("text_config", kw)
 
 
 def make_tokenizer(out_dir: pathlib.Path, vocab_size: int):
@@ -226,14 +279,23 @@ def init_weights(model, family: str, seed: int):
     gemma = family in GEMMA_STYLE
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
+            if name.startswith(NOT_TEXT):
+                continue
+            name = text_name(name)
+            if name.endswith("linear_attn.A_log"):  # decay rates exp(A_log) in [1, 8]
+                p.copy_(torch.log(1.0 + 7.0 * torch.rand(p.shape, generator=g, dtype=torch.float64)))
+            elif name.endswith("linear_attn.dt_bias"):
+                p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("linear_attn.conv1d.weight"):  # [C, 1, K]
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(p.shape[-1]))
+            elif name.endswith("norm.weight"):
                 scale = 1.0
                 if name == "model.norm.weight":
                     scale = 4.0
                 elif "post_" in name and gemma:  # sandwich post-norms (smaller ones repeat one token)
                     scale = 2.0
                 eff = scale * (1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
-                p.copy_((eff - 1.0) if gemma else eff)
+                p.copy_((eff - 1.0) if gemma and not name.endswith(PLAIN_NORMS) else eff)
             elif name.endswith("self_attn.sinks"):  # gpt-oss: per-head sink logits
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("_bias") and "mlp.experts." in name:  # gpt-oss stacked expert biases [E, n]
@@ -470,7 +532,8 @@ def main():
         cfg._attn_implementation = "eager"
         if getattr(cfg, "num_experts", 0):
             cfg._experts_implementation = "eager"  # the per-expert loop (grouped_mm has no float64)
-        arch = cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
+        cfg.get_text_config()._attn_implementation = "eager"
+        arch = ARCH_CLASS.get(family) or cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
         cfg.architectures = [arch]
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
@@ -479,7 +542,7 @@ def main():
             mxfp4_experts = snap_experts_mxfp4(model, conv)
         if family in SHARPEN:  # same prompts as below (same seed)
             rng = np.random.default_rng(77 + fi)
-            sharpen(model, [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS])
+            sharpen(model, [[int(x) for x in rng.integers(3, text_kw(kw)["vocab_size"], n)] for n in PROMPT_LENS])
         real_tok = REAL_TOKENIZER.get(family)
         wdtype = WEIGHT_DTYPE.get(family)
         if wdtype:  # F16 / BF16 checkpoint; the oracle runs on exactly those weights
@@ -499,9 +562,9 @@ def main():
             tok = Tokenizer.from_file(str(TESTS / "data" / "tokenizers" / real_tok / "tokenizer.json"))
             prompts = [tok.encode(t).ids for t in REAL_TEXT]
         else:
-            make_tokenizer(out, kw["vocab_size"])
+            make_tokenizer(out, text_kw(kw)["vocab_size"])
             rng = np.random.default_rng(77 + fi)
-            prompts = [[int(x) for x in rng.integers(3, kw["vocab_size"], n)] for n in PROMPT_LENS]
+            prompts = [[int(x) for x in rng.integers(3, text_kw(kw)["vocab_size"], n)] for n in PROMPT_LENS]
         ref_logits = [full_logits(model, p) for p in prompts]
         greedy_ref = [greedy(model, p, NUM_GREEDY) for p in prompts]
         margins = []
@@ -514,7 +577,7 @@ def main():
         with open(out / "logits.bin", "wb") as f:
             for lg in ref_logits:
                 f.write(lg[-logit_positions:].astype("<f4").tobytes())
-        golden = {"family": family, "architecture": arch, "vocab_size": kw["vocab_size"],
+        golden = {"family": family, "architecture": arch, "vocab_size": text_kw(kw)["vocab_size"],
                   "prompts": prompts, "greedy": greedy_ref,
                   "logit_range": [float(lg.max() - lg.min()) for lg in ref_logits],
                   "top1_margin_min": [float(np.min(np.sort(lg, axis=-1)[:, -1] - np.sort(lg, axis=-1)[:, -2]))
@@ -690,6 +753,9 @@ def roundtrip_gpt_oss(conv: Converter, hf_name: str, w: np.ndarray, types: dict)
 
 def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     import re
+    if hf_name.startswith(NOT_TEXT):
+        return "F32"  # not in the text GGUF; it does not take part in a text-only forward
+    hf_name = text_name(hf_name)
     m = re.match(r"model\.layers\.(\d+)\.(.*)", hf_name)
     table = {
         "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",

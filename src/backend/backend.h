@@ -92,6 +92,16 @@ class Backend {
                           const Tensor& y) = 0;
   virtual void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
                     RopeStyle style, float attention_factor, const Tensor& y) = 0;
+  virtual void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                                const Tensor& y) = 0;
+  // Gated DeltaNet (ops/gated_delta_net.h).
+  virtual void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_state,
+                             const Tensor& query_start_loc, const Tensor& state_slots, const Tensor& y) = 0;
+  virtual void gdn_gating(const Tensor& a, const Tensor& b, const Tensor& A_log, const Tensor& dt_bias,
+                          const Tensor& g, const Tensor& beta) = 0;
+  virtual void gated_delta_rule(const Tensor& qkv, int64_t num_k_heads, const Tensor& g, const Tensor& beta,
+                                const Tensor& state, const Tensor& query_start_loc, const Tensor& state_slots,
+                                const Tensor& out) = 0;
   virtual void softmax(const Tensor& x, float scale, const Tensor& y) = 0;
   virtual void activation(Activation act, const Tensor& x, const Tensor& y) = 0;
   virtual void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
@@ -101,6 +111,7 @@ class Backend {
   virtual void mul(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
   virtual void scale(const Tensor& x, float s, const Tensor& y) = 0;
   virtual void softcap(const Tensor& x, float cap, const Tensor& y) = 0;
+  virtual void clamp(const Tensor& x, float limit, const Tensor& y) = 0;
   virtual void paged_attention(const AttentionParams& p) = 0;
   virtual void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache,
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;

@@ -15,8 +15,8 @@ namespace oxyd::backend {
 enum class RopeStyle : uint8_t { NEOX, INTERLEAVED };
 
 /// Activation of activation() and of the gate in glu(): SILU (SwiGLU), GELU_ERF (exact gelu),
-/// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma).
-enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH };
+/// GELU_TANH (gelu_pytorch_tanh; GeGLU of Gemma), SIGMOID (the output gate of Qwen3.5's attention).
+enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH, SIGMOID };
 
 /// How a mixture-of-experts router turns one token's logits [num_experts] into its top_k experts
 /// (ids) and their weights. Selection is by logit, descending; equal logits go to the lowest

@@ -11,7 +11,17 @@
 namespace oxyd::engine {
 
 EngineCore::EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
-    : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {}
+    : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {
+  for (int32_t s = model_.num_state_slots() - 1; s >= 0; --s) free_state_slots_.push_back(s);
+}
+
+void EngineCore::drop(int64_t request_id) {
+  live_.erase(request_id);
+  if (auto it = state_slot_.find(request_id); it != state_slot_.end()) {
+    free_state_slots_.push_back(it->second);
+    state_slot_.erase(it);
+  }
+}
 
 // The one validation of a request: token ids here, prompt/context/KV/max_tokens in the scheduler,
 // min_tokens and the sampling fields in SamplingParams (in the order a client reads them).
@@ -48,7 +58,21 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
 void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResults& st) {
   sched::SchedulerOutput so;
   so.scheduled.assign(part.begin(), part.end());
-  const runner::StepBatch batch = runner::build_forward_batch(so, kv_);
+  runner::StepBatch batch = runner::build_forward_batch(so, kv_);
+  if (model_.num_state_slots() > 0) {
+    for (const sched::ScheduledRequest& s : part) {
+      auto it = state_slot_.find(s.req->request_id);
+      if (it == state_slot_.end()) {
+        if (free_state_slots_.empty())
+          throw Error(ErrorCode::INTERNAL, "no recurrent-state slot free (" + std::to_string(model_.num_state_slots()) +
+                                               " slots for max_num_seqs running requests)");
+        it = state_slot_.emplace(s.req->request_id, free_state_slots_.back()).first;
+        free_state_slots_.pop_back();
+      }
+      batch.state_slots.push_back(it->second);
+    }
+    batch.fwd.state_slots = batch.state_slots;
+  }
   const int32_t vocab = model_.vocab_size();
   const std::span<const float> logits = model_.run(batch.fwd, logits_);  // a throw: nothing of this part was recorded
   num_tokens_computed_ += batch.num_tokens();
@@ -89,9 +113,13 @@ void EngineCore::forward_isolating(std::span<const sched::ScheduledRequest> part
     forward(part, st);
     return;
   } catch (const std::exception& e) {
-    if (part.size() == 1) {
-      st.failed.emplace(part[0].req->request_id, e.what());
-      st.bad_kv.insert(part[0].req->request_id);
+    // A hybrid model's recurrent states may already have advanced for some layers of this part:
+    // a retry would run on them twice. Every request of the part fails (no bisection).
+    if (part.size() == 1 || model_.num_state_slots() > 0) {
+      for (const sched::ScheduledRequest& s : part) {
+        st.failed.emplace(s.req->request_id, e.what());
+        st.bad_kv.insert(s.req->request_id);
+      }
       return;
     }
     if (part.size() == num_scheduled_)
@@ -145,8 +173,14 @@ std::vector<RequestOutput> EngineCore::step() {
   std::vector<RequestOutput> outputs;
   sched::SchedulerOutput so = sched_.schedule();
   for (int64_t id : so.finished_ids) {  // aborted
-    if (live_.erase(id)) outputs.push_back({id, {}, FinishReason::ABORT, 0, 0});
+    if (live_.count(id)) outputs.push_back({id, {}, FinishReason::ABORT, 0, 0});
+    drop(id);
   }
+  for (int64_t id : so.preempted_ids)  // recomputed from position 0 later, in a fresh slot
+    if (auto it = state_slot_.find(id); it != state_slot_.end()) {
+      free_state_slots_.push_back(it->second);
+      state_slot_.erase(it);
+    }
   if (so.scheduled.empty()) return outputs;
 
   StepResults st;
@@ -167,7 +201,7 @@ std::vector<RequestOutput> EngineCore::step() {
       outputs.push_back(std::move(out));
       kv_.free(id, /*drop_cached=*/true);
       sched_.abort_request(id);
-      live_.erase(id);
+      drop(id);
     }
   }
   const auto finished = sched_.update_from_output(so, st.sampled);
@@ -183,7 +217,7 @@ std::vector<RequestOutput> EngineCore::step() {
     }
     outputs.push_back(std::move(out));
   }
-  for (const auto& req : finished) live_.erase(req->request_id);
+  for (const auto& req : finished) drop(req->request_id);
   return outputs;
 }
 

@@ -99,17 +99,25 @@ class EngineCore {
   /// One forward over `part` (a slice of this step's batch) and its sampling. Throws when the
   /// model does (nothing recorded); a sampling error fails only its request.
   void forward(std::span<const sched::ScheduledRequest> part, StepResults& st);
-  /// forward(), bisecting `part` on a throw down to the requests that fail alone.
+  /// forward(), bisecting `part` on a throw down to the requests that fail alone. A model with
+  /// recurrent-state slots is not re-run (its states may have advanced): the whole part fails.
   void forward_isolating(std::span<const sched::ScheduledRequest> part, StepResults& st);
   /// Fails, transitively, the requests of `so` that read (as prefix-cache hits) blocks a bad_kv
   /// request was writing in this step: they would otherwise read unwritten KV (n > 1 choices of
   /// one prompt share its blocks from the step they are admitted in).
   void fail_readers_of_bad_kv(const sched::SchedulerOutput& so, StepResults& st);
 
+  /// Ends a request's life here: its Live entry and its recurrent-state slot.
+  void drop(int64_t request_id);
+
   kv::BlockManager kv_;
   sched::Scheduler sched_;
   ModelExecutor& model_;
   std::unordered_map<int64_t, Live> live_;
+  // Recurrent-state slots (models with linear_attention layers): one per request from its first
+  // forward until it finishes or is preempted (it then restarts at position 0, from a zero state).
+  std::unordered_map<int64_t, int32_t> state_slot_;
+  std::vector<int32_t> free_state_slots_;
   std::vector<float> logits_;
   int64_t num_generated_tokens_ = 0;
   int64_t num_tokens_computed_ = 0;

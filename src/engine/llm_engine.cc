@@ -118,7 +118,8 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   }
 
   lm->weights_bytes_ = weights_bytes_of(m.weights());
-  lm->runner_ = std::make_unique<runner::ModelRunner>(*lm->model_, num_blocks, opts.block_size, opts.kv_format);
+  lm->runner_ = std::make_unique<runner::ModelRunner>(*lm->model_, num_blocks, opts.block_size, opts.kv_format,
+                                                      std::max<int64_t>(lm->max_num_seqs_, 1));
   lm->kv_format_ = opts.kv_format;
   lm->num_kv_blocks_ = num_blocks;
   // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
@@ -133,7 +134,9 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   kc.num_blocks = int32_t(num_blocks);
   kc.block_size = opts.block_size;
   kc.sliding_window = window;
-  kc.enable_prefix_caching = opts.enable_prefix_caching;
+  // A prefix-cache hit would skip the tokens whose recurrent state a hybrid model needs (no state
+  // snapshots at block boundaries yet): off for models with linear_attention layers.
+  kc.enable_prefix_caching = opts.enable_prefix_caching && !lm->model_->has_linear_attention();
   lm->engine_ = std::make_unique<AsyncEngine>(sc, kc, *lm->runner_);
   return lm;
 }

@@ -190,6 +190,12 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
   for (const auto& [t, n] : meta.tensor_types) types += (types.empty() ? "" : ", ") + t + " ×" + std::to_string(n);
   row("Quantization", (m.format == ModelFormat::GGUF ? meta.quantization : std::string("safetensors")) + " (" + types + ")");
   row("Vocabulary", std::to_string(c.vocab_size));
+  if (!c.unsupported_inputs.empty()) {
+    std::string what;
+    for (const auto& s : c.unsupported_inputs)
+      what += "; " + s + " not supported (the " + (s == "images" ? "vision" : s) + " tower is not loaded)";
+    row("Inputs", "text only" + what);
+  }
   row("Tokenizer", meta.tokenizer_kind);
   row("Chat template", meta.has_chat_template ? "yes (" + meta.chat_template_source + ")" : "no");
   row("Location", source_name(m.source) + ": " + m.dir);

@@ -151,6 +151,10 @@ struct ModelConfig {
   std::string position_embedding_type = "absolute";
   int pooling_type = -1;   // GGUF pooling_type (llama.cpp enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank)
 
+  /// Inputs of a multimodal wrapper this engine does not take: "images" (config.json has a
+  /// vision_config), "audio" (audio_config). Their towers' weights are never loaded; text only.
+  std::vector<std::string> unsupported_inputs;
+
   std::optional<QuantizationConfig> quantization_config;
   std::string dtype;       // torch_dtype / dtype of the checkpoint ("bfloat16"), if given
 

@@ -303,6 +303,8 @@ ModelConfig config_from_hf_json(const json& top_json, const std::string& source,
   read_moe_and_linear(t, fam, c);
   if (fam.hf_extra) fam.hf_extra(t, c);
   read_dtype_and_quantization(top, t, c);
+  if (tc && top.has("vision_config")) c.unsupported_inputs.push_back("images");
+  if (tc && top.has("audio_config")) c.unsupported_inputs.push_back("audio");
   if (auto mpe = t.opt_int("max_position_embeddings"); mpe && *mpe <= 0)
     t.bad("max_position_embeddings", "a positive integer");
   validate_model_config(c);

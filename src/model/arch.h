@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/op_params.h"
@@ -60,6 +61,9 @@ struct TensorNames {
   TensorName expert_gate_bias{"", ""};
   TensorName expert_up_bias{"", ""};
   TensorName expert_down_bias{"", ""};
+  // Gated DeltaNet (linear_attention layers; HF names, empty = the family has none).
+  TensorName lin_qkv{"", ""}, lin_z{"", ""}, lin_b{"", ""}, lin_a{"", ""}, lin_out{"", ""};
+  TensorName lin_conv{"", ""}, lin_A_log{"", ""}, lin_dt_bias{"", ""}, lin_norm{"", ""};
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
   /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
   std::string gguf_rope_factors = "rope_freqs.weight";
@@ -76,6 +80,8 @@ struct ArchSpec {
   /// llama.cpp's NORM rope: its converter permuted Q/K rows per head so the GGUF pairs dims
   /// (2i, 2i+1). We keep the file as is and rotate interleaved pairs (no load-time copy).
   bool gguf_rope_interleaved = false;
+  /// q_proj rows are per head [query | gate] (Qwen3.5): attention output · sigmoid(gate) before o_proj.
+  bool attn_output_gate = false;
   /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
   bool gguf_ignores_sliding_window = false;
   /// q_norm / k_norm span the whole projection ([nh·hd], [nkv·hd]) instead of one head (OLMoE).
@@ -88,6 +94,11 @@ struct ArchSpec {
   /// expert_gate_bias / expert_up_bias names), or MXFP4 `<name>_blocks` / `<name>_scales`.
   /// Rewritten at load into the stacked [E, 2I, H] / [E, H, I] layout (model/experts_layout.h).
   bool hf_experts_input_major = false;  // gpt-oss: top-k of the logits, then softmax over those
+  /// Multimodal wrappers keep the text model under another prefix: when an HF name is absent,
+  /// each (from, to) whose `from` begins it is tried with that prefix replaced, in order
+  /// (transformers v5 `model.language_model.`, v4 `language_model.model.`). Other tensors of the
+  /// checkpoint (a vision tower, a projector) are never read.
+  std::vector<std::pair<std::string, std::string>> hf_prefix_fallbacks;
 };
 
 }  // namespace oxyd::model

@@ -17,6 +17,9 @@ struct ForwardBatch {
   int64_t max_blocks_per_req = 0;
   std::span<const int32_t> slot_mapping;     // [num_tokens] block · block_size + offset
   std::span<const int32_t> logits_indices;   // [num_logits] token rows that need logits
+  /// [num_reqs] recurrent-state slot of each request (models with linear_attention layers; empty
+  /// otherwise). A request whose first row is position 0 starts from a zeroed state.
+  std::span<const int32_t> state_slots;
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_reqs() const { return static_cast<int64_t>(seq_lens.size()); }
 };

@@ -5,6 +5,8 @@
 // model's device (backend/backend.h: on the CPU a core::Buffer as before).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "core/kv_format.h"
@@ -33,12 +35,50 @@ class KvCache {
   int64_t block_size() const { return block_size_; }
   /// What the blocks hold.
   KvFormat format() const { return format_; }
-  /// Bytes of K and V over all layers.
+  /// Bytes of K and V over all layers, and of the recurrent states.
   int64_t bytes() const {
     int64_t total = 0;
     for (const backend::Allocation& b : k_) total += int64_t(b.size());
     for (const backend::Allocation& b : v_) total += int64_t(b.size());
+    for (const auto& s : states_) total += int64_t(s.conv.size() + s.rec.size());
     return total;
+  }
+
+  /// Fixed-size per-request state of a linear_attention layer (Gated DeltaNet), `num_slots` slots:
+  /// conv [num_slots, K−1, conv_dim] and recurrent [num_slots, Hv, dk, dv], F32, zeroed.
+  /// The layer keeps no K/V (its k() / v() views are then empty).
+  void add_linear_state(int64_t layer, int64_t num_slots, int64_t conv_rows, int64_t conv_dim, int64_t Hv, int64_t dk,
+                        int64_t dv) {
+    if (states_.size() < k_.size()) states_.resize(k_.size());
+    k_[size_t(layer)] = backend::Allocation();
+    v_[size_t(layer)] = backend::Allocation();
+    backend::Backend& be = ops::device_backend(device_, "KvCache");
+    LinearState& s = states_[size_t(layer)];
+    s.conv = be.allocate(sizeof(float) * size_t(num_slots * conv_rows * conv_dim));
+    s.rec = be.allocate(sizeof(float) * size_t(num_slots * Hv * dk * dv));
+    s.conv_shape = {num_slots, conv_rows, conv_dim};
+    s.rec_shape = {num_slots, Hv, dk, dv};
+    num_state_slots_ = num_slots;
+    for (int32_t slot = 0; slot < num_slots; ++slot) zero_state(slot);
+  }
+  Tensor conv_state(int64_t layer) const {
+    const LinearState& s = states_.at(size_t(layer));
+    return Tensor(DType::F32, s.conv.data(), {s.conv_shape[0], s.conv_shape[1], s.conv_shape[2]}, device_);
+  }
+  Tensor recurrent_state(int64_t layer) const {
+    const LinearState& s = states_.at(size_t(layer));
+    return Tensor(DType::F32, s.rec.data(), {s.rec_shape[0], s.rec_shape[1], s.rec_shape[2], s.rec_shape[3]}, device_);
+  }
+  int64_t num_state_slots() const { return num_state_slots_; }
+  /// Zeroes one slot of every layer's states (a request starting at position 0). Host memory:
+  /// not yet behind the device seam (CPU only).
+  void zero_state(int32_t slot) {
+    for (const LinearState& s : states_) {
+      if (s.conv.empty()) continue;
+      const int64_t nc = s.conv_shape[1] * s.conv_shape[2], nr = s.rec_shape[1] * s.rec_shape[2] * s.rec_shape[3];
+      std::fill_n(s.conv.as<float>() + slot * nc, nc, 0.0f);
+      std::fill_n(s.rec.as<float>() + slot * nr, nr, 0.0f);
+    }
   }
 
  private:
@@ -50,6 +90,13 @@ class KvCache {
   Device device_;
   int64_t row_;  // last dim: head_dim elements, or bytes of one quantized head vector
   std::vector<backend::Allocation> k_, v_;
+  struct LinearState {
+    backend::Allocation conv, rec;
+    std::array<int64_t, 3> conv_shape{};
+    std::array<int64_t, 4> rec_shape{};
+  };
+  std::vector<LinearState> states_;  // per layer; empty for attention layers
+  int64_t num_state_slots_ = 0;
 };
 
 }  // namespace oxyd::model

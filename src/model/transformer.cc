@@ -1,6 +1,6 @@
 // The decoder forward pass (see transformer.h). Per layer:
 //   x += residual_multiplier · [post_attn_norm](self_attention(attn_norm(x)))
-//   x += residual_multiplier · [post_ffw_norm](gated_mlp(ffn_norm(x)))
+//   x += residual_multiplier · [post_ffw_norm](gated_mlp or moe_mlp(ffn_norm(x)))
 // then final norm and head on the logits rows only. Load-time choices (rope tables, per-layer
 // windows, scales) are made once in load(); layers/ holds the blocks.
 #include "model/transformer.h"
@@ -70,8 +70,12 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   }
   const loader::ModelConfig& c = t->config_;
   t->spec_ = &arch_spec(c.family);
-  if (c.clip_qkv)
-    throw Error(ErrorCode::UNSUPPORTED, c.source + ": clip_qkv (a clamp of q, k, v) is not supported yet");
+  if (c.clip_qkv && !(*c.clip_qkv > 0))
+    throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": clip_qkv must be > 0");
+  const bool linear = std::count(c.layer_types.begin(), c.layer_types.end(), loader::kLinearAttention) > 0;
+  if (linear && (!c.gguf_arch.empty() || t->spec_->names.lin_qkv.hf.empty()))
+    throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are supported from "
+                                                   "Hugging Face safetensors only so far");
   t->weights_ = Weights::load(path, c, *t->spec_);
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
@@ -83,8 +87,12 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   t->moe_.route.top_k = static_cast<int>(c.num_experts_per_tok);
   t->moe_.route.norm_topk_prob = c.norm_topk_prob;
   t->moe_.act = t->spec_->act;
-  t->moe_.swiglu_limit = static_cast<float>(c.swiglu_limit);  // > 0: clamped SwiGLU (gpt-oss)
+  // gpt-oss's clamped SwiGLU (ops::glu_oai) where the config carries a limit.
+  t->moe_.swiglu_limit = static_cast<float>(c.swiglu_limit);
   t->moe_.swiglu_alpha = static_cast<float>(c.swiglu_alpha);
+  for (Workspace* w : {&t->attn_ws_.gate, &t->lin_ws_.mixed, &t->lin_ws_.qkv, &t->lin_ws_.z, &t->lin_ws_.a,
+                       &t->lin_ws_.b, &t->lin_ws_.core})
+    w->set_device(dev);
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
@@ -97,8 +105,14 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   t->rope_.reserve(L);  // attn_[l].rope points into rope_
   for (int64_t l = 0; l < L; ++l) {
     const std::string& lt = c.layer_types[l];
-    if (lt == loader::kLinearAttention)
-      throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention layers are not supported yet");
+    if (lt == loader::kLinearAttention) {
+      t->has_linear_ = true;
+      t->lin_ = {c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
+                 c.linear_conv_kernel_dim, static_cast<float>(c.rms_norm_eps)};
+      t->rope_.emplace_back();  // keeps rope_ / attn_ indexed by layer
+      t->attn_.emplace_back();
+      continue;
+    }
     const bool sliding = lt == loader::kSlidingAttention && c.sliding_window &&
                          !(gguf && t->spec_->gguf_ignores_sliding_window);
     // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
@@ -132,15 +146,30 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
     as.qk_norm_full_width = t->spec_->qk_norm_full_width;
+    as.clip_qkv = static_cast<float>(c.clip_qkv.value_or(0.0));
     as.rope = &t->rope_.back();
+    if (rp.llama_4_scaling_beta && *rp.llama_4_scaling_beta != 0.0) {
+      if (!rp.original_max_position_embeddings || *rp.original_max_position_embeddings <= 0)
+        throw Error(ErrorCode::INVALID_ARGUMENT,
+                    c.source + ": llama_4_scaling_beta needs original_max_position_embeddings (the position "
+                               "divisor of the query temperature) in rope_parameters");
+      as.temperature_beta = static_cast<float>(*rp.llama_4_scaling_beta);
+      as.temperature_floor = *rp.original_max_position_embeddings;
+    }
     t->attn_.push_back(as);
   }
   return t;
 }
 
-KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format) const {
-  return KvCache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads,
-                 config_.head_dim, format, weights_->lm_head.device);
+KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format,
+                                   int64_t num_state_slots) const {
+  KvCache cache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads, config_.head_dim,
+                format, weights_->lm_head.device);
+  for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
+    if (config_.layer_types[l] == loader::kLinearAttention)
+      cache.add_linear_state(l, num_state_slots, lin_.conv_kernel - 1, lin_.conv_dim(), lin_.num_v_heads,
+                             lin_.head_k_dim, lin_.head_v_dim);
+  return cache;
 }
 
 void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
@@ -157,6 +186,12 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
   for (int32_t p : b.positions)
     if (p < 0) bad("negative position");
   if (cache.num_blocks() <= 0) bad("empty KV cache");
+  if (has_linear_) {
+    if (static_cast<int64_t>(b.state_slots.size()) != R)
+      bad("state_slots must have num_reqs entries for a model with linear_attention layers");
+    for (int32_t s : b.state_slots)
+      if (s < 0 || s >= cache.num_state_slots()) bad("state slot " + std::to_string(s) + " outside the cache's slots");
+  }
   // Block ids, slots and sequence lengths are checked by ops::paged_attention / reshape_and_cache.
 }
 
@@ -185,10 +220,21 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
   if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
 
+  Tensor state_slots;
+  if (has_linear_) {
+    state_slots = i32(b.state_slots);
+    for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
+      if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
+        cache.zero_state(b.state_slots[r]);
+  }
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     ops::rms_norm(X, &lw.attn_norm, eps, Hn);
-    layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.format(), Hn, attn_ws_, Hn);
+    if (lw.lin_qkv.data)
+      layers::gated_delta_net(lw, lin_, meta.query_start_loc, state_slots, cache.conv_state(l),
+                              cache.recurrent_state(l), Hn, lin_ws_, Hn);
+    else
+      layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.format(), Hn, attn_ws_, Hn);
     if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);

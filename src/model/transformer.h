@@ -13,6 +13,7 @@
 #include "model/forward_batch.h"
 #include "model/kv_cache.h"
 #include "model/layers/attention.h"
+#include "model/layers/gated_delta_net.h"
 #include "model/layers/mlp.h"
 #include "model/layers/moe.h"
 #include "model/weights.h"
@@ -39,8 +40,13 @@ class Transformer {
   /// Layer `l`'s attention window in tokens; 0 = full attention.
   int sliding_window(int64_t l) const { return attn_[static_cast<size_t>(l)].sliding_window; }
 
-  /// A cache sized for this model, holding `format` (core/kv_format.h).
-  KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format = KvFormat::F32) const;
+  /// A cache sized for this model, holding `format` (core/kv_format.h); with linear_attention
+  /// layers also `num_state_slots` recurrent-state slots (ForwardBatch::state_slots index them).
+  KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format = KvFormat::F32,
+                        int64_t num_state_slots = kDefaultStateSlots) const;
+  static constexpr int64_t kDefaultStateSlots = 16;
+  /// Whether some layer is a linear_attention (Gated DeltaNet) layer.
+  bool has_linear_attention() const { return has_linear_; }
 
   /// Runs one step. Returns logits [num_logits, vocab_size] F32, row i for token
   /// batch.logits_indices[i]; valid until the next forward().
@@ -72,6 +78,9 @@ class Transformer {
   layers::MlpWorkspace mlp_ws_;
   layers::MoeSpec moe_;          // routing and expert activation of the MoE layers
   layers::MoeWorkspace moe_ws_;
+  layers::LinearAttentionSpec lin_;          // linear_attention layers (has_linear_)
+  layers::LinearAttentionWorkspace lin_ws_;
+  bool has_linear_ = false;
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises

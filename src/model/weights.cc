@@ -2,6 +2,7 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <unordered_map>
@@ -29,12 +30,25 @@ struct Weights::Impl {
 
   std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
   std::vector<Buffer> transient;  // rewritten tensors that binding copies again (split biases): freed after load
+  const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
+
+  // The name `n` has in this file ("{}" = layer, "{e}" = expert): as declared, or the first of its
+  // HF prefix fallbacks the checkpoint holds (the declared one when none is there).
+  std::string name_of(const TensorName& n, int64_t layer, int64_t expert = -1) const {
+    const std::string& raw = gguf ? n.gguf : n.hf;
+    if (raw.empty()) return raw;
+    std::string name = tensor_name(raw, layer, expert);
+    if (gguf || !prefix_fallbacks || st->find_tensor(name) || rewritten.count(name)) return name;
+    for (const auto& [from, to] : *prefix_fallbacks)
+      if (name.starts_with(from))
+        if (std::string alt = to + name.substr(from.size()); st->find_tensor(alt)) return alt;
+    return name;
+  }
 
   // The tensor named `name` ("{}" = layer, "{e}" = expert), or an absent Tensor.
   Tensor find(const TensorName& n, int64_t layer, int64_t expert = -1) const {
-    const std::string& raw = gguf ? n.gguf : n.hf;
-    if (raw.empty()) return {};
-    const std::string name = tensor_name(raw, layer, expert);
+    const std::string name = name_of(n, layer, expert);
+    if (name.empty()) return {};
     if (auto it = rewritten.find(name); it != rewritten.end()) return it->second;
     if (gguf) {
       const auto* t = gguf->find_tensor(name);
@@ -45,7 +59,7 @@ struct Weights::Impl {
   }
 
   std::string describe(const TensorName& n, int64_t layer, int64_t expert = -1) const {
-    return path + ": tensor '" + tensor_name(gguf ? n.gguf : n.hf, layer, expert) + "'";
+    return path + ": tensor '" + name_of(n, layer, expert) + "'";
   }
 
   Tensor required(const TensorName& n, int64_t layer, int64_t expert = -1) const {
@@ -190,7 +204,9 @@ int64_t Weights::mapped_bytes() const {
   add(embed);
   add(lm_head);
   for (const LayerWeights& L : layers) {
-    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router}) add(*t);
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.lin_qkv, &L.lin_z,
+                            &L.lin_b, &L.lin_a, &L.lin_out})
+      add(*t);
     for (const LayerWeights::Expert& x : L.experts)
       for (const Tensor* t : {&x.gate, &x.up, &x.down}) add(*t);
   }
@@ -214,8 +230,9 @@ void Weights::pack_for_matmul() {
   std::vector<Tensor*> todo;
   if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
   for (LayerWeights& L : layers) {
-    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router})
-      if (be.wants_packed(*t)) todo.push_back(t);
+    for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
+                      &L.lin_b, &L.lin_a, &L.lin_out})
+      if (t->data && be.wants_packed(*t)) todo.push_back(t);
     for (LayerWeights::Expert& x : L.experts)
       for (Tensor* t : {&x.gate, &x.up, &x.down})
         if (be.wants_packed(*t)) todo.push_back(t);
@@ -247,6 +264,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
   w->impl_ = std::make_unique<Impl>();
   Impl& im = *w->impl_;
   im.path = path;
+  if (!spec.hf_prefix_fallbacks.empty()) im.prefix_fallbacks = &spec.hf_prefix_fallbacks;
   if (is_gguf_path(path)) {
     im.gguf.emplace(loader::GgufFile::open(path));
     w->source_ = WeightSource::GGUF;
@@ -280,6 +298,19 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       Tensor t = req ? im.required(tn, l) : im.find(tn, l);
       return im.vector_f32(t, len, add, im.describe(tn, l));
     };
+    if (c.layer_types[l] == loader::kLinearAttention) {
+      const int64_t Hv = c.linear_num_value_heads, dv = c.linear_value_head_dim, K = c.linear_conv_kernel_dim;
+      const int64_t conv = 2 * c.linear_num_key_heads * c.linear_key_head_dim + Hv * dv;
+      L.lin_conv = vec(n.lin_conv, conv * K, 0.0f, true);
+      L.lin_conv.ndim = 2;
+      L.lin_conv.shape = {conv, K};
+      L.lin_A_log = vec(n.lin_A_log, Hv, 0.0f, true);
+      L.lin_dt_bias = vec(n.lin_dt_bias, Hv, 0.0f, true);
+      L.lin_norm = vec(n.lin_norm, dv, 0.0f, true);
+      L.attn_norm = vec(n.attn_norm, H, norm_add, true);
+      L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
+      continue;
+    }
     L.attn_norm = vec(n.attn_norm, H, norm_add, true);
     L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
     L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
@@ -333,8 +364,26 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       L.router = row_slice(t, r.row0, r.rows);
       continue;
     }
+    if (r.slot >= S::LIN_QKV) {
+      Tensor* lin[] = {&L.lin_qkv, &L.lin_z, &L.lin_b, &L.lin_a, &L.lin_out};  // in Slot order
+      *lin[int(r.slot) - int(S::LIN_QKV)] = row_slice(t, r.row0, r.rows);
+      continue;
+    }
     Tensor* dst[] = {nullptr, &L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down};  // in Slot order
     *dst[int(r.slot)] = row_slice(t, r.row0, r.rows);
+    if (r.slot == S::Q && spec.attn_output_gate) {
+      // q_proj rows are [q_h | gate_h] per head: one owned copy with all queries, then all gates.
+      const int64_t nh = c.num_attention_heads, rb = dtype_row_bytes(t.dtype, t.cols());
+      Buffer b(size_t(rb * 2 * nh * hd));
+      for (int64_t h = 0; h < nh; ++h)
+        for (int64_t half = 0; half < 2; ++half)
+          std::memcpy(b.data() + ((half * nh + h) * hd) * rb, t.row((2 * h + half) * hd), size_t(rb * hd));
+      Tensor all = t;
+      all.data = b.data();
+      im.owned.push_back(std::move(b));
+      L.q = row_slice(all, 0, nh * hd);
+      L.q_gate = row_slice(all, nh * hd, nh * hd);
+    }
   }
   w->pack_for_matmul();
   im.rewritten.clear();
@@ -365,7 +414,18 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
   const bool own_head = !c.tie_word_embeddings && exists(n.lm_head, 0);
   whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    if (exists(n.qkv, l)) {
+    if (c.layer_types[l] == loader::kLinearAttention) {
+      const int64_t Hv = c.linear_num_value_heads, vd = Hv * c.linear_value_head_dim;
+      whole(S::LIN_QKV, n.lin_qkv, l, 2 * c.linear_num_key_heads * c.linear_key_head_dim + vd, H);
+      whole(S::LIN_Z, n.lin_z, l, vd, H);
+      whole(S::LIN_B, n.lin_b, l, Hv, H);
+      whole(S::LIN_A, n.lin_a, l, Hv, H);
+      whole(S::LIN_OUT, n.lin_out, l, H, vd);
+    } else if (spec.attn_output_gate) {
+      whole(S::Q, n.q, l, 2 * q_dim, H);  // [q | gate] per head, split at load
+      whole(S::K, n.k, l, kv_dim, H);
+      whole(S::V, n.v, l, kv_dim, H);
+    } else if (exists(n.qkv, l)) {
       const int64_t total = q_dim + 2 * kv_dim;
       refs.push_back({S::Q, &n.qkv, l, 0, q_dim, total, H});
       refs.push_back({S::K, &n.qkv, l, q_dim, kv_dim, total, H});
@@ -375,7 +435,7 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
       whole(S::K, n.k, l, kv_dim, H);
       whole(S::V, n.v, l, kv_dim, H);
     }
-    whole(S::O, n.o, l, H, q_dim);
+    if (c.layer_types[l] != loader::kLinearAttention) whole(S::O, n.o, l, H, q_dim);
     if (is_moe_layer(c, l, [&] { return exists(n.router, l); },
                      [&] { return exists(n.gate, l) || exists(n.gate_up, l); })) {
       const int64_t E = c.num_experts, Im = c.moe_intermediate_size;

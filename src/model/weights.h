@@ -34,6 +34,12 @@ struct LayerWeights {
     Tensor gate_bias, up_bias, down_bias;  // [I_moe], [I_moe], [H]
   };
   std::vector<Expert> experts;             // [E]
+  Tensor q_gate;                           // [nh·hd, H] output gate (ArchSpec::attn_output_gate) or absent
+  // Gated DeltaNet (linear_attention layers; then q/k/v/o are absent). conv_dim = 2·Hk·dk + Hv·dv.
+  Tensor lin_qkv, lin_z, lin_b, lin_a, lin_out;  // [conv_dim, H], [Hv·dv, H], [Hv, H], [Hv, H], [H, Hv·dv]
+  Tensor lin_conv;                         // [conv_dim, K] F32
+  Tensor lin_A_log, lin_dt_bias;           // [Hv] F32
+  Tensor lin_norm;                         // [dv] F32 (a plain weight, no 1 + w)
 };
 
 /// Whether decoder layer l of `config` is a mixture-of-experts layer. Hugging Face: transformers'
@@ -86,7 +92,8 @@ class Weights {
 /// experts) is read as [total_rows, cols] with row0 = expert · rows (+ the up half's offset); a
 /// per-expert name ("{e}") names a 2-D tensor of its own.
 struct MatmulWeightRef {
-  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN } slot;
+  enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN,
+                    LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT } slot;
   const TensorName* name;  // in spec.names
   int64_t layer, row0, rows, total_rows, cols;
   int64_t expert = -1;

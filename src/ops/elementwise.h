@@ -16,5 +16,7 @@ void scale(const Tensor& x, float s, const Tensor& y);
 void softcap(const Tensor& x, float cap, const Tensor& y);
 /// Copies x (any dtype, contiguous, on any device) into host memory dst of x.nbytes() bytes.
 void copy_to_host(const Tensor& x, void* dst);
+/// y = min(max(x, -limit), limit) (OLMoE's clip_qkv), limit > 0; y same shape, may alias x.
+void clamp(const Tensor& x, float limit, const Tensor& y);
 
 }  // namespace oxyd::ops

@@ -30,4 +30,16 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
   backend_for(op, {&x, &positions, &inv_freq, freq_factors, &y}).rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
 }
 
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale, const Tensor& y) {
+  constexpr const char* op = "attn_temperature";
+  check::tensor(op, "x", x, DType::F32, 3);
+  check::tensor(op, "y", y, DType::F32, 3);
+  check::same_shape(op, "x", x, "y", y);
+  check::tensor(op, "positions", positions, DType::I32, 1);
+  check::dim(op, "positions", positions, 0, x.dim(0), "num_tokens of x");
+  if (floor_scale <= 0) check::fail(op, "floor_scale must be > 0, got " + std::to_string(floor_scale));
+  if (!std::isfinite(beta)) check::fail(op, "beta must be finite");
+  backend_for(op, {&x, &positions, &y}).attn_temperature(x, positions, beta, floor_scale, y);
+}
+
 }  // namespace oxyd::ops

@@ -17,4 +17,10 @@ using backend::RopeStyle;
 void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
           const Tensor* freq_factors, RopeStyle style, float attention_factor, const Tensor& y);
 
+/// Query temperature by position (transformers' get_llama_4_attn_scale, llama.cpp's attn_temp):
+/// y[t] = x[t] · (1 + beta · ln(1 + floor(positions[t] / floor_scale))). x [num_tokens,
+/// num_heads, head_dim] F32; positions [num_tokens] I32 (≥ 0); floor_scale > 0; y same shape as
+/// x, may alias x.
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale, const Tensor& y);
+
 }  // namespace oxyd::ops

@@ -29,6 +29,7 @@ struct StepBatch {
   // logits at prompt position prompt_logits_positions[i] of prompt_logits_request_ids[i].
   std::vector<int64_t> prompt_logits_request_ids;
   std::vector<int32_t> prompt_logits_positions;
+  std::vector<int32_t> state_slots;      // [num_reqs] recurrent-state slots (hybrid models; set by the engine)
   model::ForwardBatch fwd;  // the model's view of the arrays above (set by build_forward_batch)
 
   StepBatch() = default;

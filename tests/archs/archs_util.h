@@ -68,13 +68,14 @@ struct Seq {
   std::vector<int32_t> tokens;   // all tokens so far (computed or about to be)
   std::vector<int32_t> blocks;   // its block table
   int64_t num_computed = 0;
+  int32_t state_slot = 0;        // recurrent-state slot (models with linear_attention layers)
 };
 
 /// Builds and runs one step: request r computes tokens [num_computed, num_computed + n_r).
 /// Returns logits for every scheduled token of every request, back to back [Σn_r, vocab].
 inline std::vector<float> step(Transformer& m, KvCache& cache, std::vector<Seq*> seqs,
                                const std::vector<int64_t>& n, int64_t block_size) {
-  std::vector<int32_t> ids, pos, qsl{0}, lens, table, slots, logits_idx;
+  std::vector<int32_t> ids, pos, qsl{0}, lens, table, slots, logits_idx, state_slots;
   int64_t max_blocks = 0;
   for (auto* s : seqs) max_blocks = std::max<int64_t>(max_blocks, static_cast<int64_t>(s->blocks.size()));
   for (size_t r = 0; r < seqs.size(); ++r) {
@@ -90,6 +91,7 @@ inline std::vector<float> step(Transformer& m, KvCache& cache, std::vector<Seq*>
       logits_idx.push_back(static_cast<int32_t>(ids.size() - 1));
     }
     qsl.push_back(static_cast<int32_t>(ids.size()));
+    state_slots.push_back(s.state_slot);
     lens.push_back(static_cast<int32_t>(s.num_computed + n[r]));
     for (int64_t b = 0; b < max_blocks; ++b)
       table.push_back(b < static_cast<int64_t>(s.blocks.size()) ? s.blocks[b] : 0);
@@ -104,6 +106,7 @@ inline std::vector<float> step(Transformer& m, KvCache& cache, std::vector<Seq*>
   b.max_blocks_per_req = max_blocks;
   b.slot_mapping = slots;
   b.logits_indices = logits_idx;
+  if (m.has_linear_attention()) b.state_slots = state_slots;
   Tensor out = m.forward(b, cache);
   return std::vector<float>(out.ptr<float>(), out.ptr<float>() + out.numel());
 }

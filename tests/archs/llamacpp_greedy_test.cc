@@ -32,7 +32,7 @@ const LlamaCppCase kCases[] = {
     // AmxAgreesWithVnniToRounding), which flips prompt 6 at step 0 (llama.cpp margin 0.039, the
     // size of the GELU-table gap above): 5 of 8 there.
     {"gemma3", "Q8_0", 0.625},  {"gemma3", "Q4_0", 0.625},  {"phi3", "Q8_0"},    {"phi3", "Q4_0"},    {"granite", "Q8_0"},
-    {"granite", "Q4_0"}, {"llama_tok", "Q8_0"},
+    {"granite", "Q4_0"}, {"llama_tok", "Q8_0"}, {"ministral3", "Q8_0"}, {"ministral3", "Q4_0"},
     // Mixture of experts: the stacked *_exps tensors and the router through llama.cpp's MoE path.
     // qwen3_moe Q4_K: 4 of 8 (first differences at steps 0, 3, 4, 7 with llama.cpp margins 0.04-0.13,
     // inside both engines' distance from the same-weights oracle, ours 0.38-0.68, llama.cpp's

@@ -90,7 +90,8 @@ TEST_P(CudaElementwise, UnaryOpsMatchReference) {
     softcap(tx, 5.0f, ty, stream);
     check("softcap");
     const std::pair<Activation, const char*> acts[] = {
-        {Activation::SILU, "silu"}, {Activation::GELU_ERF, "gelu_erf"}, {Activation::GELU_TANH, "gelu_tanh"}};
+        {Activation::SILU, "silu"}, {Activation::GELU_ERF, "gelu_erf"}, {Activation::GELU_TANH, "gelu_tanh"},
+        {Activation::SIGMOID, "sigmoid"}};
     for (const auto& [act, name] : acts) {
       reference::activation(act, hx, hw);
       activation(act, tx, ty, stream);
@@ -119,7 +120,8 @@ TEST_P(CudaElementwise, GluMatchesReference) {
     std::vector<float> want(gate.size());
     const Tensor hw(DType::F32, want.data(), {rows, ff});
     const std::pair<Activation, const char*> acts[] = {
-        {Activation::SILU, "swiglu"}, {Activation::GELU_ERF, "geglu_erf"}, {Activation::GELU_TANH, "geglu_tanh"}};
+        {Activation::SILU, "swiglu"}, {Activation::GELU_ERF, "geglu_erf"}, {Activation::GELU_TANH, "geglu_tanh"},
+        {Activation::SIGMOID, "sigmoid_gate"}};
     for (const auto& [act, name] : acts) {
       reference::glu(act, Tensor(DType::F32, gate.data(), {rows, ff}),
                      Tensor(DType::F32, up.data(), {rows, ff}), hw);

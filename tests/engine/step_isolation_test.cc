@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
@@ -204,6 +205,46 @@ TEST(StepIsolation, AsyncEngineKeepsServingTheOthers) {
   while (s->next(o))
     for (auto& t : o.new_tokens) toks.push_back(t.token);
   EXPECT_EQ(toks, alone(clean(9)));
+}
+
+// A model with recurrent-state slots (hybrid: Gated DeltaNet layers) is not re-run in halves: its
+// states may have advanced before the throw. Every request of the failing step ends with ERROR;
+// each batch names distinct slots in range; slots come back (finish, error), so more requests than
+// slots are served one after another, each as alone.
+class StatefulPoisonModel : public PoisonModel {
+ public:
+  using PoisonModel::PoisonModel;
+  static constexpr int32_t kSlots = 3;
+  int32_t num_state_slots() const override { return kSlots; }
+  void execute(const model::ForwardBatch& b, std::vector<float>& logits) override {
+    EXPECT_EQ(b.state_slots.size(), b.seq_lens.size());
+    std::set<int32_t> distinct(b.state_slots.begin(), b.state_slots.end());
+    EXPECT_EQ(distinct.size(), b.state_slots.size());
+    for (int32_t s : b.state_slots) EXPECT_TRUE(s >= 0 && s < kSlots) << s;
+    PoisonModel::execute(b, logits);
+  }
+};
+
+TEST(StepIsolation, StatefulModelFailsTheWholeStepAndReusesSlots) {
+  StatefulPoisonModel model(64, 4);
+  sched::SchedulerConfig sc;
+  sc.max_num_seqs = StatefulPoisonModel::kSlots;
+  EngineCore core(sc, kv_config(), model);
+  for (int64_t id : {1, 2, 3}) ASSERT_TRUE(core.add_request(id == 2 ? poisoned(id) : clean(id), 5));
+  std::map<int64_t, FinishReason> reason;
+  while (core.has_unfinished())
+    for (auto& o : core.step()) reason[o.request_id] = o.finish_reason;
+  EXPECT_EQ(model.num_throws.load(), 1);  // no retries
+  for (int64_t id : {1, 2, 3}) EXPECT_EQ(reason[id], FinishReason::ERROR) << id;
+  EXPECT_EQ(core.kv().num_used_blocks(), 0);
+  std::map<int64_t, std::vector<int32_t>> got;
+  for (int64_t id = 10; id < 17; ++id) ASSERT_TRUE(core.add_request(clean(id), 5));  // 7 requests, 3 slots
+  while (core.has_unfinished())
+    for (auto& o : core.step()) {
+      EXPECT_NE(o.finish_reason, FinishReason::ERROR) << o.error;
+      for (auto& t : o.new_tokens) got[o.request_id].push_back(t.token);
+    }
+  for (int64_t id = 10; id < 17; ++id) EXPECT_EQ(got[id], alone(clean(id))) << id;
 }
 
 }  // namespace

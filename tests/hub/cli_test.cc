@@ -277,6 +277,18 @@ TEST_F(Cli, ShowPath) {
                               "Vocabulary    " + std::to_string(c["vocab_size"].get<int>()), "Files         model.safetensors"})
     EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
 
+  // A multimodal wrapper (Ministral 3 with a Pixtral tower): text only, and `show` says so.
+  const fs::path mm = fs::path(tmp / "ministral3");
+  fs::create_directories(mm);
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(archs + "/ministral3/" + f, mm / f);
+  ASSERT_EQ(run({"show", mm.string()}), 0) << err();
+  EXPECT_NE(out().find("Inputs        text only; images not supported (the vision tower is not loaded)"),
+            std::string::npos) << out();
+  EXPECT_EQ(out().find("Inputs"), out().rfind("Inputs"));
+  ASSERT_EQ(run({"show", archs + "/mistral"}), 0) << err();
+  EXPECT_EQ(out().find("Inputs"), std::string::npos) << "a text-only model has no Inputs line\n" << out();
+
   // A folder of several models must name a file; a missing path is not mistaken for an id.
   EXPECT_EQ(run({"show", archs + "/qwen3"}), 1);
   EXPECT_NE(err().find("name a file"), std::string::npos) << err();

@@ -27,6 +27,7 @@
 #include "ops/matmul.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
+#include "ops/gated_delta_net.h"
 #include "ops/softmax.h"
 
 namespace oxyd::test {
@@ -59,6 +60,21 @@ class FakeCuda final : public backend::Backend {
             const Tensor& y) override {
     got("rope", {&x, &pos, &inv, ff, &y}, {double(int(s)), af});
   }
+  void attn_temperature(const Tensor& x, const Tensor& pos, float beta, int64_t floor, const Tensor& y) override {
+    got("attn_temperature", {&x, &pos, &y}, {beta, double(floor)});
+  }
+  void causal_conv1d(const Tensor& x, const Tensor& w, const Tensor& st, const Tensor& qsl, const Tensor& sl,
+                     const Tensor& y) override {
+    got("causal_conv1d", {&x, &w, &st, &qsl, &sl, &y});
+  }
+  void gdn_gating(const Tensor& a, const Tensor& b, const Tensor& al, const Tensor& dt, const Tensor& g,
+                  const Tensor& be) override {
+    got("gdn_gating", {&a, &b, &al, &dt, &g, &be});
+  }
+  void gated_delta_rule(const Tensor& qkv, int64_t hk, const Tensor& g, const Tensor& be, const Tensor& st,
+                        const Tensor& qsl, const Tensor& sl, const Tensor& out) override {
+    got("gated_delta_rule", {&qkv, &g, &be, &st, &qsl, &sl, &out}, {double(hk)});
+  }
   void softmax(const Tensor& x, float s, const Tensor& y) override { got("softmax", {&x, &y}, {s}); }
   void activation(Activation a, const Tensor& x, const Tensor& y) override { got("activation", {&x, &y}, {double(int(a))}); }
   void glu(Activation a, const Tensor& g, const Tensor& u, const Tensor& y) override { got("glu", {&g, &u, &y}, {double(int(a))}); }
@@ -71,6 +87,7 @@ class FakeCuda final : public backend::Backend {
   void scale(const Tensor& x, float s, const Tensor& y) override { got("scale", {&x, &y}, {s}); }
   void softcap(const Tensor& x, float c, const Tensor& y) override { got("softcap", {&x, &y}, {c}); }
   void copy_to_host(const Tensor& x, void* dst) override { got("copy_to_host", {&x}); last_dst = dst; }
+  void clamp(const Tensor& x, float l, const Tensor& y) override { got("clamp", {&x, &y}, {l}); }
   void paged_attention(const AttentionParams& p) override { got("paged_attention", {&p.q, &p.k_cache, &p.out}, {p.scale}); }
   void reshape_and_cache(const Tensor& k, const Tensor& v, const Tensor& kc, const Tensor& vc, const Tensor& sm,
                          KvFormat f) override {
@@ -168,6 +185,26 @@ TEST(Dispatch, RegisteredDeviceReceivesTheOpWithItsArguments) {
   EXPECT_EQ(f.op, "rope");
   EXPECT_EQ(f.ptrs, (P{q.t.data, pos.t.data, inv.t.data, nullptr, q.t.data}));
   EXPECT_EQ(f.scalars, (std::vector<double>{double(int(RopeStyle::INTERLEAVED)), 1.5}));
+  ops::attn_temperature(on_cuda(q), on_cuda(pos), 0.25f, 16, on_cuda(q));
+  EXPECT_EQ(f.op, "attn_temperature");
+  EXPECT_EQ(f.ptrs, (P{q.t.data, pos.t.data, q.t.data}));
+  EXPECT_EQ(f.scalars, (std::vector<double>{0.25, 16.0}));
+
+  // Gated DeltaNet ops (request metadata is checked on the host: I32 host arrays here).
+  HostTensor gx(DType::F32, {2, 8}), gy(gx.t), gw(DType::F32, {8, 4}), gcs(DType::F32, {1, 3, 8});
+  HostTensor gqsl(DType::I32, {2}), gslot(DType::I32, {1});
+  gqsl.i()[0] = 0, gqsl.i()[1] = 2, gslot.i()[0] = 0;
+  ops::causal_conv1d(on_cuda(gx), on_cuda(gw), on_cuda(gcs), on_cuda(gqsl), on_cuda(gslot), on_cuda(gy));
+  EXPECT_EQ(f.op, "causal_conv1d");
+  EXPECT_EQ(f.ptrs, (P{gx.t.data, gw.t.data, gcs.t.data, gqsl.t.data, gslot.t.data, gy.t.data}));
+  HostTensor ga(DType::F32, {2, 2}), gh(DType::F32, {2});
+  ops::gdn_gating(on_cuda(ga), on_cuda(ga), on_cuda(gh), on_cuda(gh), on_cuda(ga), on_cuda(ga));
+  EXPECT_EQ(f.op, "gdn_gating");
+  HostTensor gqkv(DType::F32, {2, 2 * 1 * 4 + 2 * 4}), gout(DType::F32, {2, 2, 4}), gst(DType::F32, {1, 2, 4, 4});
+  ops::gated_delta_rule(on_cuda(gqkv), 1, on_cuda(ga), on_cuda(ga), on_cuda(gst), on_cuda(gqsl), on_cuda(gslot),
+                        on_cuda(gout));
+  EXPECT_EQ(f.op, "gated_delta_rule");
+  EXPECT_EQ(f.scalars, std::vector<double>{1.0});
 
   // Device metadata is not read on the host: only the backend sees it.
   HostTensor kv(DType::F32, {3, 2, 64}), cache(DType::F32, {2, 4, 2, 64}), slots(DType::I32, {3});

@@ -14,9 +14,19 @@
 namespace oxyd::test {
 namespace {
 
+TEST(Clamp, MatchesTheDefinitionInPlace) {
+  HostTensor x(DType::F32, {3, 50});
+  fill_uniform(x, -3.0f, 3.0f, 11);
+  std::vector<float> want(x.f(), x.f() + x.n());
+  for (float& v : want) v = v > 1.25f ? 1.25f : (v < -1.25f ? -1.25f : v);
+  ops::clamp(x.t, 1.25f, x.t);
+  for (int64_t i = 0; i < x.n(); ++i) EXPECT_EQ(x.f()[i], want[i]) << i;
+  EXPECT_THROW(ops::clamp(x.t, 0.0f, x.t), Error);
+}
+
 using backend::Activation;
 const Tolerance kTol = tolerance(DType::F32);
-const Activation kActs[] = {Activation::SILU, Activation::GELU_ERF, Activation::GELU_TANH};
+const Activation kActs[] = {Activation::SILU, Activation::GELU_ERF, Activation::GELU_TANH, Activation::SIGMOID};
 const int64_t kWidths[] = {1, 5, 16, 31, 257, 5000};
 
 float ref_act(Activation act, float v) {
@@ -34,6 +44,8 @@ TEST(ActivationReference, KnownValues) {
   EXPECT_NEAR(ref_act(Activation::GELU_ERF, -1.5f), -0.10021080190328713, 1e-7);
   EXPECT_NEAR(ref_act(Activation::GELU_TANH, 1.0f), 0.8411919906082768, 1e-7);
   EXPECT_NEAR(ref_act(Activation::GELU_TANH, -1.5f), -0.10042842301976707, 1e-7);
+  EXPECT_NEAR(ref_act(Activation::SIGMOID, 1.0f), 0.7310585786300049, 1e-7);
+  EXPECT_NEAR(ref_act(Activation::SIGMOID, -2.0f), 0.11920292202211755, 1e-7);
 }
 
 TEST(SoftmaxReference, KnownValues) {

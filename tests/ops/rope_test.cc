@@ -117,5 +117,26 @@ TEST_P(RopeTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, RopeTest, testing::ValuesIn(isas_to_test()), isa_param_name);
 
+// transformers' get_llama_4_attn_scale (Ministral 3): 1 + beta·ln(1 + floor(pos / orig)), written
+// out here for a few positions on both sides of each multiple of orig; CPU equals the reference.
+TEST(AttnTemperature, ScalesEachTokenByItsPositionsFactor) {
+  const int64_t T = 7, H = 3, D = 16, orig = 16;
+  const float beta = 0.1f;
+  const std::vector<int32_t> p = {0, 15, 16, 31, 32, 47, 16383};
+  HostTensor x(DType::F32, {T, H, D}), ref(x.t), got(x.t), pos = positions_of(p);
+  fill_uniform(x, -2, 2, 3);
+  backend::reference::attn_temperature(x.t, pos.t, beta, orig, ref.t);
+  const double want_scale[] = {1.0, 1.0, 1 + 0.1 * std::log(2.0), 1 + 0.1 * std::log(2.0), 1 + 0.1 * std::log(3.0),
+                               1 + 0.1 * std::log(3.0), 1 + 0.1 * std::log(1024.0)};
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < H * D; ++i)
+      ASSERT_NEAR(ref.f()[t * H * D + i], x.f()[t * H * D + i] * want_scale[t], 1e-6) << "t=" << t;
+  ops::attn_temperature(x.t, pos.t, beta, orig, got.t);
+  expect_close(got.f(), ref.f(), ref.n(), tolerance(DType::F32), "attn_temperature cpu");
+  ops::attn_temperature(x.t, pos.t, beta, orig, x.t);  // in place
+  expect_close(x.f(), ref.f(), ref.n(), tolerance(DType::F32), "attn_temperature in place");
+  EXPECT_THROW(ops::attn_temperature(x.t, pos.t, beta, 0, x.t), Error);
+}
+
 }  // namespace
 }  // namespace oxyd::test

@@ -26,9 +26,12 @@ TEST_P(GoldenGreedy, AloneAndBatchedMatchTransformers) {
 }
 
 // llama: full attention; mistral: every layer sliding (the block manager drops old blocks);
-// gemma3: 5 sliding + 1 full (hybrid: no early drop); qwen3: q/k norms; gemma2: soft-caps.
+// gemma3: 5 sliding + 1 full (hybrid: no early drop); qwen3: q/k norms; gemma2: soft-caps;
+// ministral3: query temperature by position; qwen3_5: Gated DeltaNet layers, each request in its
+// own recurrent-state slot (batched: three slots at once).
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGreedy,
-                         ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite"),
+                         ::testing::Values("llama", "mistral", "gemma3", "qwen3", "gemma2", "qwen2", "phi3", "granite",
+                                           "ministral3", "qwen3_5"),
                          [](const auto& info) { return std::string(info.param); });
 
 // Two models serving at once (one engine thread each, one shared CPU thread pool).

@@ -13,7 +13,8 @@ namespace oxyd::backend::cpu {
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
-static_assert(int(Activation::SILU) == 0 && int(Activation::GELU_ERF) == 1 && int(Activation::GELU_TANH) == 2);
+static_assert(int(Activation::SILU) == 0 && int(Activation::GELU_ERF) == 1 && int(Activation::GELU_TANH) == 2 &&
+              int(Activation::SIGMOID) == 3);
 
 namespace {
 auto kernel() {

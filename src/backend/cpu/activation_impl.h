@@ -1,6 +1,6 @@
 // Activation / GLU kernels over a contiguous span, compiled once per ISA (see simd.h).
 // up == nullptr: y = act(x); otherwise y = act(x) · up. act is int(Activation): 0 SILU,
-// 1 GELU_ERF, 2 GELU_TANH (kept an int so this file needs no enum).
+// 1 GELU_ERF, 2 GELU_TANH, 3 SIGMOID (kept an int so this file needs no enum).
 #include <cstdint>
 
 #include "backend/cpu/simd.h"
@@ -28,6 +28,7 @@ void activation_span(int act, const float* x, const float* up, float* y, int64_t
   switch (act) {
     case 0: apply<silu>(x, up, y, n); break;
     case 1: apply<gelu_erf>(x, up, y, n); break;
+    case 3: apply<sigmoid>(x, up, y, n); break;
     default: apply<gelu_tanh>(x, up, y, n); break;
   }
 }

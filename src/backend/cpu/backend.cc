@@ -7,6 +7,7 @@
 #include "backend/cpu/activation.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/elementwise.h"
+#include "backend/cpu/gated_delta_net.h"
 #include "backend/cpu/layer_norm.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul/decode.h"
@@ -40,6 +41,23 @@ class CpuBackend final : public Backend {
             RopeStyle style, float attention_factor, const Tensor& y) override {
     cpu::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y);
   }
+  void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                        const Tensor& y) override {
+    cpu::attn_temperature(x, positions, beta, floor_scale, y);
+  }
+  void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_state, const Tensor& query_start_loc,
+                     const Tensor& state_slots, const Tensor& y) override {
+    cpu::causal_conv1d(x, weight, conv_state, query_start_loc, state_slots, y);
+  }
+  void gdn_gating(const Tensor& a, const Tensor& b, const Tensor& A_log, const Tensor& dt_bias, const Tensor& g,
+                  const Tensor& beta) override {
+    cpu::gdn_gating(a, b, A_log, dt_bias, g, beta);
+  }
+  void gated_delta_rule(const Tensor& qkv, int64_t num_k_heads, const Tensor& g, const Tensor& beta,
+                        const Tensor& state, const Tensor& query_start_loc, const Tensor& state_slots,
+                        const Tensor& out) override {
+    cpu::gated_delta_rule(qkv, num_k_heads, g, beta, state, query_start_loc, state_slots, out);
+  }
   void softmax(const Tensor& x, float scale, const Tensor& y) override { cpu::softmax(x, scale, y); }
   void activation(Activation act, const Tensor& x, const Tensor& y) override { cpu::activation(act, x, y); }
   void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) override {
@@ -56,6 +74,7 @@ class CpuBackend final : public Backend {
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
   }
+  void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {

@@ -47,5 +47,10 @@ void add(const Tensor& a, const Tensor& b, const Tensor& y) { binary(ADD, a, b, 
 void mul(const Tensor& a, const Tensor& b, const Tensor& y) { binary(MUL, a, b, y); }
 void scale(const Tensor& x, float s, const Tensor& y) { unary(SCALE, x, s, y); }
 void softcap(const Tensor& x, float cap, const Tensor& y) { unary(SOFTCAP, x, cap, y); }
+void clamp(const Tensor& x, float limit, const Tensor& y) {
+  const float* in = x.ptr<float>();
+  float* out = y.ptr<float>();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) out[i] = std::min(std::max(in[i], -limit), limit);
+}
 
 }  // namespace oxyd::backend::cpu

@@ -14,5 +14,7 @@ void mul(const Tensor& a, const Tensor& b, const Tensor& y);
 void scale(const Tensor& x, float s, const Tensor& y);
 /// y = cap · tanh(x / cap), cap > 0; any shape; y may alias x.
 void softcap(const Tensor& x, float cap, const Tensor& y);
+/// y = min(max(x, -limit), limit): a plain loop (a few q/k/v rows per layer; no SIMD copy).
+void clamp(const Tensor& x, float limit, const Tensor& y);
 
 }  // namespace oxyd::backend::cpu

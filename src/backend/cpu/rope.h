@@ -13,4 +13,8 @@ namespace oxyd::backend::cpu {
 void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
           const Tensor* freq_factors, RopeStyle style, float attention_factor, const Tensor& y);
 
+/// Same contract as reference::attn_temperature: one float factor per token (from float64), then
+/// a vectorisable multiply of the token's heads.
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale, const Tensor& y);
+
 }  // namespace oxyd::backend::cpu

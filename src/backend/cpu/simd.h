@@ -229,6 +229,7 @@ inline F erfc_pos(F ax) {
 }
 
 inline F silu(F x) { return x / (set1(1.0f) + exp(-x)); }
+inline F sigmoid(F x) { return set1(1.0f) / (set1(1.0f) + exp(-x)); }
 // ½x(1 + erf(x/√2)); for x < 0, 1 + erf(x/√2) = erfc(|x|/√2) directly (no cancellation).
 inline F gelu_erf(F x) {
   const F c = erfc_pos(abs(x) * set1(0.70710678118654752f));

@@ -9,6 +9,7 @@ namespace oxyd::backend::cuda {
 namespace {
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 // 1 + erf(z) = erfc(−z): no cancellation for negative x, where 1 + erff(z) loses all digits.
 __device__ __forceinline__ float gelu_erf(float x) {
   return 0.5f * x * erfcf(x * -0.70710678118654752f);
@@ -26,6 +27,7 @@ template <Activation kAct, bool kGated> struct ActOp {
     float r;
     if constexpr (kAct == Activation::SILU) r = silu(a);
     else if constexpr (kAct == Activation::GELU_ERF) r = gelu_erf(a);
+    else if constexpr (kAct == Activation::SIGMOID) r = sigmoid(a);
     else r = gelu_tanh(a);
     return kGated ? r * b : r;
   }
@@ -38,6 +40,7 @@ void launch_act(Activation act, const MapArgs<T>& args, cudaStream_t stream) {
     case Activation::GELU_ERF: return launch_map(args, ActOp<Activation::GELU_ERF, kGated>{}, stream);
     case Activation::GELU_TANH:
       return launch_map(args, ActOp<Activation::GELU_TANH, kGated>{}, stream);
+    case Activation::SIGMOID: return launch_map(args, ActOp<Activation::SIGMOID, kGated>{}, stream);
   }
   throw Error(ErrorCode::INVALID_ARGUMENT, "cuda activation: unknown Activation value");
 }

@@ -15,6 +15,8 @@ double act_f64(Activation act, double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case Activation::GELU_TANH:
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::SIGMOID:
+      return 1.0 / (1.0 + std::exp(-x));
   }
   return 0;
 }

@@ -40,4 +40,11 @@ void softcap(const Tensor& x, float cap, const Tensor& y) {
     y.ptr<float>()[i] = float(double(cap) * std::tanh(double(x.ptr<float>()[i]) / double(cap)));
 }
 
+void clamp(const Tensor& x, float limit, const Tensor& y) {
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = x.ptr<float>()[i];
+    y.ptr<float>()[i] = v > limit ? limit : (v < -limit ? -limit : v);
+  }
+}
+
 }  // namespace oxyd::backend::reference

@@ -36,4 +36,15 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
   }
 }
 
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale, const Tensor& y) {
+  const int64_t num_tokens = x.dim(0), row = x.dim(1) * x.dim(2);
+  const int32_t* pos = positions.ptr<int32_t>();
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const double s = 1.0 + double(beta) * std::log(1.0 + std::floor(double(pos[t]) / double(floor_scale)));
+    const float* xt = x.ptr<float>() + t * row;
+    float* yt = y.ptr<float>() + t * row;
+    for (int64_t i = 0; i < row; ++i) yt[i] = float(double(xt[i]) * s);
+  }
+}
+
 }  // namespace oxyd::backend::reference

@@ -17,4 +17,10 @@ namespace oxyd::backend::reference {
 void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
           const Tensor* freq_factors, RopeStyle style, float attention_factor, const Tensor& y);
 
+/// Query temperature by position (llama 4 / Ministral 3 attention scaling): every head of token t
+/// times 1 + beta·ln(1 + floor(positions[t] / floor_scale)), the factor in float64.
+/// x [num_tokens, num_heads, head_dim] F32; positions [num_tokens] I32; floor_scale > 0;
+/// y same shape, may alias x.
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale, const Tensor& y);
+
 }  // namespace oxyd::backend::reference

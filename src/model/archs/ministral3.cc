@@ -1,9 +1,25 @@
-// Mistral3ForConditionalGeneration (Ministral 3): recognised, not runnable yet. Its text config
-// carries YaRN rope with a query temperature (llama_4_scaling_beta); one window on every layer.
+// Mistral3ForConditionalGeneration (Ministral 3), text path: Llama's graph with YaRN rope and a query
+// temperature after RoPE, q · (1 + llama_4_scaling_beta · ln(1 + floor(pos / original_max_pos)))
+// (AttentionSpec, from rope_parameters). The wrapper's text weights sit under
+// model.language_model. (transformers v5) or language_model.model. (v4); its vision tower and
+// projector are never read (`show` says images are not supported). A text-only Ministral3 config
+// (model_type ministral3, model.layers.*) loads the same way. GGUF: llama.cpp's `mistral3` arch,
+// NORM rope on Q/K rows its converter permuted.
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
 namespace oxyd::model::archs {
+namespace {
+
+// llama.cpp stores mscale_all_dim as rope.scaling.yarn_log_multiplier and takes mscale = 1
+// (llama-context.cpp); the YaRN attention factor is then m(f, 1) / m(f, mscale_all_dim).
+void gguf_yarn_mscale(const GgufMetadata&, const std::string&, ModelConfig&, RopeParameters& full,
+                      RopeParameters& sliding, int64_t) {
+  for (RopeParameters* r : {&full, &sliding})
+    if (r->mscale_all_dim && !r->mscale) r->mscale = 1.0;
+}
+
+}  // namespace
 
 const Family& ministral3() {
   static const Family family = [] {
@@ -23,6 +39,13 @@ const Family& ministral3() {
     f.config.rms_norm_eps = 1e-5;
     f.config.hf_rope_full.rope_theta = 1e6;
     f.config.hf_layer_types = hf_layers_all_sliding;
+    f.config.gguf_rope = gguf_yarn_mscale;
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    f.arch.gguf_rope_interleaved = true;
+    f.arch.hf_prefix_fallbacks = {{"model.", "model.language_model."},
+                                  {"model.", "language_model.model."},
+                                  {"lm_head.", "language_model.lm_head."}};
     return f;
   }();
   return family;

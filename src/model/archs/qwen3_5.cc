@@ -1,6 +1,10 @@
-// Qwen3_5ForConditionalGeneration (Qwen3.5 dense): recognised, not runnable yet. Hybrid layers:
-// Gated DeltaNet (linear_attention) with a full-attention layer every full_attention_interval;
-// partial interleaved M-RoPE (text-only reduces to 1-D RoPE).
+// Qwen3_5ForConditionalGeneration (Qwen3.5 dense), text path. Hybrid layers: Gated DeltaNet
+// (linear_attention: layers/gated_delta_net.h, per-request state in the KvCache) with a gated
+// full-attention layer every full_attention_interval (q_proj rows [q | gate] per head, output
+// · sigmoid(gate); q/k norms; partial rotary 0.25). Interleaved M-RoPE reduces to 1-D RoPE for
+// text. RMSNorms are x̂·(1 + w) except the DeltaNet's gated output norm (plain w). The wrapper's
+// text weights sit under model.language_model.; the vision tower is never read. GGUF (qwen35):
+// configs are read, loading is not supported yet (its ssm_* tensors are not bound).
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
@@ -25,6 +29,21 @@ const Family& qwen3_5() {
     f.config.gguf_rope = gguf_rope_mrope_interleaved;
     f.config.gguf_layer_types = gguf_layers_linear_interval;
     f.config.gguf_extra = gguf_ssm_keys;
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    f.arch.norm_one_plus_in_hf = true;
+    f.arch.attn_output_gate = true;
+    auto lin = [](const char* s) { return TensorName{std::string("model.layers.{}.linear_attn.") + s, ""}; };
+    f.arch.names.lin_qkv = lin("in_proj_qkv.weight");
+    f.arch.names.lin_z = lin("in_proj_z.weight");
+    f.arch.names.lin_b = lin("in_proj_b.weight");
+    f.arch.names.lin_a = lin("in_proj_a.weight");
+    f.arch.names.lin_out = lin("out_proj.weight");
+    f.arch.names.lin_conv = lin("conv1d.weight");
+    f.arch.names.lin_A_log = lin("A_log");
+    f.arch.names.lin_dt_bias = lin("dt_bias");
+    f.arch.names.lin_norm = lin("norm.weight");
+    f.arch.hf_prefix_fallbacks = {{"model.", "model.language_model."}};
     return f;
   }();
   return family;

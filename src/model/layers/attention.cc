@@ -1,6 +1,7 @@
 // Self-attention block (see attention.h). Shapes: q [T, nh, hd], k/v [T, nkv, hd].
 #include "model/layers/attention.h"
 
+#include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -33,6 +34,8 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
     ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
   if (w.k_norm.data)
     ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+  if (s.clip_qkv > 0)
+    for (const Tensor* t : {&q2, &k2, &v2}) ops::clamp(*t, s.clip_qkv, *t);
 
   const RopeTable& rt = *s.rope;
   Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
@@ -43,6 +46,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   const Tensor* ffp = ff.data ? &ff : nullptr;
   ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
   ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);
   ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 
   backend::AttentionParams ap;
@@ -59,6 +63,12 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ap.kv_format = kv_format;
   ap.sinks = w.sinks;  // data == nullptr: none
   ops::paged_attention(ap);
+  if (w.q_gate.data) {  // output gate: out · sigmoid(h·q_gateᵀ)
+    ws.gate.resize(T * nh * hd);
+    ops::matmul(h, w.q_gate, view(ws.gate, {T, nh * hd}));
+    ops::glu(backend::Activation::SIGMOID, view(ws.gate, {T, nh * hd}), view(ws.out, {T, nh * hd}),
+             view(ws.out, {T, nh * hd}));
+  }
   ops::matmul(view(ws.out, {T, nh * hd}), w.o, out);
   if (w.o_bias.data) ops::add(out, w.o_bias, out);
 }

@@ -27,6 +27,11 @@ struct AttentionSpec {
   float logit_softcap = 0.0f;  // > 0: cap·tanh(s/cap)
   int sliding_window = 0;      // > 0: keys older than this are masked
   bool qk_norm_full_width = false;  // q_norm / k_norm over [nh·hd] / [nkv·hd], not per head (OLMoE)
+  float clip_qkv = 0.0f;       // > 0: q, k, v clamped to ±clip_qkv after the q/k norms (OLMoE)
+  // > 0: q after RoPE times 1 + temperature_beta·ln(1 + floor(pos / temperature_floor)) (llama 4 /
+  // Ministral 3 llama_4_scaling_beta over original_max_position_embeddings)
+  float temperature_beta = 0.0f;
+  int64_t temperature_floor = 0;
   const RopeTable* rope = nullptr;
 };
 
@@ -41,7 +46,7 @@ struct BatchMeta {
 
 /// Scratch reused across layers and steps (grows, never shrinks).
 struct AttentionWorkspace {
-  Workspace q, k, v, out;
+  Workspace q, k, v, out, gate;
 };
 
 /// h [T, H] (normed input) → out [T, H] (o_proj output, before any post-norm or residual).
