@@ -22,7 +22,8 @@ Per text and file (llama.cpp API names):
 Files whose llama.cpp output is identical on every text share one group (all the tiny byte-level
 archs do: the same tokenizer.json converted the same way).
 
-Output: tests/data/tokenizer/gguf_llamacpp.json
+Output: tests/data/tokenizer/gguf_llamacpp.json (with --add FOLDER ...: only those archs folders' GGUFs,
+merged into the existing file)
 With --vocab-ggufs, also the full HF vocabularies converted to GGUF by tools/gen_tokenizer_gguf.py
 (files named $OXYD_TOKENIZER_GGUF_DIR/<name>.gguf in the goldens; the test runs them when that is set).
 Command (repository root; needs llama-cpp-python and tokenizers in /work/venv):
@@ -139,18 +140,52 @@ def run_hf(tok_json, texts):
     return plain
 
 
+def add_files(files, texts, dst):
+    """--add: each file joins the existing group whose llama.cpp output it reproduces exactly, or
+    starts a new one; nothing else in the golden changes."""
+    out = json.load(open(dst))
+    assert out["texts"] == texts, "the text set changed: regenerate everything"
+    plain = lambda recs: json.dumps([{k: v for k, v in r.items() if k not in ("hp", "hf")} for r in recs])
+    for name, path, tj in files:
+        recs = run_llamacpp(path, texts)
+        for g in out["groups"]:
+            if name in g["files"]:
+                g["files"].remove(name)
+        match = next((g for g in out["groups"] if plain(g["records"]) == json.dumps(recs)), None)
+        if match is not None:
+            match["files"].append(name)
+        else:
+            hf = run_hf(tj, texts)
+            for r, (hp, hf_f) in zip(recs, hf):
+                if hp != r["p"]:
+                    r["hp"] = hp
+                if hf_f != r["f"]:
+                    r["hf"] = hf_f
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            out["groups"].append({"files": [name], "hf_tokenizer": os.path.relpath(tj, root), "records": recs})
+        print(name, "-> group", next(i for i, g in enumerate(out["groups"]) if name in g["files"]))
+    with open(dst, "w") as f:
+        json.dump(out, f, ensure_ascii=False, separators=(",", ":"))
+        f.write("\n")
+    print("wrote", dst, os.path.getsize(dst), "bytes")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tests", default="tests", help="the folder holding data/tokenizers (default: tests)")
     ap.add_argument("--gemma", default="")
     ap.add_argument("--vocab-ggufs", default="", help="folder of tools/gen_tokenizer_gguf.py --all output")
+    ap.add_argument("--add", nargs="*", default=None, metavar="ARCH_FOLDER",
+                    help="only these tests/data/archs folders' GGUFs, merged into the existing golden file "
+                         "(its other groups and files are kept as they are)")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     corpus = read_corpus(os.path.join(root, "tests/data/tokenizer/corpus.jsonl"))
     texts = list(HAND) + [t for t in corpus[::8] if len(t.encode()) < 600 and t not in HAND]
 
     files = []  # (name in golden, path, tokenizer.json of the twin)
-    for path in sorted(glob.glob(os.path.join(root, "tests/data/archs/*/*.gguf"))):
+    folders = args.add if args.add is not None else ["*"]
+    for path in sorted(p for fo in folders for p in glob.glob(os.path.join(root, f"tests/data/archs/{fo}/*.gguf"))):
         rel = os.path.relpath(path, os.path.join(root, "tests/data"))
         d = os.path.dirname(path)
         tj = os.path.join(d, "tokenizer.json")
@@ -158,6 +193,9 @@ def main():
             cfg = json.load(open(os.path.join(d, "goldens.json")))
             tj = os.path.join(args.tests, cfg["tokenizer"], "tokenizer.json")
         files.append((rel, path, tj))
+    dst = os.path.join(root, "tests/data/tokenizer/gguf_llamacpp.json")
+    if args.add is not None:
+        return add_files(files, texts, dst)
     # The gguf-py-written Llama 2 vocabulary fixture (SentencePiece, scores -id, merges llama.cpp ignores).
     files.append(("tokenizer/gguf/llama2.gguf", os.path.join(root, "tests/data/tokenizer/gguf/llama2.gguf"),
                   os.path.join(args.tests, "data/tokenizers/llama2/tokenizer.json")))
@@ -190,7 +228,6 @@ def main():
     for g in groups:
         del g["key"]
     out = {"llama_cpp_python": llama_cpp.__version__, "texts": texts, "groups": groups}
-    dst = os.path.join(root, "tests/data/tokenizer/gguf_llamacpp.json")
     with open(dst, "w") as f:
         json.dump(out, f, ensure_ascii=False, separators=(",", ":"))
         f.write("\n")

@@ -181,7 +181,6 @@ def family_configs():
         "gpt_oss": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
                     num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
                     rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
-                    max_position_embeddings=131072,
                     rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
                                          beta_slow=1.0, truncate=False, original_max_position_embeddings=4096))),
         # The same model stored as gpt-oss checkpoints are: experts as MXFP4 `_blocks` / `_scales`
@@ -189,7 +188,6 @@ def family_configs():
         "gpt_oss_mxfp4": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
                           rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
-                          max_position_embeddings=131072,
                           rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
                                                beta_slow=1.0, truncate=False,
                                                original_max_position_embeddings=4096))),

@@ -29,6 +29,7 @@ struct Weights::Impl {
   std::string path;
 
   std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
+  std::vector<Buffer> transient;  // rewritten tensors that binding copies again (split biases): freed after load
   const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
 
   // The name `n` has in this file ("{}" = layer, "{e}" = expert): as declared, or the first of its
@@ -133,7 +134,10 @@ struct Weights::Impl {
       const std::string bias = tensor_name(n.expert_gate_up.hf, l) + "_bias";
       if (const Tensor b = raw(bias); b.data) {
         expect(b, {E, 2 * I}, bias);
-        Tensor g = own(DType::F32, {E, I}), u = own(DType::F32, {E, I});
+        // vector_f32 copies them when binding: kept only until then.
+        Buffer gb(sizeof(float) * size_t(E * I)), ub(sizeof(float) * size_t(E * I));
+        Tensor g(DType::F32, gb.data(), {E, I}), u(DType::F32, ub.data(), {E, I});
+        transient.push_back(std::move(gb)), transient.push_back(std::move(ub));
         experts_bias_split(b, g.ptr<float>(), u.ptr<float>());
         rewritten[tensor_name(n.expert_gate_bias.hf, l)] = g;
         rewritten[tensor_name(n.expert_up_bias.hf, l)] = u;
@@ -181,9 +185,19 @@ Weights::~Weights() = default;
 
 int64_t Weights::mapped_bytes() const {
   std::vector<std::pair<uintptr_t, uintptr_t>> ranges;  // [begin, end) of every 2-D weight
+  // Load-time rewrites (ArchSpec::hf_experts_input_major) live in owned buffers, counted there.
+  std::vector<std::pair<uintptr_t, uintptr_t>> owned;
+  for (const Buffer& b : impl_->owned)
+    owned.emplace_back(reinterpret_cast<uintptr_t>(b.data()), reinterpret_cast<uintptr_t>(b.data()) + b.size());
+  std::sort(owned.begin(), owned.end());
+  auto in_owned = [&](uintptr_t p) {
+    auto it = std::upper_bound(owned.begin(), owned.end(), std::pair{p, ~uintptr_t(0)});
+    return it != owned.begin() && p < std::prev(it)->second;
+  };
   auto add = [&](const Tensor& t) {
     if (!t.data) return;
     const auto b = reinterpret_cast<uintptr_t>(t.data);
+    if (in_owned(b)) return;
     // A weight with a prepared copy had its file pages released.
     if (!ops::device_backend(t.device).prepared(t)) ranges.emplace_back(b, b + uintptr_t(t.nbytes()));
   };
@@ -372,6 +386,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     }
   }
   w->pack_for_matmul();
+  im.rewritten.clear();
+  im.transient.clear();
   // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
   // keeping the mapping and the tensor table.
   if (im.gguf) static_cast<loader::GgufMetadata&>(*im.gguf) = loader::GgufMetadata(path);

@@ -66,7 +66,8 @@ class Weights {
   /// weights' byte ranges (a tied head or fused qkv / gate_up views count once; metadata and
   /// unused tensors not at all).
   int64_t mapped_bytes() const;
-  /// Bytes of the copies made at load (every 1-D tensor as F32, Gemma's 1 + w, rope factors).
+  /// Bytes of the copies made at load (every 1-D tensor as F32, Gemma's 1 + w, rope factors,
+  /// experts rewritten from another layout).
   int64_t owned_bytes() const;
   Tensor embed;        // [vocab, H]
   Tensor final_norm;   // [H] F32

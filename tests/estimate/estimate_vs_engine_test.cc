@@ -52,7 +52,7 @@ std::vector<std::string> tiny_model_paths() {
 
 struct Measured {
   model::MemoryUsage usage;
-  int64_t kv_bytes = 0, state_bytes = 0, workspace_formula = 0, max_position = 0;
+  int64_t kv_bytes = 0, state_bytes = 0, workspace_formula = 0, max_position = 0, num_experts = 0;
 };
 
 // Loads `path`, allocates ctx × seqs of `kv` KV in whole blocks and prefills every sequence to ctx
@@ -89,6 +89,7 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
       m.state_bytes = cache.state_bytes();
       m.workspace_formula = t->workspace_bytes(T, seqs);
       m.max_position = t->config().max_position_embeddings;
+      m.num_experts = t->config().num_experts;
     } catch (...) {
       err = std::current_exception();
     }
@@ -136,7 +137,12 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
       Measured m = load_and_fill(path, ctx, seqs, /*reserve_first=*/false);
       ASSERT_EQ(m.max_position, ctx);
       EXPECT_EQ(m.usage.workspace, m.workspace_formula) << "forward() allocated other than workspace_bytes()";
-      EXPECT_EQ(m.usage.workspace_used, m.usage.workspace) << "the largest step did not use all it allocated";
+      // An expert's matmul scratch is sized for all T rows of a step (transformer_memory.cc), which a
+      // step reaches only when one expert takes every token: where the experts are the only matmuls
+      // that need scratch (gpt_oss_mxfp4: F32 attention, MXFP4 experts), routing decides how much
+      // of that bound the step uses.
+      if (m.num_experts > 0) EXPECT_LE(m.usage.workspace_used, m.usage.workspace);
+      else EXPECT_EQ(m.usage.workspace_used, m.usage.workspace) << "the largest step did not use all it allocated";
       hub::MemoryEstimate e = estimate_for(path, ctx, seqs);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
       EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
