@@ -190,6 +190,7 @@ struct Weights::Impl {
                                                        std::to_string(first + hv * per_head) + " rows");
         const Tensor o = own(t, t.dtype);
         rows_from_tiled(t, first, per_head, hk, hv, o.data);
+        gguf->release(t.data, size_t(t.nbytes()));  // the file's pages are not read again
         rewritten[name_of(tn, l)] = o;
       };
       rows(n.lin_qkv, qk_rows, dv);
@@ -200,6 +201,7 @@ struct Weights::Impl {
       const Tensor t = required(n.lin_out, l);
       const Tensor o = own(t, cols_from_tiled_dtype(t, dv));
       cols_from_tiled(t, dv, hk, hv, o.data);
+      gguf->release(t.data, size_t(t.nbytes()));
       rewritten[name_of(n.lin_out, l)] = o;
     }
   }
