@@ -50,7 +50,9 @@ exactly through transformers' convert_moe_packed_tensors); HF only, the oracle r
 ministral3 is the multimodal wrapper Mistral3ForConditionalGeneration (text weights saved under
 language_model.model., a 1-layer Pixtral tower beside them; the oracle is the wrapper fed token ids);
 its GGUFs come from the converter's mistral3 arch. qwen3_5 (Qwen3_5ForCausalLM: 3 Gated DeltaNet
-layers + 1 gated full-attention layer) has no GGUFs yet (the engine binds no qwen35 ssm_* tensors).
+layers + 1 gated full-attention layer): GGUFs from the converter's qwen35 arch (--no-mtp); its value heads
+are reordered (grouped by key head -> tiled), so out_proj is rounded in the GGUF's column order
+(roundtrip_v_tiled_cols); ssm_conv1d stays F32 in the Q4_0 file as llama.cpp keeps it.
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -225,7 +227,7 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4", "qwen3_5"}  # qwen3_5: no DeltaNet GGUF path yet
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4"}
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
 SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
@@ -434,7 +436,7 @@ class Converter:
         import conversion
         conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
-                         "GraniteModel", "Qwen2Model", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel"]:
+                         "GraniteModel", "Qwen2Model", "Qwen2MoeModel", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel"]:
             cls = None
             for mod in list(sys.modules.values()):
                 if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
@@ -448,6 +450,7 @@ class Converter:
                                                       "Phi3MiniModel": "Phi3ForCausalLM",
                                                       "GraniteModel": "GraniteForCausalLM",
                                                       "Qwen2Model": "Qwen2ForCausalLM",
+                                                      "Qwen2MoeModel": "Qwen2MoeForCausalLM",
                                                       "Qwen3Model": "Qwen3ForCausalLM",
                                                       "GptOssModel": "GptOssForCausalLM",
                                                       "Qwen3MoeModel": "Qwen3MoeForCausalLM",
@@ -460,7 +463,8 @@ class Converter:
 
         def force(self_, name, new_name, bid, n_dims):
             if conv.force is not None and n_dims in (2, 3) and new_name.endswith(".weight") \
-                    and not new_name.endswith("_norm.weight") and "ffn_gate_inp" not in new_name:
+                    and not new_name.endswith("_norm.weight") and "ffn_gate_inp" not in new_name \
+                    and "ssm_conv1d" not in new_name:  # F32 as llama.cpp keeps it
                 return conv.force(new_name)
             return orig_force(self_, name, new_name, bid, n_dims)
         base.ModelBase.tensor_force_quant = force
@@ -475,11 +479,11 @@ class Converter:
             return orig_quantize(data, qtype)
         gguf.quants.quantize = quantize
 
-    def convert(self, model_dir: pathlib.Path, outtype: str, out: pathlib.Path, force=None):
+    def convert(self, model_dir: pathlib.Path, outtype: str, out: pathlib.Path, force=None, extra=()):
         self.force = force
         argv = sys.argv
         sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outtype", outtype, "--outfile", str(out),
-                    "--no-lazy"]
+                    "--no-lazy", *extra]
         try:
             self.conv.main()
         finally:
@@ -631,7 +635,8 @@ def main():
         for fmt, outtype, force in fmts:
             path = out / f"model-{fmt}.gguf"
             conv.real_vocab = bool(real_tok)
-            conv.convert(conv_dir, outtype, path, force)
+            # qwen3_5 has no MTP block (the converter would look for one)
+            conv.convert(conv_dir, outtype, path, force, ["--no-mtp"] if family == "qwen3_5" else [])
             if fmt == "F32":
                 ne0 = conv.tensor_ne0(path)
                 if family not in KEEP_F32_GGUF:  # size budget: F16 + its own oracle checks the GGUF path
@@ -649,6 +654,9 @@ def main():
                         sd[k] = torch.from_numpy(roundtrip_gpt_oss(conv, k, w, types))
                         continue
                     t = gguf_type_for(k, w, types, family)
+                    if k.endswith("linear_attn.out_proj.weight"):  # rounded in the GGUF's column order
+                        sd[k] = torch.from_numpy(roundtrip_v_tiled_cols(conv, w, t, cfg))
+                        continue
                     sd[k] = torch.from_numpy(roundtrip_rows(conv, w, t) if w.ndim in (2, 3) else w)
                 qmodel.load_state_dict(sd, strict=False)
                 if cfg.tie_word_embeddings:
@@ -751,6 +759,20 @@ def roundtrip_gpt_oss(conv: Converter, hf_name: str, w: np.ndarray, types: dict)
     return roundtrip_rows(conv, rows, t).reshape(w.shape[0], w.shape[2], w.shape[1]).transpose(0, 2, 1).copy()
 
 
+def roundtrip_v_tiled_cols(conv: Converter, w: np.ndarray, qtype_name: str, cfg) -> np.ndarray:
+    """A Gated DeltaNet out_proj [H, Hv·dv]: the converter reorders its value-head columns from
+    grouped by key head (HF) to tiled (GGUF: position vi·Hk + ki holds HF head ki·(Hv/Hk) + vi)
+    before the rows are quantized, so the rounding blocks are those of the tiled order."""
+    hk, hv, dv = cfg.linear_num_key_heads, cfg.linear_num_value_heads, cfg.linear_value_head_dim
+    r = hv // hk
+    heads = [(j % hk) * r + j // hk for j in range(hv)]  # HF head at tiled position j
+    cols = np.concatenate([np.arange(g * dv, (g + 1) * dv) for g in heads])
+    tiled = roundtrip_rows(conv, np.ascontiguousarray(w[:, cols]), qtype_name)
+    out = np.empty_like(tiled)
+    out[:, cols] = tiled
+    return out
+
+
 def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     import re
     if hf_name.startswith(NOT_TEXT):
@@ -765,6 +787,9 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
         "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
         "mlp.gate.weight": "ffn_gate_inp.weight", "mlp.experts.gate_up_proj": "ffn_gate_exps.weight",
         "mlp.experts.down_proj": "ffn_down_exps.weight",
+        "linear_attn.in_proj_qkv.weight": "attn_qkv.weight", "linear_attn.in_proj_z.weight": "attn_gate.weight",
+        "linear_attn.in_proj_a.weight": "ssm_alpha.weight", "linear_attn.in_proj_b.weight": "ssm_beta.weight",
+        "linear_attn.out_proj.weight": "ssm_out.weight", "linear_attn.conv1d.weight": "ssm_conv1d.weight",
     }
     if m:
         key = f"blk.{m.group(1)}.{table.get(m.group(2), m.group(2))}"

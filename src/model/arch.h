@@ -61,7 +61,8 @@ struct TensorNames {
   TensorName expert_gate_bias{"", ""};
   TensorName expert_up_bias{"", ""};
   TensorName expert_down_bias{"", ""};
-  // Gated DeltaNet (linear_attention layers; HF names, empty = the family has none).
+  // Gated DeltaNet (linear_attention layers; empty = the family has none). A GGUF's lin_A_log
+  // holds −exp(A_log) (llama.cpp's ssm_a), turned back into A_log at load.
   TensorName lin_qkv{"", ""}, lin_z{"", ""}, lin_b{"", ""}, lin_a{"", ""}, lin_out{"", ""};
   TensorName lin_conv{"", ""}, lin_A_log{"", ""}, lin_dt_bias{"", ""}, lin_norm{"", ""};
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
@@ -82,6 +83,11 @@ struct ArchSpec {
   bool gguf_rope_interleaved = false;
   /// q_proj rows are per head [query | gate] (Qwen3.5): attention output · sigmoid(gate) before o_proj.
   bool attn_output_gate = false;
+  /// GGUF Gated DeltaNet value heads in tiled order (llama.cpp's qwen35 converter): position
+  /// vi·Hk + ki holds the HF head ki·(Hv/Hk) + vi in every value-head-indexed tensor (attn_qkv's
+  /// v rows, attn_gate, ssm_alpha/beta, ssm_a, ssm_dt, ssm_conv1d's v channels, ssm_out's
+  /// columns). model/weights.cc restores the HF grouped order at load.
+  bool gguf_lin_v_heads_tiled = false;
   /// The GGUF arch ignores the HF sliding window (llama.cpp's `llama` for Mistral).
   bool gguf_ignores_sliding_window = false;
   /// q_norm / k_norm span the whole projection ([nh·hd], [nkv·hd]) instead of one head (OLMoE).

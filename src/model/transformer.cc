@@ -73,9 +73,9 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   if (c.clip_qkv && !(*c.clip_qkv > 0))
     throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": clip_qkv must be > 0");
   const bool linear = std::count(c.layer_types.begin(), c.layer_types.end(), loader::kLinearAttention) > 0;
-  if (linear && (!c.gguf_arch.empty() || t->spec_->names.lin_qkv.hf.empty()))
-    throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are supported from "
-                                                   "Hugging Face safetensors only so far");
+  if (linear && (c.gguf_arch.empty() ? t->spec_->names.lin_qkv.hf : t->spec_->names.lin_qkv.gguf).empty())
+    throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are not supported "
+                                                   "for this family from this format");
   t->weights_ = Weights::load(path, c, *t->spec_);
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,

@@ -2,11 +2,13 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -15,6 +17,7 @@
 #include "loader/model_validate.h"
 #include "loader/safetensors.h"
 #include "model/experts_layout.h"
+#include "model/linear_attn_layout.h"
 #include "model/archs/registry.h"
 #include "ops/dispatch.h"
 
@@ -144,6 +147,64 @@ struct Weights::Impl {
       }
     }
   }
+
+  // GGUF Gated DeltaNet layers in the HF layout, under their GGUF names: llama.cpp stores
+  // ssm_a = −exp(A_log), and with `tiled` the value heads in its tiled order (linear_attn_layout.h).
+  void rewrite_gguf_linear(const loader::ModelConfig& c, const TensorNames& n, bool tiled) {
+    const int64_t hk = c.linear_num_key_heads, hv = c.linear_num_value_heads, dv = c.linear_value_head_dim;
+    const int64_t qk_rows = 2 * hk * c.linear_key_head_dim;
+    tiled = tiled && hk > 0 && hv != hk;
+    for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+      if (c.layer_types[l] != loader::kLinearAttention) continue;
+      auto own = [&](const Tensor& like, DType dt) {
+        Tensor o = like;
+        o.dtype = dt;
+        Buffer b(static_cast<size_t>(o.nbytes()));
+        o.data = b.data();
+        owned.push_back(std::move(b));
+        return o;
+      };
+      auto vec = [&](const TensorName& tn) {  // F32 copy, in the HF head order
+        const Tensor t = required(tn, l);
+        if (t.numel() != hv)
+          throw Error(ErrorCode::INVALID_ARGUMENT, describe(tn, l) + " has " + std::to_string(t.numel()) +
+                                                       " elements, expected " + std::to_string(hv));
+        std::vector<float> v(static_cast<size_t>(hv));
+        dequantize_row(t.dtype, t.data, v.data(), hv);
+        Buffer b(sizeof(float) * size_t(hv));
+        Tensor o(DType::F32, b.data(), {hv});
+        if (tiled) vec_from_tiled(v.data(), 1, hk, hv, o.ptr<float>());
+        else std::memcpy(o.data, v.data(), b.size());
+        transient.push_back(std::move(b));
+        rewritten[name_of(tn, l)] = o;
+        return o;
+      };
+      const Tensor a = vec(n.lin_A_log);
+      for (int64_t h = 0; h < hv; ++h) a.ptr<float>()[h] = std::log(-a.ptr<float>()[h]);
+      if (!tiled) continue;
+      vec(n.lin_dt_bias);
+      auto rows = [&](const TensorName& tn, int64_t first, int64_t per_head) {
+        const Tensor t = required(tn, l);
+        if (t.ndim != 2 || t.dim(0) != first + hv * per_head)
+          throw Error(ErrorCode::INVALID_ARGUMENT, describe(tn, l) + " has shape " + t.shape_str() + ", expected " +
+                                                       std::to_string(first + hv * per_head) + " rows");
+        const Tensor o = own(t, t.dtype);
+        rows_from_tiled(t, first, per_head, hk, hv, o.data);
+        gguf->release(t.data, size_t(t.nbytes()));  // the file's pages are not read again
+        rewritten[name_of(tn, l)] = o;
+      };
+      rows(n.lin_qkv, qk_rows, dv);
+      rows(n.lin_z, 0, dv);
+      rows(n.lin_a, 0, 1);
+      rows(n.lin_b, 0, 1);
+      rows(n.lin_conv, qk_rows, dv);  // [conv_dim, K]: dv channels a value head
+      const Tensor t = required(n.lin_out, l);
+      const Tensor o = own(t, cols_from_tiled_dtype(t, dv));
+      cols_from_tiled(t, dv, hk, hv, o.data);
+      gguf->release(t.data, size_t(t.nbytes()));
+      rewritten[name_of(n.lin_out, l)] = o;
+    }
+  }
 };
 
 namespace {
@@ -270,6 +331,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     w->source_ = WeightSource::GGUF;
     loader::validate_model_tensors(c, loader::tensor_descs(im.gguf->tensors()), loader::gguf_token_count(*im.gguf),
                                    path);
+    if (!spec.names.lin_qkv.gguf.empty()) im.rewrite_gguf_linear(c, spec.names, spec.gguf_lin_v_heads_tiled);
   } else {
     im.st.emplace(loader::SafetensorsFile::open(path));
     w->source_ = WeightSource::SAFETENSORS;

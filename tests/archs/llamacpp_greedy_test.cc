@@ -47,6 +47,12 @@ const LlamaCppCase kCases[] = {
     // 8 of 8 prompts in both files (and its distance from the oracle, 0.39/1.06/0.37 on Q8_0); as
     // transformers does, 5 of 8 (Q8_0, first differences at steps 1, 4, 6) and 6 of 8 (MXFP4).
     {"gpt_oss", "Q8_0", 0.625}, {"gpt_oss", "MXFP4"},
+    // qwen3_5 is not listed: its tiny model amplifies 8-bit activation rounding (its Gated DeltaNet
+    // recurrence), so both engines sit 0.6-3.9 logits from the same-weights oracle (llama.cpp Q8_0
+    // 0.84-2.57, ours 0.57-2.78), past most greedy margins: measured agreement with llama.cpp 1 of 8
+    // (Q8_0) and 3 of 8 (Q4_0) prompts. Its llamacpp_greedy.json bounds our logits and KL in
+    // archs_test.cc instead; on the F16 file llama.cpp is within 0.08 of that oracle (ours 4e-5),
+    // the same 16 greedy tokens on 3 of 3 prompts.
 };
 
 class ArchLlamaCpp : public ::testing::TestWithParam<LlamaCppCase> {};

@@ -3,8 +3,11 @@
 // full-attention layer every full_attention_interval (q_proj rows [q | gate] per head, output
 // · sigmoid(gate); q/k norms; partial rotary 0.25). Interleaved M-RoPE reduces to 1-D RoPE for
 // text. RMSNorms are x̂·(1 + w) except the DeltaNet's gated output norm (plain w). The wrapper's
-// text weights sit under model.language_model.; the vision tower is never read. GGUF (qwen35):
-// configs are read, loading is not supported yet (its ssm_* tensors are not bound).
+// text weights sit under model.language_model.; the vision tower is never read. GGUF (qwen35,
+// llama.cpp's converter): attn_qkv / attn_gate / ssm_alpha / ssm_beta / ssm_out / ssm_conv1d /
+// ssm_a (= −exp(A_log)) / ssm_dt.bias / ssm_norm, norms with the +1 baked in (ssm_norm excepted),
+// post_attention_norm for the FFN norm, and value heads reordered from grouped-by-key-head to
+// tiled (gguf_lin_v_heads_tiled): model/weights.cc undoes the order and the −exp at load.
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
@@ -33,16 +36,20 @@ const Family& qwen3_5() {
     f.arch.family = f.config.name;
     f.arch.norm_one_plus_in_hf = true;
     f.arch.attn_output_gate = true;
-    auto lin = [](const char* s) { return TensorName{std::string("model.layers.{}.linear_attn.") + s, ""}; };
-    f.arch.names.lin_qkv = lin("in_proj_qkv.weight");
-    f.arch.names.lin_z = lin("in_proj_z.weight");
-    f.arch.names.lin_b = lin("in_proj_b.weight");
-    f.arch.names.lin_a = lin("in_proj_a.weight");
-    f.arch.names.lin_out = lin("out_proj.weight");
-    f.arch.names.lin_conv = lin("conv1d.weight");
-    f.arch.names.lin_A_log = lin("A_log");
-    f.arch.names.lin_dt_bias = lin("dt_bias");
-    f.arch.names.lin_norm = lin("norm.weight");
+    f.arch.gguf_lin_v_heads_tiled = true;
+    auto lin = [](const char* s, const char* g) {
+      return TensorName{std::string("model.layers.{}.linear_attn.") + s, std::string("blk.{}.") + g};
+    };
+    f.arch.names.lin_qkv = lin("in_proj_qkv.weight", "attn_qkv.weight");
+    f.arch.names.lin_z = lin("in_proj_z.weight", "attn_gate.weight");
+    f.arch.names.lin_b = lin("in_proj_b.weight", "ssm_beta.weight");
+    f.arch.names.lin_a = lin("in_proj_a.weight", "ssm_alpha.weight");
+    f.arch.names.lin_out = lin("out_proj.weight", "ssm_out.weight");
+    f.arch.names.lin_conv = lin("conv1d.weight", "ssm_conv1d.weight");
+    f.arch.names.lin_A_log = lin("A_log", "ssm_a");
+    f.arch.names.lin_dt_bias = lin("dt_bias", "ssm_dt.bias");
+    f.arch.names.lin_norm = lin("norm.weight", "ssm_norm.weight");
+    f.arch.names.ffn_norm.gguf = "blk.{}.post_attention_norm.weight";
     f.arch.hf_prefix_fallbacks = {{"model.", "model.language_model."}};
     return f;
   }();
