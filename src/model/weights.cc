@@ -183,12 +183,13 @@ struct Weights::Impl {
       for (int64_t h = 0; h < hv; ++h) a.ptr<float>()[h] = std::log(-a.ptr<float>()[h]);
       if (!tiled) continue;
       vec(n.lin_dt_bias);
-      auto rows = [&](const TensorName& tn, int64_t first, int64_t per_head) {
+      auto rows = [&](const TensorName& tn, int64_t first, int64_t per_head, bool kept = true) {
         const Tensor t = required(tn, l);
         if (t.ndim != 2 || t.dim(0) != first + hv * per_head)
           throw Error(ErrorCode::INVALID_ARGUMENT, describe(tn, l) + " has shape " + t.shape_str() + ", expected " +
                                                        std::to_string(first + hv * per_head) + " rows");
         const Tensor o = own(t, t.dtype);
+        if (!kept) transient.push_back(std::move(owned.back())), owned.pop_back();
         rows_from_tiled(t, first, per_head, hk, hv, o.data);
         gguf->release(t.data, size_t(t.nbytes()));  // the file's pages are not read again
         rewritten[name_of(tn, l)] = o;
@@ -197,7 +198,7 @@ struct Weights::Impl {
       rows(n.lin_z, 0, dv);
       rows(n.lin_a, 0, 1);
       rows(n.lin_b, 0, 1);
-      rows(n.lin_conv, qk_rows, dv);  // [conv_dim, K]: dv channels a value head
+      rows(n.lin_conv, qk_rows, dv, false);  // [conv_dim, K]: dv channels a value head; bound as an F32 copy
       const Tensor t = required(n.lin_out, l);
       const Tensor o = own(t, cols_from_tiled_dtype(t, dv));
       cols_from_tiled(t, dv, hk, hv, o.data);
@@ -540,8 +541,32 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
   const backend::Backend& cpu = ops::device_backend(Device::CPU);  // this machine's matmul
   int64_t extra = 0;
   const auto exists = [&](const TensorName& n, int64_t l) { return find(n, l) != nullptr; };
-  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists))
-    if (const auto* t = find(*r.name, r.layer)) extra += cpu.packed_extra_bytes(t->dtype, r.rows, t->ne[0]);
+  // Weights Weights::load copies before binding them, the copy kept in place of the file's rows:
+  // Gated DeltaNet tensors restored from llama.cpp's tiled value-head order (rewrite_gguf_linear;
+  // ssm_out as F32 where a head's columns are not whole blocks) and a gated attention's q_proj
+  // split into queries and gates. A packed copy is made from the copy, which stays as well.
+  using S = MatmulWeightRef::Slot;
+  const bool tiled = spec.gguf_lin_v_heads_tiled && c.linear_num_key_heads > 0 &&
+                     c.linear_num_value_heads != c.linear_num_key_heads;
+  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
+    const auto* t = find(*r.name, r.layer);
+    if (!t) continue;
+    const int64_t cols = t->ne[0];
+    const bool lin = r.slot == S::LIN_QKV || r.slot == S::LIN_Z || r.slot == S::LIN_A || r.slot == S::LIN_B ||
+                     r.slot == S::LIN_OUT;
+    const bool copied = (tiled && lin) || (r.slot == S::Q && spec.attn_output_gate);
+    DType dt = t->dtype;
+    if (tiled && r.slot == S::LIN_OUT && c.linear_value_head_dim % dtype_block_elems(dt) != 0) dt = DType::F32;
+    extra += cpu.packed_extra_bytes(dt, r.rows, cols);
+    if (!copied) continue;
+    const int64_t copy = r.rows * dtype_row_bytes(dt, cols), file = r.rows * dtype_row_bytes(t->dtype, cols);
+    extra += copy - file;
+    // Packed: the copy's rows are packed (q and gate each), and the copy is kept besides.
+    const int64_t parts = r.slot == S::Q ? 2 : 1;
+    static uint8_t probe;  // wants_packed looks only at the device, shape and dtype of a weight with data
+    const Tensor shape(dt, &probe, {r.rows / parts, cols});
+    if (cpu.wants_packed(shape)) extra += copy;
+  }
   return extra;
 }
 
