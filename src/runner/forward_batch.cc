@@ -46,7 +46,7 @@ StepBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::Block
     t0 += size_t(n);
   }
   b.fwd = {b.token_ids,    b.positions,    b.query_start_loc, b.seq_lens, b.block_table, b.max_blocks_per_req,
-           b.slot_mapping, b.logits_indices};
+           b.slot_mapping, b.logits_indices, {}};  // state_slots: set by the caller for hybrid models
   return b;
 }
 
