@@ -90,17 +90,26 @@ bool is_tower_tensor(const std::string& name) {
 }
 }  // namespace
 
+// Parameters a tensor holds: its elements, except for MXFP4 experts stored as gpt-oss checkpoints
+// are (U8 `<name>_blocks`, two 4-bit values a byte, and `<name>_scales`, one shared exponent per
+// 32 values, which is no parameter of its own).
+int64_t tensor_params(const loader::SafetensorsTensorInfo& t) {
+  if (t.dtype == DType::U8 && t.name.ends_with("_blocks")) return 2 * t.numel();
+  if (t.dtype == DType::U8 && t.name.ends_with("_scales")) return 0;
+  return t.numel();
+}
+
 void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
   for (const auto& t : h.tensors) {
     if (!m.config.unsupported_inputs.empty() && is_tower_tensor(t.name)) {
       m.tower_bytes += int64_t(t.nbytes());
-      m.num_params += t.numel();
+      m.num_params += tensor_params(t);
       m.num_tensors += 1;
       continue;
     }
     m.weight_bytes += int64_t(t.nbytes());
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
-    m.num_params += t.numel();
+    m.num_params += tensor_params(t);
     m.num_tensors += 1;
     m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
   }

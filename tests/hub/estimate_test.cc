@@ -250,6 +250,18 @@ std::string tiny_safetensors(int64_t n, uint32_t seed) {
   return len + header + random_bytes(size_t(4 * n + 2000), seed);
 }
 
+// gpt-oss experts stored as MXFP4 blocks / scales (U8) hold two parameters a block byte and none in
+// a scale byte: the same architecture with F32 experts (tests/data/archs/gpt_oss, made from the same
+// config by tools/gen_tiny_models.py) counts each parameter as one element.
+TEST(Estimate, Mxfp4BlocksCountTheirParameters) {
+  const std::string archs = std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/";
+  const ModelMeta f32 = read_local_meta(local_model_for_path(archs + "gpt_oss/model.safetensors"));
+  const ModelMeta mxfp4 = read_local_meta(local_model_for_path(archs + "gpt_oss_mxfp4/model.safetensors"));
+  EXPECT_GT(f32.num_params, 0);
+  EXPECT_EQ(mxfp4.num_params, f32.num_params);
+  EXPECT_LT(mxfp4.weight_bytes, f32.weight_bytes);
+}
+
 TEST(Estimate, LocalSafetensorsFromHeaders) {
   TempDir tmp;
   write_file(tmp / "ns/St/config.json", R"({"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":256,
