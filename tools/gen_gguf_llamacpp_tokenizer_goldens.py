@@ -140,6 +140,15 @@ def run_hf(tok_json, texts):
     return plain
 
 
+def add_hf_differences(recs, tj, texts):
+    """HF tokenizers' ids beside llama.cpp's records, stored only where they differ (hp / hf)."""
+    for r, (hp, hf_f) in zip(recs, run_hf(tj, texts)):
+        if hp != r["p"]:
+            r["hp"] = hp
+        if hf_f != r["f"]:
+            r["hf"] = hf_f
+
+
 def add_files(files, texts, dst):
     """--add: each file joins the existing group whose llama.cpp output it reproduces exactly, or
     starts a new one; nothing else in the golden changes."""
@@ -155,12 +164,7 @@ def add_files(files, texts, dst):
         if match is not None:
             match["files"].append(name)
         else:
-            hf = run_hf(tj, texts)
-            for r, (hp, hf_f) in zip(recs, hf):
-                if hp != r["p"]:
-                    r["hp"] = hp
-                if hf_f != r["f"]:
-                    r["hf"] = hf_f
+            add_hf_differences(recs, tj, texts)
             root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
             out["groups"].append({"files": [name], "hf_tokenizer": os.path.relpath(tj, root), "records": recs})
         print(name, "-> group", next(i for i, g in enumerate(out["groups"]) if name in g["files"]))
@@ -217,12 +221,7 @@ def main():
                 g["files"].append(name)
                 break
         else:
-            hf = run_hf(tj, texts)
-            for r, (hp, hf_f) in zip(recs, hf):
-                if hp != r["p"]:
-                    r["hp"] = hp
-                if hf_f != r["f"]:
-                    r["hf"] = hf_f
+            add_hf_differences(recs, tj, texts)
             groups.append({"key": key, "files": [name], "hf_tokenizer": os.path.relpath(tj, root), "records": recs})
         print(name, "-> group", next(i for i, g in enumerate(groups) if name in g["files"]))
     for g in groups:

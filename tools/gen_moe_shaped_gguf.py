@@ -23,7 +23,6 @@ Command (repository root; files are never committed):
   .venv/bin/python tools/gen_moe_shaped_gguf.py --model gpt-oss --out build/models
 """
 import argparse
-import json
 import os
 import sys
 import zlib
@@ -32,7 +31,7 @@ import numpy as np
 import gguf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_tokenizer_gguf import config_token, looks_special  # noqa: E402
+from gen_qwen3_shaped_gguf import add_vocab  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -116,41 +115,6 @@ def tensor_data(name, qtype, shape, seed):
             raw[:, off] = E8M0_SCALE
     byte_shape = list(shape[:-1]) + [shape[-1] // nelem * nbytes]
     return raw.reshape(byte_shape)
-
-
-def add_vocab(w, tok_dir, vocab, pre):
-    tj = json.load(open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8"))
-    cfg = json.load(open(os.path.join(tok_dir, "tokenizer_config.json"), encoding="utf-8"))
-    rev = {i: t for t, i in tj["model"]["vocab"].items()}
-    added = {a["id"]: a for a in tj["added_tokens"]}
-    for i, a in added.items():
-        rev[i] = a["content"]
-    tokens, types = [], []
-    for i in range(vocab):
-        if i not in rev:
-            tokens.append(f"[PAD{i}]")
-            types.append(gguf.TokenType.UNUSED)
-        elif i in added and (added[i]["special"] or looks_special(rev[i])):
-            tokens.append(rev[i])
-            types.append(gguf.TokenType.CONTROL)
-        else:
-            tokens.append(rev[i])
-            types.append(gguf.TokenType.USER_DEFINED if i in added else gguf.TokenType.NORMAL)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre(pre)
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
-    ids = {t: i for i, t in rev.items()}
-    eos = config_token(cfg, "eos_token")
-    w.add_eos_token_id(ids[eos])
-    w.add_bos_token_id(ids[config_token(cfg, "bos_token") or eos])
-    pad = config_token(cfg, "pad_token")
-    if pad in ids:
-        w.add_pad_token_id(ids[pad])
-    w.add_add_bos_token(False)
-    if isinstance(cfg.get("chat_template"), str):
-        w.add_chat_template(cfg["chat_template"])
 
 
 def write_header(w, model, layers):

@@ -51,7 +51,9 @@ def tensor_shapes():
     yield "output_norm.weight", [HIDDEN]
 
 
-def add_qwen3_vocab(w, tok_dir):
+def add_vocab(w, tok_dir, vocab=VOCAB, pre="qwen2"):
+    """A byte-level BPE vocabulary from tok_dir's tokenizer.json, padded with UNUSED "[PADi]" tokens
+    to `vocab` entries as convert_hf_to_gguf.py does; BOS is the config's bos_token, else EOS."""
     tj = json.load(open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8"))
     cfg = json.load(open(os.path.join(tok_dir, "tokenizer_config.json"), encoding="utf-8"))
     rev = {i: t for t, i in tj["model"]["vocab"].items()}
@@ -59,7 +61,7 @@ def add_qwen3_vocab(w, tok_dir):
     for i, a in added.items():
         rev[i] = a["content"]
     tokens, types = [], []
-    for i in range(VOCAB):
+    for i in range(vocab):
         if i not in rev:
             tokens.append(f"[PAD{i}]")
             types.append(gguf.TokenType.UNUSED)
@@ -70,7 +72,7 @@ def add_qwen3_vocab(w, tok_dir):
             tokens.append(rev[i])
             types.append(gguf.TokenType.USER_DEFINED if i in added else gguf.TokenType.NORMAL)
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2")
+    w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
     w.add_token_types(types)
     w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
@@ -78,7 +80,7 @@ def add_qwen3_vocab(w, tok_dir):
     eos = config_token(cfg, "eos_token")
     pad = config_token(cfg, "pad_token")
     w.add_eos_token_id(ids[eos])
-    w.add_bos_token_id(ids[eos])  # Qwen3 has no BOS; the converter stores <|endoftext|> here
+    w.add_bos_token_id(ids[config_token(cfg, "bos_token") or eos])  # Qwen3 has none: the converter stores EOS
     if pad in ids:
         w.add_pad_token_id(ids[pad])
     w.add_add_bos_token(False)
@@ -103,7 +105,7 @@ def write_file(path, qtype_name, tok_dir, seed):
     w.add_file_type({"Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
                      "F16": gguf.LlamaFileType.MOSTLY_F16}[qtype_name])
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-    add_qwen3_vocab(w, tok_dir)
+    add_vocab(w, tok_dir)
     for name, shape in tensor_shapes():
         rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
         if len(shape) == 1:
