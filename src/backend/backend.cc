@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -30,6 +31,36 @@ Allocation Backend::allocate(size_t bytes) {
 
 uint8_t Backend::pack(const Tensor&, uint8_t*) const {
   throw_error(ErrorCode::UNSUPPORTED, std::string(name()) + " backend: packs no weights");
+}
+
+namespace {
+
+// Rows [row0, row0 + n) of a 2-D F32 tensor, as a tensor.
+Tensor row_block(const Tensor& t, int64_t row0, int64_t n) {
+  return Tensor(DType::F32, t.ptr<float>() + row0 * t.cols(), {n, t.cols()}, t.device);
+}
+
+}  // namespace
+
+void Backend::moe_experts(const MoeExpertsParams& p) {
+  const int64_t E = p.offsets.numel() - 1;
+  std::vector<int32_t> off(static_cast<size_t>(E + 1));
+  copy_to_host(p.offsets, off.data());
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t r0 = off[size_t(e)], n = off[size_t(e) + 1] - r0;
+    if (n == 0) continue;
+    const ExpertWeights& x = p.experts[e];
+    const Tensor xe = row_block(p.xs, r0, n), ye = row_block(p.ys, r0, n);
+    const Tensor g = row_block(p.gate, r0, n), u = row_block(p.up, r0, n);
+    matmul(xe, x.gate, g);
+    matmul(xe, x.up, u);
+    if (x.gate_bias.data) add(g, x.gate_bias, g);
+    if (x.up_bias.data) add(u, x.up_bias, u);
+    if (p.swiglu_limit > 0) glu_oai(g, u, p.swiglu_alpha, p.swiglu_limit, g);
+    else glu(p.act, g, u, g);
+    matmul(g, x.down, ye);
+    if (x.down_bias.data) add(ye, x.down_bias, ye);
+  }
 }
 
 PreparedHandle Backend::prepare(const Tensor& w, uint8_t* out) {

@@ -117,6 +117,14 @@ class Backend {
                                  const Tensor& v_cache, const Tensor& slot_mapping, KvFormat kv_format) = 0;
   virtual void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) = 0;
   virtual void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) = 0;
+  /// Groups the (token, rank) pairs of ids [T, k] by expert (ops/moe.h moe_group).
+  virtual void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows) = 0;
+  /// The expert MLPs of a layer (op_params.h MoeExpertsParams). The default runs each expert with
+  /// rows through this backend's matmul / add / glu ops, reading the offsets back to the host;
+  /// a backend overrides it with a grouped form.
+  virtual void moe_experts(const MoeExpertsParams& p);
+  /// y = 0 (a contiguous F32 tensor).
+  virtual void zero(const Tensor& y) = 0;
   /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
 

@@ -34,6 +34,28 @@ struct RouterParams {
   bool softmax_after_topk = false;
 };
 
+/// One expert's gated MLP: gate / up [I, H], down [H, I]; absent biases have data == nullptr.
+struct ExpertWeights {
+  Tensor gate, up, down;
+  Tensor gate_bias, up_bias, down_bias;  // [I], [I], [H]
+};
+
+/// The expert MLPs of one MoE layer over the rows grouped by expert (moe_group). Expert e owns
+/// rows [offsets[e], offsets[e + 1]) of xs; for each of them
+///   ys[r] = down_e(act(xs[r]·gate_eᵀ + gate_bias_e) ⊙ (xs[r]·up_eᵀ + up_bias_e)) + down_bias_e
+/// where act is `act` (glu), or gpt-oss's clamped SwiGLU (glu_oai with swiglu_alpha) when
+/// swiglu_limit > 0. Every row's result is that of its expert alone (batch-invariant); experts
+/// without rows are never read. gate / up are scratch of [N, I].
+struct MoeExpertsParams {
+  Tensor xs;       // [N, H] F32
+  Tensor offsets;  // [E + 1] I32, non-decreasing, offsets[E] = N
+  const ExpertWeights* experts = nullptr;  // [E]
+  Activation act = Activation::SILU;
+  float swiglu_limit = 0.0f, swiglu_alpha = 1.702f;
+  Tensor gate, up;  // [N, I] F32 scratch
+  Tensor ys;        // [N, H] F32
+};
+
 /// One paged-attention call: one layer, one step, queries of many requests packed flat (vLLM v1
 /// layout, docs/architecture.md §3). Request r owns query rows [query_start_loc[r], query_start_loc[r+1]);
 /// its query_len queries sit at the LAST query_len positions of its seq_lens[r] cached tokens

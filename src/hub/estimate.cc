@@ -92,14 +92,14 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   const int64_t H = c.hidden_size;
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
   const int64_t R = std::min(p.num_sequences, T);
-  // MoE layers also hold the router logits [E], ids / weights / rows [3k] and the gathered expert
-  // inputs and outputs [2·k·H] per token (model/layers/moe.h). The DeltaNet buffers and a gated
+  // MoE layers also hold the router logits [E], ids / weights / rows / gather [4k] and the gathered
+  // expert inputs and outputs [2·k·H] per token, and E + 1 expert offsets (model/layers/moe.h). The DeltaNet buffers and a gated
   // attention's gate (model::Transformer::gated_width) are held beside the dense ones; the gate:
   // q_proj holding twice the query rows (hybrid Qwen3.5 layers).
-  const int64_t moe = c.num_experts > 0 ? c.num_experts + 3 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
+  const int64_t moe = c.num_experts > 0 ? c.num_experts + 4 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
   const int64_t gate = e.num_linear_layers > 0 ? c.num_attention_heads * c.head_dim : 0;
   const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe;
-  const int64_t floats = T * per_token + R * H + R * c.vocab_size;
+  const int64_t floats = T * per_token + R * H + R * c.vocab_size + (c.num_experts > 0 ? c.num_experts + 1 : 0);
   // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
   const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);
   int64_t scratch = 0;
@@ -110,6 +110,10 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   each_type([&](const std::string& t) {
     for (int64_t k : {H, max_q_dim, ffn}) scratch = std::max(scratch, fn(t, T, k));
     scratch = std::max(scratch, fn(t, R, H));
+    if (c.num_experts > 0) {  // the grouped expert matmuls prepare all T·k gathered rows at once
+      const int64_t N = T * c.num_experts_per_tok;
+      scratch = std::max({scratch, fn(t, N, H), fn(t, N, c.moe_intermediate_size)});
+    }
   });
   e.runtime_bytes = floats * 4 + scratch;
   return e;

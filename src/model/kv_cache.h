@@ -12,6 +12,7 @@
 #include "core/kv_format.h"
 #include "core/tensor.h"
 #include "ops/dispatch.h"
+#include "ops/elementwise.h"
 
 namespace oxyd::model {
 
@@ -75,14 +76,13 @@ class KvCache {
     return Tensor(DType::F32, s.rec.data(), {s.rec_shape[0], s.rec_shape[1], s.rec_shape[2], s.rec_shape[3]}, device_);
   }
   int64_t num_state_slots() const { return num_state_slots_; }
-  /// Zeroes one slot of every layer's states (a request starting at position 0). Host memory:
-  /// not yet behind the device seam (CPU only).
+  /// Zeroes one slot of every layer's states (a request starting at position 0), on their device.
   void zero_state(int32_t slot) {
     for (const LinearState& s : states_) {
       if (s.conv.empty()) continue;
       const int64_t nc = s.conv_shape[1] * s.conv_shape[2], nr = s.rec_shape[1] * s.rec_shape[2] * s.rec_shape[3];
-      std::fill_n(s.conv.as<float>() + slot * nc, nc, 0.0f);
-      std::fill_n(s.rec.as<float>() + slot * nr, nr, 0.0f);
+      ops::zero(Tensor(DType::F32, s.conv.as<float>() + slot * nc, {nc}, device_));
+      ops::zero(Tensor(DType::F32, s.rec.as<float>() + slot * nr, {nr}, device_));
     }
   }
 

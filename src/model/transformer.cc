@@ -80,7 +80,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
                        &t->mlp_ws_.gate, &t->mlp_ws_.up, &t->moe_ws_.logits, &t->moe_ws_.ids, &t->moe_ws_.weights,
-                       &t->moe_ws_.rows, &t->moe_ws_.xs, &t->moe_ws_.ys})
+                       &t->moe_ws_.rows, &t->moe_ws_.gather, &t->moe_ws_.offsets, &t->moe_ws_.xs, &t->moe_ws_.ys})
     w->set_device(dev);
   t->moe_.route.scoring = t->spec_->router_scoring;
   t->moe_.route.softmax_after_topk = t->spec_->router_softmax_after_topk;

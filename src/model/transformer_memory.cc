@@ -20,7 +20,7 @@ MemoryUsage Transformer::memory_usage() const {
   u.weights_owned = weights_->owned_bytes();
   for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &attn_ws_.gate,
                         &mlp_ws_.gate, &mlp_ws_.up, &moe_ws_.logits, &moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows,
-                        &moe_ws_.xs, &moe_ws_.ys, &lin_ws_.mixed, &lin_ws_.qkv, &lin_ws_.z, &lin_ws_.a, &lin_ws_.b,
+                        &moe_ws_.gather, &moe_ws_.offsets, &moe_ws_.xs, &moe_ws_.ys, &lin_ws_.mixed, &lin_ws_.qkv, &lin_ws_.z, &lin_ws_.a, &lin_ws_.b,
                         &lin_ws_.core}) {
     u.workspace += capacity_bytes(*v);
     u.workspace_used += size_bytes(*v);
@@ -48,24 +48,27 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
       m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
       continue;
     }
-    // MoE: the router on T rows; an expert on at most T rows (a token picks an expert once).
+    // MoE: the router on T rows; the experts' grouped matmuls on all T·k gathered rows at once, or
+    // (a backend without a grouped form) one expert on at most T rows (it is picked once a token).
     m = std::max(m, be.matmul_scratch_bytes(L.router.dtype, T, H));
+    const int64_t N = T * c.num_experts_per_tok;
     for (const LayerWeights::Expert& x : L.experts) {
-      for (const Tensor* t : {&x.gate, &x.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
-      m = std::max(m, be.matmul_scratch_bytes(x.down.dtype, T, x.down.dim(1)));
+      for (const Tensor* t : {&x.gate, &x.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, N, H));
+      m = std::max(m, be.matmul_scratch_bytes(x.down.dtype, N, x.down.dim(1)));
     }
   }
   return m;
 }
 
 // Per-token floats of the MLP workspaces: gate / up of the widest dense or grouped-expert step,
-// and for MoE layers the router logits, ids / weights / rows, and the gathered inputs and outputs.
+// and for MoE layers the router logits, ids / weights / rows / gather, and the gathered inputs and
+// outputs (the E + 1 expert offsets are counted once per step, in workspace_bytes).
 static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
   bool dense = false, moe = false;
   for (const LayerWeights& L : w.layers) (L.router.data ? moe : dense) = true;
   const int64_t k = c.num_experts_per_tok, H = c.hidden_size;
   const int64_t gate_up = std::max(dense ? c.intermediate_size : 0, moe ? k * c.moe_intermediate_size : 0);
-  return 2 * gate_up + (moe ? c.num_experts + 3 * k + 2 * k * H : 0);
+  return 2 * gate_up + (moe ? c.num_experts + 4 * k + 2 * k * H : 0);
 }
 
 int64_t Transformer::gated_width() const {
@@ -83,7 +86,8 @@ int64_t Transformer::workspace_bytes(int64_t T, int64_t R) const {
                               + mlp_floats_per_token(*weights_, c)  // mlp gate, up; MoE buffers
                               + gated_width())             // output gate, DeltaNet buffers
                          + R * H                           // sel_: rows that need logits
-                         + std::max<int64_t>(R, 1) * c.vocab_size;  // logits_
+                         + std::max<int64_t>(R, 1) * c.vocab_size  // logits_
+                         + (c.num_experts > 0 ? c.num_experts + 1 : 0);  // MoE expert offsets
   return floats * int64_t(sizeof(float)) + max_scratch(*weights_, c, T, R);
 }
 
@@ -109,7 +113,8 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   mlp_ws_.up.reserve(size_t(T * gate_up));
   if (moe) {
     moe_ws_.logits.reserve(size_t(T * c.num_experts));
-    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * k));
+    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows, &moe_ws_.gather}) w->reserve(size_t(T * k));
+    moe_ws_.offsets.reserve(size_t(c.num_experts + 1));
     for (Workspace* w : {&moe_ws_.xs, &moe_ws_.ys}) w->reserve(size_t(T * k * H));
   }
   if (spec_->attn_output_gate) attn_ws_.gate.reserve(size_t(T * q_dim));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/op_params.h"
 #include "core/tensor.h"
 #include "loader/gguf.h"
 #include "loader/model_config.h"
@@ -29,10 +30,8 @@ struct LayerWeights {
   // Mixture of experts (present iff router.data): experts[e] are 2-D views of the expert's rows in
   // the stacked or per-expert checkpoint tensors (no copy). Biases are F32 or absent.
   Tensor router, router_bias;              // [E, H], [E]
-  struct Expert {
-    Tensor gate, up, down;                 // gate/up [I_moe, H], down [H, I_moe]
-    Tensor gate_bias, up_bias, down_bias;  // [I_moe], [I_moe], [H]
-  };
+  /// gate/up [I_moe, H], down [H, I_moe]; biases [I_moe], [I_moe], [H] or absent.
+  using Expert = backend::ExpertWeights;
   std::vector<Expert> experts;             // [E]
   Tensor q_gate;                           // [nh·hd, H] output gate (ArchSpec::attn_output_gate) or absent
   // Gated DeltaNet (linear_attention layers; then q/k/v/o are absent). conv_dim = 2·Hk·dk + Hv·dv.

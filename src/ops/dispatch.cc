@@ -14,6 +14,10 @@ backend::Backend& device_backend(Device d, std::string_view what) {
 }
 
 backend::Backend& backend_for(std::string_view op, std::initializer_list<const Tensor*> tensors) {
+  return backend_for(op, std::span<const Tensor* const>(tensors.begin(), tensors.size()));
+}
+
+backend::Backend& backend_for(std::string_view op, std::span<const Tensor* const> tensors) {
   const Tensor* first = nullptr;
   for (const Tensor* t : tensors) {
     if (!t) continue;

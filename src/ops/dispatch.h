@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "backend/backend.h"
@@ -18,5 +19,6 @@ backend::Backend& device_backend(Device d, std::string_view what = "ops");
 /// "ops::<op>: tensors are on different devices (CPU and CUDA)" when they are not on one device,
 /// Error(UNSUPPORTED) "ops::<op>: no backend registered for device <d>" when it has no backend.
 backend::Backend& backend_for(std::string_view op, std::initializer_list<const Tensor*> tensors);
+backend::Backend& backend_for(std::string_view op, std::span<const Tensor* const> tensors);
 
 }  // namespace oxyd::ops

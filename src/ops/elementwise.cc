@@ -52,6 +52,11 @@ void copy_to_host(const Tensor& x, void* dst) {
   backend_for("copy_to_host", {&x}).copy_to_host(x, dst);
 }
 
+void zero(const Tensor& y) {
+  check::tensor("zero", "y", y, DType::F32);
+  backend_for("zero", {&y}).zero(y);
+}
+
 void clamp(const Tensor& x, float limit, const Tensor& y) {
   backend::Backend& b = check_unary("clamp", x, y);
   if (!std::isfinite(limit) || limit <= 0) check::fail("clamp", "limit must be finite and > 0, got " + std::to_string(limit));

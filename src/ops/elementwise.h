@@ -18,5 +18,7 @@ void softcap(const Tensor& x, float cap, const Tensor& y);
 void copy_to_host(const Tensor& x, void* dst);
 /// y = min(max(x, -limit), limit) (OLMoE's clip_qkv), limit > 0; y same shape, may alias x.
 void clamp(const Tensor& x, float limit, const Tensor& y);
+/// y = 0 (F32, any shape, contiguous): on the tensor's device.
+void zero(const Tensor& y);
 
 }  // namespace oxyd::ops

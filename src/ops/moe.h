@@ -16,4 +16,12 @@ void moe_route(const Tensor& logits, const backend::RouterParams& p, const Tenso
 /// alias expert_out.
 void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y);
 
+/// Groups the N = T·k (token, rank) pairs of ids [T, k] I32 (values in [0, E)) by expert, tokens
+/// ascending within an expert: offsets [E + 1] I32 (expert e's rows are [offsets[e], offsets[e+1])),
+/// gather [N] I32 (the token of each grouped row), rows [T, k] I32 (the grouped row of pair (t, j)).
+void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows);
+
+/// The expert MLPs of one MoE layer over grouped rows (backend/op_params.h MoeExpertsParams).
+void moe_experts(const backend::MoeExpertsParams& p);
+
 }  // namespace oxyd::ops

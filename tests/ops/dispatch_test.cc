@@ -99,6 +99,10 @@ class FakeCuda final : public backend::Backend {
   void moe_combine(const Tensor& e, const Tensor& r, const Tensor& w, const Tensor& y) override {
     got("moe_combine", {&e, &r, &w, &y});
   }
+  void moe_group(const Tensor& ids, const Tensor& o, const Tensor& g, const Tensor& r) override {
+    got("moe_group", {&ids, &o, &g, &r});
+  }
+  void zero(const Tensor& y) override { got("zero", {&y}); }
   bool has_weight_kernel(DType t) const override { return t == DType::F32; }
   int64_t matmul_scratch_bytes(DType, int64_t m, int64_t k) const override { return m * k; }
 

@@ -4,6 +4,7 @@
 // values is exercised. Tolerances are derived once per format (see Tolerance below).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 
 #include <algorithm>
@@ -531,6 +532,87 @@ TEST_P(MatmulFormat, GetRowsMatchesReference) {
   backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
   ops::embedding(table, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
+}
+
+// matmul_grouped (the experts of a MoE layer) against one matmul per group on the same rows: the
+// results must be bit-identical (same kernel, same summation, whatever the grouping), empty groups
+// are skipped, and both lists share the prepared rows. lists[l][g] is list l's weight of group g.
+void grouped_matches_per_group(const std::vector<std::vector<Tensor>>& lists, const std::vector<int64_t>& offsets,
+                               uint32_t seed) {
+  const int64_t G = int64_t(offsets.size()) - 1, N = offsets.back(), k = lists[0][0].cols();
+  std::mt19937 rng(seed);
+  std::vector<float> x = random_x(N, k, rng);
+  std::vector<std::vector<float>> got(lists.size()), want(lists.size());
+  std::vector<std::vector<const Tensor*>> ptrs(lists.size());
+  std::vector<backend::cpu::MatmulGroupList> gl;
+  for (size_t l = 0; l < lists.size(); ++l) {
+    const int64_t n = lists[l][0].rows();
+    got[l].assign(size_t(N * n), -1.0f);
+    want[l].assign(size_t(N * n), -2.0f);
+    for (const Tensor& w : lists[l]) ptrs[l].push_back(&w);
+    gl.push_back({ptrs[l].data(), Tensor(DType::F32, got[l].data(), {N, n})});
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t r0 = offsets[size_t(g)], m = offsets[size_t(g) + 1] - r0;
+      if (m > 0)
+        backend::cpu::matmul(Tensor(DType::F32, x.data() + r0 * k, {m, k}), lists[l][size_t(g)],
+                             Tensor(DType::F32, want[l].data() + r0 * n, {m, n}));
+    }
+  }
+  backend::cpu::matmul_grouped(Tensor(DType::F32, x.data(), {N, k}), offsets.data(), G, gl.data(), int(gl.size()));
+  for (size_t l = 0; l < lists.size(); ++l)
+    for (size_t i = 0; i < got[l].size(); ++i) ASSERT_EQ(got[l][i], want[l][i]) << "list " << l << " element " << i;
+}
+
+// Group sizes of a decode step (one row each, some experts idle) and of a prefill chunk.
+const std::vector<std::vector<int64_t>> kGroupOffsets = {{0, 1, 1, 2, 3, 3}, {0, 3, 3, 4, 10, 12, 29}};
+
+TEST_P(MatmulFormat, GroupedEqualsOneMatmulPerGroup) {
+  const DType t = GetParam();
+  const int64_t k = block_k(t, 256);
+  for (Isa isa : isas()) {
+    SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
+    IsaGuard guard;
+    backend::cpu::set_isa_override(isa);
+    for (const auto& off : kGroupOffsets) {
+      const size_t G = off.size() - 1;
+      std::mt19937 rng(static_cast<uint32_t>(G));
+      std::vector<std::vector<uint8_t>> bytes;
+      std::vector<std::vector<Tensor>> lists(2);
+      for (size_t l = 0; l < 2; ++l)
+        for (size_t g = 0; g < G; ++g) {
+          const int64_t n = l == 0 ? 48 : 80;  // lists of different widths (as gate/up vs down are)
+          bytes.push_back(random_weights(t, n, k, rng));
+          lists[l].push_back(Tensor(t, bytes.back().data(), {n, k}));
+        }
+      grouped_matches_per_group(lists, off, 7);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(MatmulPacked, GroupedReadsThePackedCopies) {
+  const DType t = GetParam();
+  const auto paths = packed_paths();
+  if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel on this CPU";
+  const int64_t k = block_k(t, 256), n = 64;
+  const auto& off = kGroupOffsets[1];
+  for (auto [isa, layout] : paths) {
+    if (!backend::cpu::packable(t, layout)) continue;
+    SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
+    std::mt19937 rng(3);
+    std::vector<std::vector<uint8_t>> bytes;
+    std::vector<std::unique_ptr<PackedWeight>> packed;
+    std::vector<std::vector<Tensor>> lists(1);
+    for (size_t g = 0; g + 1 < off.size(); ++g) {
+      bytes.push_back(random_weights(t, n, k, rng));
+      packed.push_back(std::make_unique<PackedWeight>(Tensor(t, bytes.back().data(), {n, k}), layout));
+      lists[0].push_back(packed.back()->tensor);
+    }
+    IsaGuard guard;
+    backend::cpu::set_isa_override(isa);
+    grouped_matches_per_group(lists, off, 9);
+    if (HasFatalFailure()) return;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats),

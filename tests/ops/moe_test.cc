@@ -14,6 +14,7 @@
 #include "backend/reference/moe.h"
 #include "core/error.h"
 #include "op_test_util.h"
+#include "ops/dispatch.h"
 #include "ops/moe.h"
 
 namespace oxyd::test {
@@ -143,6 +144,121 @@ TEST(MoeCombine, SumsInRankOrderAndMatchesFloat64) {
     }
   rows.i()[4] = int32_t(N);  // outside expert_out
   EXPECT_THROW(ops::moe_combine(ys.t, rows.t, w.t, y.t), Error);
+}
+
+TEST(MoeGroup, CountingSortByExpertTokensAscending) {
+  const int64_t T = 11, k = 3, E = 7;
+  HostTensor ids(DType::I32, {T, k}), off(DType::I32, {E + 1}), gather(DType::I32, {T * k}), rows(DType::I32, {T, k});
+  std::mt19937 rng(5);
+  for (int64_t t = 0; t < T; ++t) {  // k distinct experts per token, expert 4 never chosen
+    std::vector<int32_t> pool{0, 1, 2, 3, 5, 6};
+    std::shuffle(pool.begin(), pool.end(), rng);
+    for (int64_t j = 0; j < k; ++j) ids.i()[t * k + j] = pool[size_t(j)];
+  }
+  ops::moe_group(ids.t, off.t, gather.t, rows.t);
+  // The definition: expert e's rows are its (token, rank) pairs in token order, after all of e-1's.
+  int32_t next = 0;
+  for (int32_t e = 0; e < E; ++e) {
+    EXPECT_EQ(off.i()[e], next) << "expert " << e;
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t j = 0; j < k; ++j)
+        if (ids.i()[t * k + j] == e) {
+          EXPECT_EQ(rows.i()[t * k + j], next);
+          EXPECT_EQ(gather.i()[next], t);
+          ++next;
+        }
+  }
+  EXPECT_EQ(off.i()[E], T * k);
+  EXPECT_EQ(off.i()[4], off.i()[5]);
+  ids.i()[3] = int32_t(E);
+  EXPECT_THROW(ops::moe_group(ids.t, off.t, gather.t, rows.t), Error);
+}
+
+// ops::moe_experts on the CPU (grouped matmuls, one activation pass) against the backend's default
+// (one matmul / add / glu per expert) — bit-identical — and against float64 from the definition.
+void check_moe_experts(bool oai) {
+  const int64_t E = 6, H = 64, I = 32;
+  const std::vector<int32_t> offsets{0, 2, 2, 5, 6, 6, 9};
+  const int64_t N = offsets.back();
+  std::vector<HostTensor> store;
+  std::vector<backend::ExpertWeights> experts(static_cast<size_t>(E));
+  auto make = [&](std::initializer_list<int64_t> dims, uint32_t seed) {
+    store.emplace_back(DType::F32, dims);
+    fill_uniform(store.back(), -0.3f, 0.3f, seed);
+    return store.back().t;
+  };
+  store.reserve(size_t(E) * 6);
+  for (int64_t e = 0; e < E; ++e) {
+    backend::ExpertWeights& x = experts[size_t(e)];
+    x.gate = make({I, H}, uint32_t(10 * e + 1));
+    x.up = make({I, H}, uint32_t(10 * e + 2));
+    x.down = make({H, I}, uint32_t(10 * e + 3));
+    if (oai) {
+      x.gate_bias = make({I}, uint32_t(10 * e + 4));
+      x.up_bias = make({I}, uint32_t(10 * e + 5));
+      x.down_bias = make({H}, uint32_t(10 * e + 6));
+    }
+  }
+  HostTensor xs(DType::F32, {N, H}), off(DType::I32, {E + 1}), g(DType::F32, {N, I}), u(DType::F32, {N, I});
+  HostTensor ys(DType::F32, {N, H}), ys_loop(DType::F32, {N, H});
+  fill_uniform(xs, -2.0f, 2.0f, 99);
+  std::copy(offsets.begin(), offsets.end(), off.i());
+  backend::MoeExpertsParams p;
+  p.xs = xs.t;
+  p.offsets = off.t;
+  p.experts = experts.data();
+  p.act = backend::Activation::SILU;
+  if (oai) p.swiglu_limit = 7.0f, p.swiglu_alpha = 1.702f;
+  p.gate = g.t;
+  p.up = u.t;
+  p.ys = ys.t;
+  ops::moe_experts(p);
+  p.ys = ys_loop.t;
+  ops::device_backend(Device::CPU).Backend::moe_experts(p);
+  for (int64_t i = 0; i < N * H; ++i) ASSERT_EQ(ys.f()[i], ys_loop.f()[i]) << "element " << i;
+  for (int64_t e = 0; e < E; ++e)
+    for (int64_t r = offsets[size_t(e)]; r < offsets[size_t(e) + 1]; ++r) {
+      const backend::ExpertWeights& x = experts[size_t(e)];
+      std::vector<double> act(static_cast<size_t>(I));
+      for (int64_t i = 0; i < I; ++i) {
+        double a = oai ? x.gate_bias.ptr<float>()[i] : 0, b = oai ? x.up_bias.ptr<float>()[i] : 0;
+        for (int64_t h = 0; h < H; ++h) {
+          a += double(x.gate.ptr<float>()[i * H + h]) * xs.f()[r * H + h];
+          b += double(x.up.ptr<float>()[i * H + h]) * xs.f()[r * H + h];
+        }
+        if (oai) {  // gpt-oss: gate clamped above, up clamped both ways, gate·σ(α·gate)·(up + 1)
+          a = std::min(a, 7.0), b = std::clamp(b, -7.0, 7.0);
+          act[size_t(i)] = a / (1 + std::exp(-1.702 * a)) * (b + 1);
+        } else {
+          act[size_t(i)] = a / (1 + std::exp(-a)) * b;
+        }
+      }
+      for (int64_t h = 0; h < H; ++h) {
+        double want = oai ? x.down_bias.ptr<float>()[h] : 0;
+        for (int64_t i = 0; i < I; ++i) want += double(x.down.ptr<float>()[h * I + i]) * act[size_t(i)];
+        EXPECT_NEAR(ys.f()[r * H + h], want, 1e-4) << "expert " << e << " row " << r << " h " << h;
+      }
+    }
+}
+
+TEST(MoeExperts, GroupedEqualsPerExpertLoopAndDefinition) { check_moe_experts(false); }
+TEST(MoeExperts, BiasesAndClampedSwigluEqualPerExpertLoopAndDefinition) { check_moe_experts(true); }
+
+TEST(MoeExperts, RejectsBadOffsetsAndShapes) {
+  const int64_t E = 2, H = 8, I = 4;
+  HostTensor w1(DType::F32, {I, H}), w2(DType::F32, {H, I}), xs(DType::F32, {3, H}), off(DType::I32, {E + 1});
+  HostTensor g(DType::F32, {3, I}), u(DType::F32, {3, I}), ys(DType::F32, {3, H});
+  std::vector<backend::ExpertWeights> experts(2);
+  for (auto& x : experts) x.gate = w1.t, x.up = w1.t, x.down = w2.t;
+  backend::MoeExpertsParams p;
+  p.xs = xs.t, p.offsets = off.t, p.experts = experts.data(), p.gate = g.t, p.up = u.t, p.ys = ys.t;
+  off.i()[0] = 0, off.i()[1] = 2, off.i()[2] = 1;  // decreasing
+  EXPECT_THROW(ops::moe_experts(p), Error);
+  off.i()[2] = 2;  // ends before the rows of xs
+  EXPECT_THROW(ops::moe_experts(p), Error);
+  off.i()[2] = 3;
+  experts[1].down = w1.t;  // [I, H] where [H, I] is due
+  EXPECT_THROW(ops::moe_experts(p), Error);
 }
 
 }  // namespace

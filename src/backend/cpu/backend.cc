@@ -86,6 +86,13 @@ class CpuBackend final : public Backend {
   void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) override {
     cpu::moe_combine(expert_out, rows, weights, y);
   }
+  void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows) override {
+    cpu::moe_group(ids, offsets, gather, rows);
+  }
+  void moe_experts(const MoeExpertsParams& p) override { cpu::moe_experts(p); }
+  void zero(const Tensor& y) override {
+    if (y.nbytes() > 0) std::memset(y.data, 0, size_t(y.nbytes()));
+  }
 
   bool has_weight_kernel(DType t) const override { return decodable(t); }
   int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) const override {

@@ -20,6 +20,21 @@ namespace oxyd::backend::cpu {
 /// y must not overlap x or w.
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y);
 
+/// One list of a grouped matmul: w[g] is group g's weight ([n, k], any format matmul takes; every
+/// group with rows must have the same dtype and n), y [N, n] F32 the list's output.
+struct MatmulGroupList {
+  const Tensor* const* w;
+  Tensor y;
+};
+/// Grouped matmul (the experts of a MoE layer): for each list l and each group g,
+/// y_l[r] = x[r] · w_l[g]ᵀ for the rows r in [offsets[g], offsets[g + 1]) of x [N, k]. Every row's
+/// result equals that of matmul() on the group's rows alone (same kernel, same summation), but all
+/// lists and groups share one preparation of x and one turn on the pool, where one matmul() per
+/// group and list paid a pool dispatch each (a Qwen3-30B-A3B decode step made 576). Groups without
+/// rows are skipped; their weights are never read.
+void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups, const MatmulGroupList* lists,
+                    int num_lists);
+
 /// Bytes of activation scratch matmul() needs for x [m, k] against a `wtype` weight (0 when the
 /// kernel reads x directly). The scratch is one buffer per calling thread that only grows, so a
 /// thread holds the largest figure of its calls (or more, after matmul_reserve_scratch).

@@ -8,17 +8,6 @@
 #include "ops/moe.h"
 
 namespace oxyd::model::layers {
-namespace {
-
-// Rows [begin, begin + n) of a [*, cols] F32 workspace as a tensor.
-Tensor rows_of(const Workspace& w, int64_t begin, int64_t n, int64_t cols) {
-  Tensor t = w.view({n, cols});
-  t.data = w.data() + begin * cols;
-  return t;
-}
-
-}  // namespace
-
 void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& h, MlpWorkspace& mlp_ws, MoeWorkspace& ws,
              const Tensor& out) {
   const int64_t T = h.dim(0), H = h.dim(1), E = w.router.dim(0), k = s.route.top_k, N = T * k;
@@ -27,6 +16,8 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& h, MlpWorksp
   ws.ids.resize(N);
   ws.weights.resize(N);
   ws.rows.resize(N);
+  ws.offsets.resize(E + 1);
+  ws.gather.resize(N);
   ws.xs.resize(N * H);
   ws.ys.resize(N * H);
   mlp_ws.gate.resize(N * I);
@@ -39,37 +30,22 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& h, MlpWorksp
   Tensor weights = ws.weights.view({T, k});
   ops::moe_route(logits, s.route, ids, weights);
 
-  // Group the (token, rank) pairs by expert, tokens ascending within an expert (host-side: the
-  // ids are read back, as the logits rows are; a device backend would do this on the device).
-  const int32_t* id = ids.ptr<int32_t>();
-  ws.offsets.assign(E + 1, 0);
-  for (int64_t i = 0; i < N; ++i) ++ws.offsets[id[i] + 1];
-  for (int64_t e = 0; e < E; ++e) ws.offsets[e + 1] += ws.offsets[e];
-  ws.gather.resize(N);
-  ws.next.assign(ws.offsets.begin(), ws.offsets.end() - 1);
-  int32_t* row_of = rows.ptr<int32_t>();
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t r = ws.next[id[i]]++;
-    ws.gather[r] = static_cast<int32_t>(i / k);
-    row_of[i] = static_cast<int32_t>(r);
-  }
-  ops::embedding(h, ws.gather.data(), N, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
-
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t begin = ws.offsets[e], n = ws.offsets[e + 1] - begin;
-    if (n == 0) continue;  // unselected experts' weights are never read
-    const LayerWeights::Expert& x = w.experts[e];
-    Tensor xe = rows_of(ws.xs, begin, n, H), ye = rows_of(ws.ys, begin, n, H);
-    Tensor g = rows_of(mlp_ws.gate, begin, n, I), u = rows_of(mlp_ws.up, begin, n, I);
-    ops::matmul(xe, x.gate, g);  // [n, I]
-    ops::matmul(xe, x.up, u);
-    if (x.gate_bias.data) ops::add(g, x.gate_bias, g);
-    if (x.up_bias.data) ops::add(u, x.up_bias, u);
-    if (s.swiglu_limit > 0) ops::glu_oai(g, u, s.swiglu_alpha, s.swiglu_limit, g);
-    else ops::glu(s.act, g, u, g);
-    ops::matmul(g, x.down, ye);  // [n, H]
-    if (x.down_bias.data) ops::add(ye, x.down_bias, ye);
-  }
+  // Group the (token, rank) pairs by expert, gather each pair's input row, run the experts.
+  Tensor offsets(DType::I32, ws.offsets.data(), {E + 1}, logits.device);
+  Tensor gather(DType::I32, ws.gather.data(), {N}, logits.device);
+  ops::moe_group(ids, offsets, gather, rows);
+  ops::embedding(h, gather.ptr<int32_t>(), N, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
+  backend::MoeExpertsParams p;
+  p.xs = ws.xs.view({N, H});
+  p.offsets = offsets;
+  p.experts = w.experts.data();
+  p.act = s.act;
+  p.swiglu_limit = s.swiglu_limit;
+  p.swiglu_alpha = s.swiglu_alpha;
+  p.gate = mlp_ws.gate.view({N, I});
+  p.up = mlp_ws.up.view({N, I});
+  p.ys = ws.ys.view({N, H});
+  ops::moe_experts(p);
   ops::moe_combine(ws.ys.view({N, H}), rows, weights, out);
 }
 

@@ -1,9 +1,9 @@
 // Mixture-of-experts MLP of one decoder layer: router logits = h · W_routerᵀ (+ bias), routing
 // (ops::moe_route: softmax / sigmoid, top-k, optional renormalisation, or gpt-oss's top-k then
 // softmax), then every selected expert's gated MLP, summed with the routing weights.
-// Batched: the T·k (token, expert) pairs are grouped by expert; each expert with any rows runs
-// ONCE over its gathered rows through ops::matmul (any weight format), so decode reads only the
-// selected experts' weights. Batch invariance: a row's expert output does not depend on the other
+// Batched: the T·k (token, expert) pairs are grouped by expert (ops::moe_group); each expert with
+// any rows runs ONCE over its gathered rows (ops::moe_experts, any weight format), so decode reads
+// only the selected experts' weights. Batch invariance: a row's expert output does not depend on the other
 // rows of its group (the matmul kernels compute each row alone for a given weight), and each
 // token sums its k contributions in its own rank order (ops::moe_combine), never in group order.
 #pragma once
@@ -32,9 +32,8 @@ struct MoeWorkspace {
   Workspace ids, weights;  // [T, k] I32 (stored in F32 slots), [T, k] F32
   Workspace rows;          // [T, k] I32: where pair (t, j)'s expert output sits in ys
   Workspace xs, ys;        // [T·k, H] gathered inputs, expert outputs (grouped by expert)
-  std::vector<int32_t> gather;   // [T·k] token of each grouped row
-  std::vector<int64_t> offsets;  // [E + 1] first grouped row of each expert
-  std::vector<int64_t> next;     // [E] grouping cursor
+  Workspace gather;        // [T·k] I32: the token of each grouped row
+  Workspace offsets;       // [E + 1] I32: the first grouped row of each expert
 };
 
 /// h [T, H] → out [T, H] (may alias h). w.router and w.experts must be present.

@@ -150,4 +150,133 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   });
 }
 
+namespace {
+
+// One (list, group) pair of a grouped matmul: its kernel, weight rows and output block.
+struct GroupJob {
+  MatmulKernel kern;
+  DType wtype;
+  const uint8_t* w;
+  int64_t w_stride, n, row0, m, chunk;
+  float* y;
+  int64_t y_stride;
+};
+
+// Whether every job prepares activation rows the same way (then x is prepared once for all).
+bool same_preparation(const std::vector<GroupJob>& jobs) {
+  for (const GroupJob& j : jobs)
+    if (j.kern.prepare_all || j.kern.prepare != jobs[0].kern.prepare || j.kern.act_row_bytes != jobs[0].kern.act_row_bytes)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups, const MatmulGroupList* lists,
+                    int num_lists) {
+  const int64_t k = x.cols(), N = x.rows();
+  OXYD_CHECK(x.dtype == DType::F32, "matmul_grouped: x must be F32");
+  OXYD_CHECK(offsets[0] >= 0 && offsets[num_groups] <= N, "matmul_grouped: offsets outside x");
+  ThreadPool& pool = ThreadPool::global();
+  const int num_threads = pool.num_threads();
+  auto panels = [](int64_t rows) { return (rows + 15) / 16 * 16; };
+  std::vector<GroupJob> jobs;
+  for (int l = 0; l < num_lists; ++l) {
+    const Tensor& y = lists[l].y;
+    OXYD_CHECK(y.dtype == DType::F32 && y.rows() == N, "matmul_grouped: y must be F32 [N, n]");
+    for (int64_t g = 0; g < num_groups; ++g) {
+      const int64_t row0 = offsets[g], m = offsets[g + 1] - row0;
+      OXYD_CHECK(m >= 0, "matmul_grouped: offsets must not decrease");
+      if (m == 0) continue;
+      const Tensor& w = *lists[l].w[g];
+      OXYD_CHECK(w.cols() == k && w.rows() == y.cols() && decodable(w.dtype), "matmul_grouped: bad weight");
+      bool packed = false;
+      const PreparedWeight* prep = cpu_backend().prepared(w);
+      GroupJob j{};
+      j.kern = select_kernel(w, prep, m, packed);
+      j.wtype = w.dtype;
+      j.w = packed ? prep->bytes : static_cast<const uint8_t*>(w.data);
+      j.w_stride = packed ? matmul_packed_bytes(w.dtype, 16, k) / 16 : w.row_bytes();
+      j.n = w.rows();
+      j.row0 = row0;
+      j.m = m;
+      j.y = y.ptr<float>() + row0 * y.cols();
+      j.y_stride = y.cols();
+      // Column chunks as matmul() sizes them (see there), fixed per job: the jobs themselves
+      // balance the threads.
+      const int64_t min_rows = m >= 4 ? 16 : std::max<int64_t>(16, (256 << 10) / std::max<int64_t>(1, j.w_stride));
+      const int64_t chunk_min = panels(std::min<int64_t>(min_rows, j.n));
+      const int64_t chunk_max = std::max(panels(std::max<int64_t>(16, j.n / (int64_t(num_threads) * 8))), chunk_min);
+      j.chunk = std::clamp(panels(j.n / (2 * int64_t(num_threads))), chunk_min, chunk_max);
+      jobs.push_back(j);
+    }
+  }
+  if (jobs.empty()) return;
+  if (!same_preparation(jobs)) {  // mixed kernels (or AMX's whole-batch layout): one call per job
+    for (int l = 0; l < num_lists; ++l)
+      for (int64_t g = 0; g < num_groups; ++g) {
+        const int64_t row0 = offsets[g], m = offsets[g + 1] - row0;
+        if (m == 0) continue;
+        const Tensor& y = lists[l].y;
+        matmul(Tensor(DType::F32, x.ptr<float>() + row0 * k, {m, k}, x.device), *lists[l].w[g],
+               Tensor(DType::F32, y.ptr<float>() + row0 * y.cols(), {m, y.cols()}, y.device));
+      }
+    return;
+  }
+  const MatmulKernel& kern = jobs[0].kern;
+  const int64_t row_bytes = kern.prepare ? kern.act_row_bytes(k) : 0;
+  std::vector<uint8_t>& buf = act_scratch();
+  if (const int64_t need = scratch_bytes(kern, N, k); int64_t(buf.size()) < need) {
+    buf.reserve(size_t(need));
+    buf.resize(size_t(need));
+  }
+  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  const float* xs = x.ptr<float>();
+  std::vector<int64_t> first_item(jobs.size() + 1, 0);
+  for (size_t i = 0; i < jobs.size(); ++i) first_item[i + 1] = first_item[i] + (jobs[i].n + jobs[i].chunk - 1) / jobs[i].chunk;
+  const int64_t num_items = first_item.back();
+
+  auto run_item = [&](size_t ji, int64_t item, int idx) {  // the tile of one item
+    const GroupJob& j = jobs[ji];
+    const int64_t b = (item - first_item[ji]) * j.chunk, e = std::min(j.n, b + j.chunk);
+    TileArgs t{};
+    t.wtype = j.wtype;
+    t.k = k;
+    t.w = j.w + b * j.w_stride;
+    t.w_stride = j.w_stride;
+    t.n = e - b;
+    t.a = kern.prepare ? a + j.row0 * row_bytes : reinterpret_cast<const uint8_t*>(xs + j.row0 * k);
+    t.a_stride = kern.prepare ? row_bytes : k * int64_t(sizeof(float));
+    t.m = j.m;
+    t.y = j.y + b;
+    t.y_stride = j.y_stride;
+    t.scratch = &pool.scratch(idx);
+    return t;
+  };
+  const auto turn = pool.take_turn();
+  if (num_threads == 1 || num_items == 1) {
+    for (int64_t i = 0; kern.prepare && i < N; ++i) kern.prepare(xs + i * k, k, a + i * row_bytes);
+    for (size_t ji = 0; ji < jobs.size(); ++ji)
+      for (int64_t it = first_item[ji]; it < first_item[ji + 1]; ++it) {
+        jobs[ji].kern.tile(run_item(ji, it, 0));
+      }
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::atomic<int> prepared{0};
+  pool.run([&](int idx, int num) {
+    if (kern.prepare) {
+      for (int64_t i = N * idx / num; i < N * (idx + 1) / num; ++i) kern.prepare(xs + i * k, k, a + i * row_bytes);
+      prepared.fetch_add(1, std::memory_order_acq_rel);
+      for (int spins = 0; prepared.load(std::memory_order_acquire) < num; ++spins) ThreadPool::spin_pause(spins);
+    }
+    size_t ji = 0;  // items are claimed in ascending order: the job cursor only moves forward
+    for (int64_t it = next.fetch_add(1, std::memory_order_relaxed); it < num_items;
+         it = next.fetch_add(1, std::memory_order_relaxed)) {
+      while (first_item[ji + 1] <= it) ++ji;
+      jobs[ji].kern.tile(run_item(ji, it, idx));
+    }
+  });
+}
+
 }  // namespace oxyd::backend::cpu
