@@ -9,9 +9,13 @@ long factors past it. Written to tests/data/archs/phi3_longrope/:
   goldens.json  prompts on both sides of the switch, and for each:
                   prompt_logprobs  log p(prompt[i+1] | prompt[:i+1]) from one forward of the
                                    whole prompt (what an echo + logprobs request scores)
-                  greedy           32 tokens of model.generate(do_sample=False, use_cache=True):
-                                   the cached keys keep the rope of the step that wrote them, as
-                                   in a serving engine; prompt 1 crosses 64 tokens while generating
+                  greedy           32 tokens of model.generate(do_sample=False, use_cache=True).
+                                   Prompts 1 (40 tokens), 3 (exactly 64) and 4 (63) cross 64 tokens
+                                   while generating: there Phi3ForCausalLM.prepare_inputs_for_generation
+                                   drops the cache once (input 65 tokens long, cache at most 64) and
+                                   recomputes every key with the long factors, so generate equals a
+                                   full recompute without cache at every step; this script checks
+                                   that (greedy_recompute_max_logit_diff) before writing
                   greedy_margin_min  smallest top-1 margin of those steps (how near a tie)
 
 Run: /work/venv/bin/python tools/gen_longrope_goldens.py
@@ -64,12 +68,13 @@ def main() -> None:
 
     rng = np.random.default_rng(2112)
     vocab = cfg["vocab_size"]
-    # 19: short side throughout (19 + 32 <= 64); 40: crosses 64 while generating; 100: long side.
-    prompts = [[1] + [int(t) for t in rng.integers(7, vocab, n - 1)] for n in (19, 40, 100)]
+    # 19: short side throughout (19 + 32 <= 64); 40: crosses 64 while generating; 100: long side;
+    # 64: ends exactly at the switch (first token short, the rest long); 63: crosses at token 2.
+    prompts = [[1] + [int(t) for t in rng.integers(7, vocab, n - 1)] for n in (19, 40, 100, 64, 63)]
     golden = {"source": "tools/gen_longrope_goldens.py (transformers %s, float64)" % transformers.__version__,
               "weights": "tests/data/archs/phi3", "original_max_position_embeddings": ORIG,
               "max_position_embeddings": MAX_POS, "prompts": prompts, "prompt_logprobs": [], "greedy": [],
-              "greedy_margin_min": []}
+              "greedy_margin_min": [], "greedy_recompute_max_logit_diff": []}
     with torch.no_grad():
         for p in prompts:
             ids = torch.tensor([p], dtype=torch.long)
@@ -84,6 +89,14 @@ def main() -> None:
             for s in out.scores:
                 top2 = np.sort(s[0].to(torch.float64).numpy())[-2:]
                 margins.append(float(top2[1] - top2[0]))
+            # The same steps without a cache: the whole sequence recomputed at each step.
+            seq, diff = list(p), 0.0
+            for i, t in enumerate(toks):
+                lg_full = model(input_ids=torch.tensor([seq]), use_cache=False).logits[0, -1]
+                diff = max(diff, float((lg_full - out.scores[i][0]).abs().max()))
+                assert int(lg_full.argmax()) == t, "generate with cache differs from a full recompute"
+                seq.append(t)
+            golden["greedy_recompute_max_logit_diff"].append(diff)
             golden["greedy"].append(toks)
             golden["greedy_margin_min"].append(min(margins))
     (OUT / "goldens.json").write_text(json.dumps(golden) + "\n")

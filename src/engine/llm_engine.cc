@@ -130,6 +130,7 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   sc.max_num_batched_tokens = opts.max_num_batched_tokens;
   sc.max_model_len = lm->max_context_len_;
   sc.max_queued_requests = opts.max_queued_requests;
+  sc.rope_switch_len = int32_t(std::min<int64_t>(lm->model_->rope_switch_len(), INT32_MAX));
   kv::BlockManagerConfig kc;
   kc.num_blocks = int32_t(num_blocks);
   kc.block_size = opts.block_size;

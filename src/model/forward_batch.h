@@ -20,6 +20,11 @@ struct ForwardBatch {
   /// [num_reqs] recurrent-state slot of each request (models with linear_attention layers; empty
   /// otherwise). A request whose first row is position 0 starts from a zeroed state.
   std::span<const int32_t> state_slots;
+  /// [num_reqs] the sequence length that picks each request's RoPE table where a model's rope
+  /// depends on it (RopeTable::short_inv_freq): all the tokens the request knows (prompt and
+  /// output so far), as transformers rotates a whole sequence with the table of its current
+  /// length. Empty: every request uses the table of the longest context (llama.cpp's rule).
+  std::span<const int32_t> rope_lens;
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_reqs() const { return static_cast<int64_t>(seq_lens.size()); }
 };

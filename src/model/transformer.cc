@@ -118,13 +118,29 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
     const bool tensor_factors = gguf && t->weights_->rope_factors.data && lt == loader::kFullAttention;
     const loader::RopeParameters& rp = c.rope(lt);
-    // longrope: long factors when the context exceeds the original one (llama.cpp's rule; HF
-    // switches by current length, the same once a sequence is that long).
-    ops::RopeFrequencies fr =
-        ops::rope_frequencies(to_scaling(rp, c, tensor_factors), c.head_dim, c.max_position_embeddings);
+    // longrope. GGUF: llama.cpp's rule, one table per context (the rope_factors_long tensor when
+    // the context exceeds the original one: llama.cpp picks by n_ctx, not by sequence length).
+    // HF weights: transformers' rule, which is what its generate() returns: a sequence of at most
+    // original_max_position_embeddings tokens rotates every key with the short factors, a longer one
+    // every key with the long factors; Phi3ForCausalLM drops its KV cache and recomputes once a
+    // sequence grows past the switch, and the scheduler does the same (rope_switch_len()).
+    const ops::RopeScaling scaling = to_scaling(rp, c, tensor_factors);
+    ops::RopeFrequencies fr = ops::rope_frequencies(scaling, c.head_dim, c.max_position_embeddings);
     layers::RopeTable rt;
     rt.inv_freq = fr.inv_freq;
     rt.attention_factor = fr.attention_factor;
+    if (scaling.rope_type == ops::RopeType::LONGROPE) {
+      const int64_t orig = scaling.original_max_position_embeddings > 0 ? scaling.original_max_position_embeddings
+                                                                         : c.max_position_embeddings;
+      rt.inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig + 1).inv_freq;
+      rt.short_inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig).inv_freq;
+      if (rt.short_inv_freq != rt.inv_freq) {
+        rt.switch_len = orig;
+        t->rope_switch_len_ = t->rope_switch_len_ ? std::min(t->rope_switch_len_, orig) : orig;
+      } else {
+        rt.short_inv_freq.clear();
+      }
+    }
     if (tensor_factors) {
       const Tensor& f = t->weights_->rope_factors;
       if (f.numel() != static_cast<int64_t>(rt.inv_freq.size()))
@@ -186,6 +202,11 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
   for (int32_t p : b.positions)
     if (p < 0) bad("negative position");
   if (cache.num_blocks() <= 0) bad("empty KV cache");
+  if (!b.rope_lens.empty()) {
+    if (static_cast<int64_t>(b.rope_lens.size()) != R) bad("rope_lens must be empty or have num_reqs entries");
+    for (int64_t r = 0; r < R; ++r)
+      if (b.rope_lens[r] < b.seq_lens[r]) bad("rope_lens must be at least seq_lens");
+  }
   if (has_linear_) {
     if (static_cast<int64_t>(b.state_slots.size()) != R)
       bad("state_slots must have num_reqs entries for a model with linear_attention layers");
@@ -213,7 +234,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
                          Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
                                 {b.num_reqs(), b.max_blocks_per_req}),
-                         i32(b.slot_mapping)};
+                         i32(b.slot_mapping), b.rope_lens};
 
   ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
   float emb_scale = static_cast<float>(c.embedding_multiplier);

@@ -47,6 +47,10 @@ class Transformer {
   static constexpr int64_t kDefaultStateSlots = 16;
   /// Whether some layer is a linear_attention (Gated DeltaNet) layer.
   bool has_linear_attention() const { return has_linear_; }
+  /// > 0: some layer's RoPE table depends on the sequence length (transformers' longrope): a
+  /// sequence of at most this many tokens uses one table for every position, a longer one another.
+  /// Its KV must then be recomputed once it grows past this length (sched::SchedulerConfig). 0: none.
+  int64_t rope_switch_len() const { return rope_switch_len_; }
 
   /// Runs one step. Returns logits [num_logits, vocab_size] F32, row i for token
   /// batch.logits_indices[i]; valid until the next forward().
@@ -83,6 +87,7 @@ class Transformer {
   layers::LinearAttentionSpec lin_;          // linear_attention layers (has_linear_)
   layers::LinearAttentionWorkspace lin_ws_;
   bool has_linear_ = false;
+  int64_t rope_switch_len_ = 0;
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises

@@ -26,6 +26,7 @@ StepBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::Block
     kv::fill_slot_mapping(ids, bs, start, n, b.slot_mapping.data() + t0);
     kv::fill_block_table_row(ids, b.max_blocks_per_req, b.block_table.data() + r * size_t(b.max_blocks_per_req));
     b.seq_lens.push_back(start + n);
+    b.rope_lens.push_back(req.num_tokens());
     b.query_start_loc.push_back(int32_t(b.token_ids.size()));
     if (start + n == req.num_tokens()) {
       b.logits_indices.push_back(int32_t(b.token_ids.size()) - 1);
@@ -46,7 +47,8 @@ StepBatch build_forward_batch(const sched::SchedulerOutput& out, const kv::Block
     t0 += size_t(n);
   }
   b.fwd = {b.token_ids,    b.positions,    b.query_start_loc, b.seq_lens, b.block_table, b.max_blocks_per_req,
-           b.slot_mapping, b.logits_indices, {}};  // state_slots: set by the caller for hybrid models
+           b.slot_mapping, b.logits_indices, {},  // state_slots: set by the caller for hybrid models
+           b.rope_lens};
   return b;
 }
 

@@ -30,6 +30,7 @@ struct StepBatch {
   std::vector<int64_t> prompt_logits_request_ids;
   std::vector<int32_t> prompt_logits_positions;
   std::vector<int32_t> state_slots;      // [num_reqs] recurrent-state slots (hybrid models; set by the engine)
+  std::vector<int32_t> rope_lens;        // [num_reqs] each request's num_tokens() (ForwardBatch::rope_lens)
   model::ForwardBatch fwd;  // the model's view of the arrays above (set by build_forward_batch)
 
   StepBatch() = default;

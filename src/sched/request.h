@@ -25,6 +25,8 @@ struct Request {
   int32_t num_preemptions = 0;
   int32_t prompt_logprobs = -1;     // >= 0: logits of every prompt position are needed (echo),
                                     // so the prefix cache is not used for this request
+  bool kv_past_rope_switch = false; // SchedulerConfig::rope_switch_len: the cached KV was computed
+                                    // while the request was longer than it
 
   int32_t num_tokens() const { return int32_t(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

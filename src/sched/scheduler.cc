@@ -73,14 +73,23 @@ SchedulerOutput Scheduler::schedule() {
   bool preempted = false;
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     const std::shared_ptr<Request> req = running_[i];
-    const int32_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
+    int32_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
     if (n <= 0) {
       ++i;
       continue;
     }
+    // Its KV carries the short RoPE table and it has just grown past the switch: recompute all.
+    const bool recompute = req->num_computed_tokens > 0 && !req->kv_past_rope_switch && past_rope_switch(*req);
+    if (recompute) {
+      kv_.free(req->request_id);
+      req->num_computed_tokens = 0;
+      req->kv_past_rope_switch = true;
+      n = std::min(req->num_tokens(), budget);
+    }
     kv_.remove_skipped_blocks(req->request_id, req->num_computed_tokens);
     bool ok = false;
-    while (!(ok = kv_.allocate_slots(req->request_id, req->token_ids, req->num_computed_tokens, n))) {
+    while (!(ok = kv_.allocate_slots(req->request_id, req->token_ids, req->num_computed_tokens, n, nullptr,
+                                     block_salt(*req)))) {
       std::shared_ptr<Request> victim = running_.back();  // index >= i: never an already-scheduled one
       running_.pop_back();
       preempt(victim, out);
@@ -97,10 +106,11 @@ SchedulerOutput Scheduler::schedule() {
   while (!preempted && !waiting_.empty() && budget > 0 && int32_t(running_.size()) < config_.max_num_seqs) {
     const std::shared_ptr<Request> req = waiting_.front();
     const kv::ComputedBlocks hit = req->prompt_logprobs >= 0 ? kv::ComputedBlocks{}
-                                                             : kv_.get_computed_blocks(req->token_ids, req->cache_salt);
+                                                             : kv_.get_computed_blocks(req->token_ids, block_salt(*req));
     const int32_t n = std::min(req->num_tokens() - hit.num_computed_tokens, budget);
-    if (!kv_.allocate_slots(req->request_id, req->token_ids, hit.num_computed_tokens, n, &hit, req->cache_salt))
+    if (!kv_.allocate_slots(req->request_id, req->token_ids, hit.num_computed_tokens, n, &hit, block_salt(*req)))
       break;
+    req->kv_past_rope_switch = past_rope_switch(*req);
     waiting_.pop_front();
     req->num_computed_tokens = hit.num_computed_tokens;
     if (req->num_cached_tokens < 0) req->num_cached_tokens = hit.num_computed_tokens;

@@ -21,6 +21,12 @@ struct SchedulerConfig {
   int32_t max_num_batched_tokens = 2048;  // token budget per step
   int32_t max_model_len = 4096;           // prompt + output
   int32_t max_queued_requests = 0;        // 0 = unbounded; full → add_request returns false
+  /// > 0: the model rotates a sequence of at most this many tokens with one RoPE table and a
+  /// longer one with another, every key included (model::Transformer::rope_switch_len). A request
+  /// whose KV was computed on the short side and now has more tokens is recomputed from its first
+  /// token, as transformers' generate does there; prefix-cache blocks are looked up and registered
+  /// per side (the side is mixed into the salt).
+  int32_t rope_switch_len = 0;
 };
 
 struct ScheduledRequest {
@@ -65,6 +71,13 @@ class Scheduler {
 
  private:
   void preempt(std::shared_ptr<Request> req, SchedulerOutput& out);
+  bool past_rope_switch(const Request& r) const {
+    return config_.rope_switch_len > 0 && r.num_tokens() > config_.rope_switch_len;
+  }
+  /// The prefix-cache salt of a request's blocks: its own, with the RoPE side mixed in.
+  uint64_t block_salt(const Request& r) const {
+    return past_rope_switch(r) ? r.cache_salt ^ 0x9e3779b97f4a7c15ull : r.cache_salt;
+  }
 
   SchedulerConfig config_;
   kv::BlockManager& kv_;

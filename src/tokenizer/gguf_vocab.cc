@@ -2,9 +2,12 @@
 // llama.cpp's convert_hf_to_gguf.py writes them. model gpt2 = byte-level BPE (pre-tokenizer chosen
 // by tokenizer.ggml.pre), llama = SentencePiece BPE merged by score the way llama.cpp does (spm.h;
 // a merge list in the file is ignored, as llama.cpp ignores it), bert = WordPiece (tokens stored
-// with the converter's "▁word"/"suffix" spelling), t5 = Unigram with Metaspace. CONTROL/UNKNOWN
+// with the converter's "▁word"/"suffix" spelling), t5 = Unigram as llama.cpp's UGM
+// tokenizer (precompiled charsmap, its whitespace rules), rwkv = greedy longest byte match,
+// plamo2 = PLaMo 2's integer-score lattice (plamo2.h). CONTROL/UNKNOWN
 // tokens become special added tokens, USER_DEFINED plain added tokens (matched even in user text).
 // The reference for a GGUF is llama.cpp's tokenizer on that file (tests/tokenizer/gguf_llamacpp_test.cc).
+#include <algorithm>
 #include <cctype>
 #include <unordered_set>
 
@@ -12,6 +15,8 @@
 #include "loader/gguf.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/llamacpp_pre.h"
+#include "tokenizer/longest_match.h"
+#include "tokenizer/plamo2.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unigram.h"
@@ -102,9 +107,11 @@ class GgufTokenizerBuilder {
     else if (model_ == "llama") sentencepiece_bpe();
     else if (model_ == "bert") wordpiece();
     else if (model_ == "t5") unigram();
+    else if (model_ == "rwkv") rwkv();
+    else if (model_ == "plamo2") plamo2();
     else
       throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.model: '" + model_ +
-                                              "' is not supported (supported: gpt2, llama, bert, t5)");
+                                              "' is not supported (supported: gpt2, gemma4, llama, bert, t5, rwkv, plamo2)");
     if (t_->template_.size() == 1) t_->template_.clear();
     t_->finish(src_);
     return std::move(t_);
@@ -178,7 +185,7 @@ class GgufTokenizerBuilder {
     t_->eot_id_ = id_key("tokenizer.ggml.eot_token_id");
     t_->chat_template_ = gguf_.get_string("tokenizer.chat_template", "");
     t_->add_bos_ = gguf_.get_bool("tokenizer.ggml.add_bos_token", model_ == "llama" || model_ == "bert");
-    t_->add_eos_ = gguf_.get_bool("tokenizer.ggml.add_eos_token", false);
+    t_->add_eos_ = gguf_.get_bool("tokenizer.ggml.add_eos_token", model_ == "t5");  // llama.cpp's UGM default
   }
 
   void template_from_flags(int32_t first, int32_t last) {
@@ -302,33 +309,78 @@ class GgufTokenizerBuilder {
     template_from_flags(t_->add_bos_ ? cls : -1, add_sep ? sep : -1);
   }
 
-  // SentencePiece unigram. A precompiled normalization charsmap is not supported.
+  // SentencePiece unigram, tokenized as llama.cpp's UGM tokenizer does (llama-vocab.cpp): each
+  // piece between added tokens goes through the precompiled charsmap (when the file has one) and
+  // the whitespace rules of add_space_prefix / remove_extra_whitespaces, then one Viterbi lattice
+  // over the whole piece (no split at spaces) of the normal, user-defined and unused pieces
+  // (user-defined scored 0), an unknown code point scoring the lowest normal score minus 10.
   void unigram() {
-    if (gguf_.has("tokenizer.ggml.precompiled_charsmap") &&
-        gguf_.find("tokenizer.ggml.precompiled_charsmap")->size() > 0) {
-      throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.precompiled_charsmap: "
-                                                 "SentencePiece precompiled normalization is not supported");
+    std::string blob;
+    if (const loader::GgufValue* v = gguf_.find("tokenizer.ggml.precompiled_charsmap"); v && v->size() > 0) {
+      if (v->elem_type() == loader::GgufType::UINT8) {
+        const auto d = v->data<uint8_t>();
+        blob.assign(reinterpret_cast<const char*>(d.data()), d.size());
+      } else if (v->elem_type() == loader::GgufType::INT8) {
+        const auto d = v->data<int8_t>();
+        blob.assign(reinterpret_cast<const char*>(d.data()), d.size());
+      } else {
+        fail("tokenizer.ggml.precompiled_charsmap", "expected an array of UINT8 or INT8");
+      }
     }
     std::vector<float> scores = gguf_.get_array<float>("tokenizer.ggml.scores");
     if (scores.size() != n_) fail("tokenizer.ggml.scores", "expected one score per token");
     std::vector<std::pair<std::string, double>> pieces;
+    std::vector<bool> matchable(n_);
     pieces.reserve(n_);
-    // As for llama: the converter's -1000 for control / user-defined pieces is SentencePiece's 0.
+    std::optional<double> min_normal;
+    constexpr int32_t kTypeUnused = 5;
     for (size_t i = 0; i < n_; ++i) {
-      const bool added = types_[i] == kTypeControl || types_[i] == kTypeUserDefined || types_[i] == kTypeUnknown;
-      pieces.emplace_back(vocab_[i].first, added ? 0.0 : scores[i]);
+      const int32_t type = types_[i];
+      matchable[i] = type == kTypeNormal || type == kTypeUserDefined || type == kTypeUnused;
+      if (type == kTypeNormal) min_normal = std::min<double>(min_normal.value_or(scores[i]), scores[i]);
+      pieces.emplace_back(vocab_[i].first, type == kTypeUserDefined ? 0.0 : double(scores[i]));
     }
     std::optional<int32_t> unk;
     if (t_->unk_id_ >= 0) unk = t_->unk_id_;
-    bool byte_fallback = false;
-    for (int32_t type : types_) byte_fallback |= type == 6;
-    t_->model_ = std::make_unique<Unigram>(std::move(pieces), unk, byte_fallback, src_ + ": tokenizer.ggml");
+    t_->model_ = std::make_unique<Unigram>(std::move(pieces), unk, false, src_ + ": tokenizer.ggml", &matchable,
+                                           min_normal.value_or(0.0));
     const bool add_space_prefix = gguf_.get_bool("tokenizer.ggml.add_space_prefix", true);
-    t_->pre_tokenizer_.kind = PreTokenizer::Kind::METASPACE;
-    t_->pre_tokenizer_.prepend_scheme = add_space_prefix ? PreTokenizer::Prepend::ALWAYS : PreTokenizer::Prepend::NEVER;
-    t_->pre_tokenizer_.split = true;
+    t_->normalizer_.kind = Normalizer::Kind::LLAMACPP_UGM;
+    if (!blob.empty())
+      t_->normalizer_.charsmap = std::make_shared<CharsMap>(blob, src_ + ": tokenizer.ggml.precompiled_charsmap");
+    t_->normalizer_.ugm_prefix = add_space_prefix;
+    t_->normalizer_.ugm_merge_spaces = gguf_.get_bool("tokenizer.ggml.remove_extra_whitespaces", false);
     t_->decoder_.kind = Decoder::Kind::METASPACE;
     t_->decoder_.prepend_first = add_space_prefix;
+    template_bos_eos();
+  }
+
+  // RWKV "world": greedy longest match over the raw bytes of every token (the control "<s>"
+  // included, so "<s>" in user text is id 0, as in llama.cpp); no normalizer, no pre-tokenizer,
+  // no bos/eos added. Token texts are Python bytes reprs (unescape_rwkv_token).
+  void rwkv() {
+    std::vector<std::string> tokens(n_);
+    for (size_t i = 0; i < n_; ++i) tokens[i] = unescape_rwkv_token(vocab_[i].first);
+    for (auto& a : t_->added_) a.content = tokens[a.id];
+    t_->model_ = std::make_unique<LongestMatch>(std::move(tokens), t_->unk_id_);
+    t_->decoder_.kind = Decoder::Kind::FUSE;  // the bytes of each token, joined
+    t_->add_bos_ = gguf_.get_bool("tokenizer.ggml.add_bos_token", false);
+    t_->add_eos_ = gguf_.get_bool("tokenizer.ggml.add_eos_token", false);
+    template_bos_eos();
+  }
+
+  // PLaMo 2: plamo2.h's lattice over the raw text pieces; byte tokens decode to their bytes.
+  void plamo2() {
+    std::vector<float> scores = per_token<float>("tokenizer.ggml.scores", std::vector<float>(n_, 0.0f));
+    std::vector<bool> is_byte(n_);
+    std::vector<std::string> tokens(n_);
+    for (size_t i = 0; i < n_; ++i) is_byte[i] = types_[i] == 6, tokens[i] = vocab_[i].first;
+    t_->model_ = std::make_unique<Plamo2>(std::move(tokens), scores, is_byte, src_ + ": tokenizer.ggml");
+    Decoder db, df;
+    db.kind = Decoder::Kind::BYTE_FALLBACK;
+    df.kind = Decoder::Kind::FUSE;
+    t_->decoder_.kind = Decoder::Kind::SEQUENCE;
+    t_->decoder_.children = {db, df};
     template_bos_eos();
   }
 

@@ -10,8 +10,11 @@
 namespace oxyd::tokenizer {
 
 Unigram::Unigram(std::vector<std::pair<std::string, double>> pieces, std::optional<int32_t> unk_id,
-                 bool byte_fallback, const std::string& where)
+                 bool byte_fallback, const std::string& where, const std::vector<bool>* matchable,
+                 std::optional<double> min_score)
     : unk_id_(unk_id), byte_fallback_(byte_fallback) {
+  if (matchable && matchable->size() != pieces.size())
+    throw_error(ErrorCode::INVALID_ARGUMENT, where + ": one matchable flag per piece expected");
   if (unk_id_ && (*unk_id_ < 0 || static_cast<size_t>(*unk_id_) >= pieces.size())) {
     throw_error(ErrorCode::INVALID_ARGUMENT, where + ": field 'model.unk_id': " +
                                                  std::to_string(*unk_id_) + " is outside the vocabulary");
@@ -38,10 +41,11 @@ Unigram::Unigram(std::vector<std::pair<std::string, double>> pieces, std::option
       }
       node = c;
     }
-    if (!p.empty() && vocab_.find(p) < 0) trie_[node].id = static_cast<int32_t>(id);
+    if (!p.empty() && vocab_.find(p) < 0 && (!matchable || (*matchable)[id])) trie_[node].id = static_cast<int32_t>(id);
     vocab_.add(p, static_cast<int32_t>(id));
   }
   if (pieces.empty()) min_score_ = 0.0;
+  if (min_score) min_score_ = *min_score;
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);

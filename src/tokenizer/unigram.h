@@ -15,9 +15,12 @@ namespace oxyd::tokenizer {
 
 class Unigram : public Model {
  public:
-  /// pieces[i] = (piece, score) for id i.
+  /// pieces[i] = (piece, score) for id i. `matchable` (null: all): the pieces the lattice may use
+  /// (llama.cpp's UGM leaves control, unknown and byte pieces out). `min_score` (absent: the
+  /// lowest score of all pieces): the base of the unknown-token score (that minus 10).
   Unigram(std::vector<std::pair<std::string, double>> pieces, std::optional<int32_t> unk_id,
-          bool byte_fallback, const std::string& where);
+          bool byte_fallback, const std::string& where, const std::vector<bool>* matchable = nullptr,
+          std::optional<double> min_score = std::nullopt);
   void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
 
  private:

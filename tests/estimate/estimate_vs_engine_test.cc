@@ -78,7 +78,7 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
           slots[s * ctx + i] = int32_t(s * blocks_per_seq * kBlockSize + i);
         }
       }
-      model::ForwardBatch b{ids, pos, qsl, lens, table, blocks_per_seq, slots, rows, {}};
+      model::ForwardBatch b{ids, pos, qsl, lens, table, blocks_per_seq, slots, rows, {}, {}};
       std::vector<int32_t> state_slots;
       for (int64_t s = 0; s < seqs; ++s) state_slots.push_back(int32_t(s));
       if (t->has_linear_attention()) b.state_slots = state_slots;
@@ -208,7 +208,7 @@ TEST(EstimateVsEngine, ReservedWorkspaceIsWhatTheLargestStepUses) {
       std::vector<int32_t> ids(T, 3), pos(T), slots(T), qsl{0, int32_t(T)}, lens{int32_t(T)}, table(8), rows{int32_t(T - 1)};
       for (int64_t i = 0; i < T; ++i) pos[i] = slots[i] = int32_t(i);
       for (int i = 0; i < 8; ++i) table[i] = i;
-      t->forward(model::ForwardBatch{ids, pos, qsl, lens, table, 8, slots, rows, {}}, cache);
+      t->forward(model::ForwardBatch{ids, pos, qsl, lens, table, 8, slots, rows, {}, {}}, cache);
       EXPECT_EQ(t->memory_usage().workspace, t->workspace_bytes(T, 1)) << T << " tokens";
     }
   });

@@ -60,7 +60,7 @@ TEST(RealModelProbe, MemoryInUseAfterFullContext) {
           pos[i] = int32_t(done + i);
           slots[i] = int32_t(table[(done + i) / bs] * bs + (done + i) % bs);
         }
-        t->forward(model::ForwardBatch{ids, pos, qsl, lens, table, blocks_per_seq, slots, rows, {}}, cache);
+        t->forward(model::ForwardBatch{ids, pos, qsl, lens, table, blocks_per_seq, slots, rows, {}, {}}, cache);
       }
     }
     const auto [anon2, file2] = rss();

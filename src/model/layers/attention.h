@@ -3,6 +3,7 @@
 // (with per-head sink logits when the layer has them), output projection (+bias). Knows nothing of families: every variation is a field of AttentionSpec.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "backend/op_params.h"
@@ -18,6 +19,12 @@ struct RopeTable {
   std::vector<float> freq_factors;  // [rot/2] per-pair divisors, or empty
   float attention_factor = 1.0f;    // multiplies cos and sin
   backend::RopeStyle style = backend::RopeStyle::NEOX;
+  /// Length-dependent tables (transformers' longrope, Phi-3.5 / Phi-4-mini): a request whose
+  /// BatchMeta::rope_lens entry is at most switch_len rotates with short_inv_freq, a longer one
+  /// (or any, when rope_lens is empty) with inv_freq. Every key of a sequence must carry the table of its current length: the
+  /// scheduler recomputes a sequence's KV once it grows past switch_len. Empty: inv_freq always.
+  std::vector<float> short_inv_freq;  // [rot/2]
+  int64_t switch_len = 0;
 };
 
 struct AttentionSpec {
@@ -42,6 +49,7 @@ struct BatchMeta {
   Tensor seq_lens;         // [num_reqs]
   Tensor block_table;      // [num_reqs, max_blocks_per_req]
   Tensor slot_mapping;     // [num_tokens]
+  std::span<const int32_t> rope_lens;  // [num_reqs] host: picks length-dependent RoPE tables
 };
 
 /// Scratch reused across layers and steps (grows, never shrinks).
