@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Golden corpus for the tool-call / reasoning output parsers (src/chat/output_parser.h).
 
-Writes tests/data/chat/tool_calls/cases.jsonl, one case a line:
+Writes tests/data/chat/tool_calls/multiturn.jsonl (see multiturn_cases) and
+tests/data/chat/tool_calls/cases.jsonl, one case a line:
     {"name", "syntax" (output_parser.h ToolSyntax), "think", "reasoning_open", "tools",
      "output" (generated text, markers included), "expected" (the OpenAI assistant message),
      "source"}
@@ -286,6 +287,47 @@ def harmony_cases(oh):
     return out
 
 
+MULTITURN_TEMPLATES = [
+    "Qwen-Qwen2.5-7B-Instruct.jinja", "Qwen-Qwen3-0.6B.jinja", "Qwen3-Coder.jinja", "Qwen3.5-4B.jinja",
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", "ibm-granite-granite-4.0.jinja",
+    "ibm-granite-granite-3.3-2B-Instruct.jinja", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja", "mistralai-Mistral-7B-Instruct-v0.3.jinja",
+    "Mistral-Small-3.2-24B-Instruct-2506.jinja", "unsloth-mistral-Devstral-Small-2507.jinja",
+    "HuggingFaceTB-SmolLM3-3B.official.jinja", "google-gemma-4-it.jinja",
+]
+
+
+def multiturn_cases():
+    """An OpenAI request body with a tool round trip (assistant tool_calls with JSON-string
+    arguments and null content, then role tool with tool_call_id) → the jinja2 render of the same
+    conversation normalised as src/server/protocol_chat.cc documents it (arguments parsed to an
+    object, null content ""), for tests/server/protocol_multiturn_test.cc."""
+    out = []
+    for tfile in MULTITURN_TEMPLATES:
+        for label, with_reasoning in [("round_trip", False), ("reasoning_round_trip", True)]:
+            asst = {"role": "assistant", "content": None,
+                    "tool_calls": [{"id": "abcDEF123", "type": "function",
+                                    "function": {"name": "get_weather", "arguments": json.dumps(PARIS)}}]}
+            if with_reasoning:
+                asst["reasoning_content"] = "Need the weather."
+            body_msgs = [{"role": "system", "content": "Be brief."}, USER[0], asst,
+                         {"role": "tool", "tool_call_id": "abcDEF123", "content": "{\"temp\": 20}"},
+                         {"role": "assistant", "content": "It is 20 C."},
+                         {"role": "user", "content": "And in Tokyo?"}]
+            norm = json.loads(json.dumps(body_msgs))
+            norm[2]["content"] = ""
+            norm[2]["tool_calls"][0]["function"]["arguments"] = PARIS
+            try:
+                expected = render(tfile, norm, True, {})
+            except Exception as e:
+                print(f"skip multiturn {tfile}: {type(e).__name__}: {str(e)[:80]}", file=sys.stderr)
+                continue
+            body = {"model": "m", "messages": body_msgs, "tools": TOOLS}
+            out.append({"name": f"{tfile.split('.jinja')[0]}/{label}", "template": tfile, "body": body,
+                        "bos_token": "<s>", "eos_token": "</s>", "expected": expected})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--make-vocab", help="rebuild o200k_base.tiktoken into this folder first")
@@ -300,6 +342,11 @@ def main():
         for c in cases:
             f.write(json.dumps(c, ensure_ascii=False) + "\n")
     print(f"wrote {len(cases)} cases to {OUT}")
+    mt = multiturn_cases()
+    with open(OUT.replace("cases.jsonl", "multiturn.jsonl"), "w") as f:
+        for c in mt:
+            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    print(f"wrote {len(mt)} multi-turn cases")
 
 
 if __name__ == "__main__":

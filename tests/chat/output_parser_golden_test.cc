@@ -11,6 +11,7 @@
 
 #include "chat/output_format.h"
 #include "chat/output_parser.h"
+#include "chat/tool_call_shapes.h"
 
 namespace oxyd::chat {
 namespace {
@@ -135,6 +136,33 @@ TEST(OutputFormat, TemplatesOfTheCorpusAreDetected) {
   std::ifstream g(std::string(OXYD_TEST_DATA_DIR) + "/chat_templates/google-gemma-3-it.jinja");
   const std::string plain((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
   EXPECT_EQ(detect_output_format(plain).tools, ToolSyntax::NONE);
+}
+
+// A shape (what forced decoding would write) filled with arguments reads back as that call.
+TEST(ToolCallShapes, ParsersReadEveryShapeBack) {
+  const json tools = load_cases().front()["tools"];
+  const std::string args = "{\"city\": \"Paris\", \"days\": 3}";
+  for (ToolSyntax syn : {ToolSyntax::TAG_JSON, ToolSyntax::PYTHON_TAG, ToolSyntax::BRACKET_LIST,
+                         ToolSyntax::BRACKET_ARGS, ToolSyntax::PIPE_LIST, ToolSyntax::HARMONY}) {
+    const auto shapes = tool_call_shapes(syn, tools, "get_weather");
+    ASSERT_TRUE(shapes && shapes->size() == 1u);
+    const ToolCallShape& s = shapes->front();
+    EXPECT_EQ(s.schema, tools[0]["function"]["parameters"]);
+    OutputFormat f;
+    f.tools = syn;
+    auto p = make_output_parser(f, {});
+    // <|call|> is a stop token: not in the generated text.
+    const std::string end = syn == ToolSyntax::HARMONY ? "" : s.end;
+    OutputEvents ev = p->feed(s.begin + args + end);
+    for (auto& e : p->finish()) ev.push_back(e);
+    const json m = build_message(ev, {"id"});
+    ASSERT_EQ(m["tool_calls"].size(), 1u) << int(syn) << m.dump();
+    EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
+    EXPECT_EQ(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>()), json::parse(args));
+    EXPECT_TRUE(m["content"].is_null()) << m.dump();
+  }
+  EXPECT_FALSE(tool_call_shapes(ToolSyntax::TAG_XML, tools).has_value());
+  EXPECT_EQ(tool_call_shapes(ToolSyntax::TAG_JSON, tools)->size(), 2u);
 }
 
 TEST(OutputFormat, PromptOpensThink) {
