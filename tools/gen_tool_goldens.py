@@ -120,6 +120,7 @@ def template_cases():
         ("mistralai-Mistral-7B-Instruct-v0.3.jinja", "BRACKET_LIST", ["</s>"], False),
         ("Mistral-Small-3.2-24B-Instruct-2506.jinja", "BRACKET_ARGS", ["</s>"], False),
         ("unsloth-mistral-Devstral-Small-2507.jinja", "BRACKET_ARGS", ["</s>"], False),
+        ("google-gemma-4-it.jinja", "CALL_COLON", ["<|tool_response>", "<turn|>"], False),
     ]:
         base = tfile.split(".jinja")[0]
         for label, msg in [("one", ONE), ("parallel", TWO), ("text_then_call", TEXT_ONE),
@@ -135,6 +136,11 @@ def template_cases():
         c.append(from_template(f"{tfile.split('.jinja')[0]}/reasoning_call", tfile, syntax, msg, ["<|im_end|>"], True))
         msg = {"role": "assistant", "content": "Sunny.", "reasoning_content": "Easy.\nJust answer."}
         c.append(from_template(f"{tfile.split('.jinja')[0]}/reasoning_text", tfile, syntax, msg, ["<|im_end|>"], True))
+    nested = {"role": "assistant", "content": "", "tool_calls": [
+        call("get_weather", {"city": "Pa\"ris, <b>", "days": 3, "opts": {"a": [1, "x", None], "b": True, "f": -1.5}},
+             "abcDEF123")]}
+    c.append(from_template("google-gemma-4-it/nested", "google-gemma-4-it.jinja", "CALL_COLON", nested,
+                           ["<|tool_response>"]))
     return c
 
 
@@ -248,6 +254,18 @@ def spec_cases():
         spec("pipe_list/bad", "PIPE_LIST", "<|tool_call|>[1, 2]", "<|tool_call|>[1, 2]"),
         spec("pipe_list/second_bad", "PIPE_LIST", f'<|tool_call|>[{{"name": "get_weather", "arguments": {W}}}, 7]',
              ", 7]", [("get_weather", W)]),
+    ]
+    # <|tool_call>call:N{…}<tool_call|>
+    s += [
+        spec("call_colon/text_then_call", "CALL_COLON",
+             'Checking.<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>', "Checking.",
+             [("get_weather", W)]),
+        spec("call_colon/quoted_keys", "CALL_COLON",
+             '<|tool_call>call:get_weather{<|"|>city<|"|>:<|"|>Paris<|"|>,<|"|>days<|"|>:3}<tool_call|>', None,
+             [("get_weather", W)]),
+        spec("call_colon/not_a_call", "CALL_COLON", "<|tool_call>hello<tool_call|>", "<|tool_call>hello<tool_call|>"),
+        spec("call_colon/truncated", "CALL_COLON", '<|tool_call>call:get_weather{city:<|"|>Par', None,
+             [("get_weather", '{"city":"Par')]),
     ]
     return s
 

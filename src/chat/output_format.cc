@@ -22,6 +22,8 @@ OutputFormat detect_output_format(std::string_view t, const std::function<bool(s
     f.tools = ToolSyntax::TAG_XML;
   } else if (has(t, "[TOOL_CALLS]")) {
     f.tools = has(t, "[ARGS]") || vocab("[ARGS]") ? ToolSyntax::BRACKET_ARGS : ToolSyntax::BRACKET_LIST;
+  } else if (has(t, "<|tool_call>call:")) {
+    f.tools = ToolSyntax::CALL_COLON;
   } else if (has(t, "<|tool_call|>")) {
     f.tools = ToolSyntax::PIPE_LIST;
   } else if (has(t, "<tool_call>")) {
@@ -41,6 +43,7 @@ std::vector<std::string> format_markers(const OutputFormat& f) {
     case ToolSyntax::BRACKET_LIST: m = {"[TOOL_CALLS]"}; break;
     case ToolSyntax::BRACKET_ARGS: m = {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"}; break;
     case ToolSyntax::PIPE_LIST: m = {"<|tool_call|>"}; break;
+    case ToolSyntax::CALL_COLON: m = {"<|tool_call>", "<tool_call|>", "<|\"|>"}; break;
     case ToolSyntax::HARMONY: m = {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}; break;
     case ToolSyntax::NONE: break;
   }

@@ -78,6 +78,7 @@ enum class ToolSyntax {
   BRACKET_ARGS,  // [TOOL_CALLS]N[ARGS]{...}  (repeated per call)
   PIPE_LIST,     // <|tool_call|>[{"name": N, "arguments": {...}}, ...]
   HARMONY,       // <|channel|>commentary to=functions.N ...<|message|>{...}<|call|>
+  CALL_COLON,    // <|tool_call>call:N{k:<|"|>text<|"|>,n:3}<tool_call|>
 };
 
 struct OutputFormat {

@@ -26,6 +26,7 @@ std::optional<std::vector<ToolCallShape>> tool_call_shapes(ToolSyntax syntax, co
         s.end = "<|call|>";
         break;
       case ToolSyntax::TAG_XML:
+      case ToolSyntax::CALL_COLON:
       case ToolSyntax::NONE: return std::nullopt;
     }
     out.push_back(std::move(s));

@@ -3,7 +3,7 @@
 // JSON value matching `schema` (the tool's parameters), a fixed `end`. This is the shape XGrammar's
 // structural tags take (begin, schema, end); tool_choice "required" / a named function force one
 // of these shapes from the first token, and the output parsers (output_parser.h) read them back.
-// Syntaxes whose arguments are not one JSON value (TAG_XML parameters) have no shape.
+// Syntaxes whose arguments are not one JSON value (TAG_XML, CALL_COLON) have no shape.
 #pragma once
 
 #include <optional>

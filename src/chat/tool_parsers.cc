@@ -1,6 +1,7 @@
 // The tool-call parsers whose calls follow an opener in the text (output_parser.h's ToolSyntax):
 // content up to the opener, then a body read by a BodyReader, then an optional closer. A body
 // that fails before it emitted anything makes the opener content (the fallback rule).
+#include <algorithm>
 #include <functional>
 
 #include "chat/output_parser_detail.h"
@@ -295,6 +296,91 @@ struct XmlFunction final : BodyReader {
   }
 };
 
+// call:N{k:V,…} where strings are quoted by <|"|> and keys are bare (or <|"|>-quoted): the
+// arguments are rewritten to JSON as they come ("k":V, strings JSON-escaped).
+struct CallColon final : BodyReader {
+  static constexpr std::string_view kQuote = "<|\"|>";
+  enum class State { NAME, VALUE, KEY, STRING };
+  State state = State::NAME;
+  std::string stack;  // 'o' / 'a' per open container
+  bool expect_key = false;
+  void reset() override { state = State::NAME, stack.clear(), expect_key = false; }
+
+  Result read(std::string_view s, size_t& used, bool at_end, EventSink& sink) override {
+    for (;;) {
+      const std::string_view t = s.substr(used);
+      if (state == State::NAME) {
+        constexpr std::string_view kCall = "call:";
+        const size_t brace = t.find('{');
+        const std::string_view head = t.substr(0, brace);
+        if (head.substr(0, std::min(head.size(), kCall.size())) != kCall.substr(0, std::min(head.size(), kCall.size())))
+          return Result::FAILED;
+        if (brace == std::string_view::npos) return at_end || t.size() > 80 ? Result::FAILED : Result::NEED_MORE;
+        const std::string_view name = head.size() > kCall.size() ? head.substr(kCall.size()) : std::string_view();
+        if (name.empty() || !std::all_of(name.begin(), name.end(), NameArgs::name_char)) return Result::FAILED;
+        sink.tool_start(std::string(name));
+        sink.tool_args("{");
+        used += brace + 1, stack = "o", expect_key = true, state = State::VALUE;
+        continue;
+      }
+      if (t.empty()) return at_end ? Result::DONE : Result::NEED_MORE;
+      if (state == State::STRING) {
+        const size_t q = t.find(kQuote);
+        const size_t take = q != std::string_view::npos ? q : t.size() - (at_end ? 0 : partial_suffix(t, {kQuote}));
+        sink.tool_args(escape(t.substr(0, take)));
+        used += take;
+        if (q == std::string_view::npos) return at_end ? Result::DONE : Result::NEED_MORE;
+        sink.tool_args("\"");  // a quoted key's ':' follows and passes through
+        used += kQuote.size(), state = State::VALUE, expect_key = false;
+        continue;
+      }
+      if (state == State::KEY) {  // a bare key, up to ':'
+        const size_t colon = t.find(':');
+        if (colon == std::string_view::npos) return at_end ? Result::DONE : Result::NEED_MORE;
+        sink.tool_args("\"" + escape(t.substr(0, colon)) + "\":");
+        used += colon + 1, state = State::VALUE, expect_key = false;
+        continue;
+      }
+      const char c = t[0];
+      if (t.substr(0, std::min(t.size(), kQuote.size())) == kQuote.substr(0, std::min(t.size(), kQuote.size()))) {
+        if (t.size() < kQuote.size()) return at_end ? Result::DONE : Result::NEED_MORE;
+        sink.tool_args("\"");
+        used += kQuote.size(), state = State::STRING;  // a quoted key keeps expect_key until its end
+        continue;
+      }
+      if (is_ws(c)) {
+        ++used;
+        continue;
+      }
+      if (expect_key && c != '}') {
+        state = State::KEY;
+        continue;
+      }
+      if (c != '{' && c != '[' && c != ',' && c != '}' && c != ']') {  // a bare literal, read whole
+        size_t e = 0;
+        while (e < t.size() && t[e] != ',' && t[e] != '}' && t[e] != ']' && !is_ws(t[e]) && t[e] != '<') ++e;
+        if (e == t.size() && !at_end) return Result::NEED_MORE;
+        const std::string_view lit = t.substr(0, e);
+        // The template writes what jinja prints: Python's None / True / False where JSON has null / true / false.
+        sink.tool_args(lit == "None" ? "null" : lit == "True" ? "true" : lit == "False" ? "false" : lit);
+        used += e;
+        if (e == t.size()) return Result::DONE;
+        continue;
+      }
+      sink.tool_args(std::string_view(&c, 1));
+      ++used;
+      if (c == '{') stack += 'o', expect_key = true;
+      else if (c == '[') stack += 'a';
+      else if (c == ',') expect_key = !stack.empty() && stack.back() == 'o';
+      else if (c == '}' || c == ']') {
+        if (!stack.empty()) stack.pop_back();
+        expect_key = false;
+        if (stack.empty()) return Result::DONE;
+      }
+    }
+  }
+};
+
 // Content, then at each opener a body; `closer` (may be empty) is consumed after a body. With
 // bare_json, an output that starts with '{' is read as calls without an opener.
 class MarkedCallParser final : public OutputParser {
@@ -380,6 +466,8 @@ std::unique_ptr<OutputParser> make_tool_parser(ToolSyntax syntax, const ParserOp
       return std::make_unique<MarkedCallParser>("[TOOL_CALLS]", "", std::make_unique<NameArgs>(), false);
     case ToolSyntax::PIPE_LIST:
       return std::make_unique<MarkedCallParser>("<|tool_call|>", "", std::make_unique<JsonMany>(true), false);
+    case ToolSyntax::CALL_COLON:
+      return std::make_unique<MarkedCallParser>("<|tool_call>", "<tool_call|>", std::make_unique<CallColon>(), false);
     case ToolSyntax::NONE:
     case ToolSyntax::HARMONY: break;
   }

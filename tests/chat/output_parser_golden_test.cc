@@ -31,7 +31,8 @@ ToolSyntax syntax_of(const std::string& s) {
       {"NONE", ToolSyntax::NONE},           {"TAG_JSON", ToolSyntax::TAG_JSON},
       {"TAG_XML", ToolSyntax::TAG_XML},     {"PYTHON_TAG", ToolSyntax::PYTHON_TAG},
       {"BRACKET_LIST", ToolSyntax::BRACKET_LIST}, {"BRACKET_ARGS", ToolSyntax::BRACKET_ARGS},
-      {"PIPE_LIST", ToolSyntax::PIPE_LIST}, {"HARMONY", ToolSyntax::HARMONY}};
+      {"PIPE_LIST", ToolSyntax::PIPE_LIST}, {"HARMONY", ToolSyntax::HARMONY},
+      {"CALL_COLON", ToolSyntax::CALL_COLON}};
   for (const auto& [n, v] : k)
     if (n == s) return v;
   ADD_FAILURE() << "unknown syntax " << s;
@@ -72,7 +73,8 @@ void expect_message(const json& got, const json& want, const std::string& name) 
   for (size_t i = 0; i < wc.size(); ++i) {
     EXPECT_EQ(gc[i]["function"]["name"], wc[i]["function"]["name"]) << name;
     const std::string ga = gc[i]["function"]["arguments"], wa = wc[i]["function"]["arguments"];
-    const json wj = json::parse(wa, nullptr, false), gj = json::parse(ga, nullptr, false);
+    // Unordered: key order is the model's, not part of the value.
+    const nlohmann::json wj = nlohmann::json::parse(wa, nullptr, false), gj = nlohmann::json::parse(ga, nullptr, false);
     if (!wj.is_discarded()) EXPECT_EQ(gj, wj) << name << ": " << ga << " vs " << wa;
     else EXPECT_EQ(ga, wa) << name;
   }

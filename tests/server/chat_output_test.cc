@@ -28,7 +28,7 @@ chat::OutputFormat format_of(const json& c) {
       {"TAG_JSON", chat::ToolSyntax::TAG_JSON},         {"TAG_XML", chat::ToolSyntax::TAG_XML},
       {"PYTHON_TAG", chat::ToolSyntax::PYTHON_TAG},     {"BRACKET_LIST", chat::ToolSyntax::BRACKET_LIST},
       {"BRACKET_ARGS", chat::ToolSyntax::BRACKET_ARGS}, {"PIPE_LIST", chat::ToolSyntax::PIPE_LIST},
-      {"HARMONY", chat::ToolSyntax::HARMONY}};
+      {"HARMONY", chat::ToolSyntax::HARMONY},           {"CALL_COLON", chat::ToolSyntax::CALL_COLON}};
   chat::OutputFormat f;
   f.tools = k.at(c["syntax"]);
   f.think_tags = c["think"];
