@@ -3,6 +3,7 @@
 // arguments, null content) and a role tool message with tool_call_id, rendered by real chat
 // templates; the expected prompt is transformers' render of the same conversation normalised as
 // protocol_chat.cc documents (tests/data/chat/tool_calls/multiturn.jsonl, tools/gen_tool_goldens.py).
+#include <ctime>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -33,7 +34,13 @@ TEST(ProtocolMultiTurn, ToolRoundTripRendersAsJinja2) {
     in.tools = r.tools;
     in.add_generation_prompt = r.add_generation_prompt;
     in.kwargs = {{"bos_token", c["bos_token"]}, {"eos_token", c["eos_token"]}};
-    EXPECT_EQ(chat::apply_chat_template(tmpl, in), c["expected"].get<std::string>()) << c["name"];
+    chat::jinja::RenderOptions opts;
+    opts.hooks.now = [] {  // the generator pins strftime_now to 2025-07-26 (a Saturday)
+      std::tm tm{};
+      tm.tm_year = 2025 - 1900, tm.tm_mon = 6, tm.tm_mday = 26, tm.tm_wday = 6, tm.tm_yday = 206;
+      return tm;
+    };
+    EXPECT_EQ(chat::apply_chat_template(tmpl, in, opts), c["expected"].get<std::string>()) << c["name"];
     ++n;
   }
   EXPECT_GE(n, 20);
