@@ -85,7 +85,10 @@ def from_template(name, tfile, syntax, msg, stops, think=False, kwargs=None):
         raise ValueError("the template drops the content of a turn with tool calls")
     if msg.get("tool_calls") and "get_weather" not in out:
         raise ValueError("the template does not render tool calls")
-    return {"name": name, "syntax": syntax, "think": think, "reasoning_open": prompt.rstrip().endswith("<think>"), "tools": TOOLS, "output": out,
+    src = open(os.path.join(TEMPLATES, tfile)).read()
+    think_open, think_close = ("<|channel>thought", "<channel|>") if "<|channel>thought" in src else ("<think>", "</think>")
+    return {"name": name, "syntax": syntax, "think": think, "think_open": think_open, "think_close": think_close,
+            "reasoning_open": prompt.rstrip().endswith(think_open), "tools": TOOLS, "output": out,
             "expected": expected_message(msg), "source": "template:" + tfile}
 
 
@@ -120,7 +123,7 @@ def template_cases():
         ("mistralai-Mistral-7B-Instruct-v0.3.jinja", "BRACKET_LIST", ["</s>"], False),
         ("Mistral-Small-3.2-24B-Instruct-2506.jinja", "BRACKET_ARGS", ["</s>"], False),
         ("unsloth-mistral-Devstral-Small-2507.jinja", "BRACKET_ARGS", ["</s>"], False),
-        ("google-gemma-4-it.jinja", "CALL_COLON", ["<|tool_response>", "<turn|>"], False),
+        ("google-gemma-4-it.jinja", "CALL_COLON", ["<|tool_response>", "<turn|>"], True),
     ]:
         base = tfile.split(".jinja")[0]
         for label, msg in [("one", ONE), ("parallel", TWO), ("text_then_call", TEXT_ONE),
@@ -140,7 +143,12 @@ def template_cases():
         call("get_weather", {"city": "Pa\"ris, <b>", "days": 3, "opts": {"a": [1, "x", None], "b": True, "f": -1.5}},
              "abcDEF123")]}
     c.append(from_template("google-gemma-4-it/nested", "google-gemma-4-it.jinja", "CALL_COLON", nested,
-                           ["<|tool_response>"]))
+                           ["<|tool_response>"], True))
+    # Its reasoning is a "thought" channel, rendered before calls.
+    msg = {"role": "assistant", "content": "", "reasoning_content": "The user wants Paris weather.",
+           "tool_calls": [call("get_weather", PARIS, "abcDEF123")]}
+    c.append(from_template("google-gemma-4-it/reasoning_call", "google-gemma-4-it.jinja", "CALL_COLON", msg,
+                           ["<|tool_response>"], True))
     return c
 
 

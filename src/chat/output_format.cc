@@ -15,6 +15,10 @@ OutputFormat detect_output_format(std::string_view t, const std::function<bool(s
   auto vocab = [&](std::string_view tok) { return has_token && has_token(tok); };
   OutputFormat f;
   f.think_tags = has(t, "</think>");
+  if (has(t, "<|channel>thought") && has(t, "<channel|>")) {  // reasoning as a "thought" channel
+    f.think_tags = true;
+    f.think_open = "<|channel>thought", f.think_close = "<channel|>";
+  }
   if (has(t, "<|channel|>") && has(t, "<|message|>")) {
     f.tools = ToolSyntax::HARMONY;
     f.think_tags = false;
@@ -47,13 +51,12 @@ std::vector<std::string> format_markers(const OutputFormat& f) {
     case ToolSyntax::HARMONY: m = {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}; break;
     case ToolSyntax::NONE: break;
   }
-  if (f.think_tags) m.insert(m.end(), {"<think>", "</think>"});
+  if (f.think_tags) m.insert(m.end(), {f.think_open, f.think_close});
   return m;
 }
 
-bool prompt_opens_think(std::string_view p) {
+bool prompt_opens_think(std::string_view p, std::string_view kOpen) {
   while (!p.empty() && detail::is_ws(p.back())) p.remove_suffix(1);
-  constexpr std::string_view kOpen = "<think>";
   return p.size() >= kOpen.size() && p.substr(p.size() - kOpen.size()) == kOpen;
 }
 

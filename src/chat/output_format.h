@@ -21,7 +21,7 @@ OutputFormat detect_output_format(std::string_view template_src,
 /// them is a special token (else it would never appear in the text).
 std::vector<std::string> format_markers(const OutputFormat& format);
 
-/// Whether a rendered prompt ends inside a <think> block the template opened.
-bool prompt_opens_think(std::string_view prompt);
+/// Whether a rendered prompt ends inside a think block the template opened (ends with `open`).
+bool prompt_opens_think(std::string_view prompt, std::string_view open = "<think>");
 
 }  // namespace oxyd::chat

@@ -136,22 +136,24 @@ class PlainParser final : public OutputParser {
   }
 };
 
-// <think>REASONING</think>CONTENT: the reasoning, then the rest through the tool-call parser.
+// <think>REASONING</think>CONTENT (or the format's other pair of markers): the reasoning, then the
+// rest through the tool-call parser.
 // Whitespace at both ends of the reasoning and at the start of the content is dropped (the
 // templates write "<think>\n…\n</think>\n\n"). The output opens <think> itself, or the prompt did.
 class ThinkParser final : public OutputParser {
  public:
-  ThinkParser(std::unique_ptr<OutputParser> inner, bool open)
-      : inner_(std::move(inner)), state_(open ? State::REASON : State::START) {}
+  ThinkParser(std::unique_ptr<OutputParser> inner, bool open, std::string open_tag, std::string close_tag)
+      : inner_(std::move(inner)), state_(open ? State::REASON : State::START), open_(std::move(open_tag)),
+        close_(std::move(close_tag)) {}
 
  private:
   enum class State { START, REASON, PASS };
-  static constexpr std::string_view kOpen = "<think>", kClose = "</think>";
 
   bool step(bool at_end) override {
     std::string_view s = rest();
     switch (state_) {
       case State::START: {
+        const std::string_view kOpen = open_;
         size_t i = 0;
         while (i < s.size() && is_ws(s[i])) ++i;
         const std::string_view t = s.substr(i);
@@ -164,6 +166,7 @@ class ThinkParser final : public OutputParser {
         return true;
       }
       case State::REASON: {
+        const std::string_view kClose = close_;
         if (!started_) {
           size_t i = 0;
           while (i < s.size() && is_ws(s[i])) ++i;
@@ -223,6 +226,7 @@ class ThinkParser final : public OutputParser {
 
   std::unique_ptr<OutputParser> inner_;
   State state_;
+  std::string open_, close_;
   std::string held_;
   bool started_ = false, skip_ws_ = false;
 };
@@ -234,7 +238,8 @@ std::unique_ptr<OutputParser> make_output_parser(const OutputFormat& format, con
   if (format.tools == ToolSyntax::HARMONY) return make_harmony_parser(opts);
   if (opts.parse_tools && format.tools != ToolSyntax::NONE) p = make_tool_parser(format.tools, opts);
   else p = std::make_unique<PlainParser>();
-  if (format.think_tags) p = std::make_unique<ThinkParser>(std::move(p), opts.reasoning_open);
+  if (format.think_tags)
+    p = std::make_unique<ThinkParser>(std::move(p), opts.reasoning_open, format.think_open, format.think_close);
   return p;
 }
 

@@ -83,12 +83,13 @@ enum class ToolSyntax {
 
 struct OutputFormat {
   ToolSyntax tools = ToolSyntax::NONE;
-  bool think_tags = false;  // <think>…</think> reasoning
+  bool think_tags = false;  // reasoning between think_open and think_close
+  std::string think_open = "<think>", think_close = "</think>";
 };
 
 struct ParserOptions {
   bool parse_tools = true;            // false: tool syntax is content (no tools in the request)
-  bool reasoning_open = false;        // the prompt ends inside <think> (the template opened it)
+  bool reasoning_open = false;        // the prompt ends inside think_open (the template opened it)
   nlohmann::ordered_json tools;       // the request's tools (TAG_XML reads parameter types)
 };
 

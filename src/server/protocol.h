@@ -104,10 +104,10 @@ struct Usage {
 struct ChatChoice {
   int32_t index = 0;
   std::string content;                     // null in the message when empty and there are tool calls
+  std::string finish_reason;               // "stop" | "length" | "tool_calls" | ...
+  std::optional<std::vector<TokenLogprob>> logprobs;
   std::string reasoning;                   // message.reasoning_content (and its alias reasoning) when not empty
   json tool_calls;                         // null or [{"id","type":"function","function":{"name","arguments"}}]
-  std::string finish_reason;               // "stop" | "length" | ...
-  std::optional<std::vector<TokenLogprob>> logprobs;
 };
 
 struct CompletionChoice {

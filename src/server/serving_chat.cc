@@ -198,7 +198,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   if (m.config().harmony_chat) format.tools = chat::ToolSyntax::HARMONY;
   chat::ParserOptions po;
   po.parse_tools = with_tools;
-  po.reasoning_open = format.think_tags && chat::prompt_opens_think(prompt);
+  po.reasoning_open = format.think_tags && chat::prompt_opens_think(prompt, format.think_open);
   po.tools = cr.tools;
   if (format.tools != chat::ToolSyntax::NONE && !with_tools && format.tools != chat::ToolSyntax::HARMONY)
     format.tools = chat::ToolSyntax::NONE;

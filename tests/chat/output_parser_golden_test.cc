@@ -43,6 +43,8 @@ std::unique_ptr<OutputParser> parser_for(const json& c) {
   OutputFormat f;
   f.tools = syntax_of(c["syntax"]);
   f.think_tags = c["think"].get<bool>();
+  f.think_open = c.value("think_open", "<think>");
+  f.think_close = c.value("think_close", "</think>");
   ParserOptions o;
   o.reasoning_open = c["reasoning_open"].get<bool>();
   o.tools = c["tools"];

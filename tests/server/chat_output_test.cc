@@ -32,6 +32,8 @@ chat::OutputFormat format_of(const json& c) {
   chat::OutputFormat f;
   f.tools = k.at(c["syntax"]);
   f.think_tags = c["think"];
+  f.think_open = c.value("think_open", "<think>");
+  f.think_close = c.value("think_close", "</think>");
   return f;
 }
 
