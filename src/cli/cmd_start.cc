@@ -30,7 +30,8 @@ constexpr const char* kDefaultVariant = "Q4_K_M";
 
 struct StartOpts {
   std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
-      kv_dtype = kv_dtype_flag(kDefaultKvFormat), kv_quant = "off", log_level = "info";
+      kv_dtype = kv_dtype_flag(kDefaultKvFormat), kv_quant = "off", log_level = "info", enable_thinking,
+      reasoning_effort;
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
@@ -73,6 +74,11 @@ void validate(const StartOpts& o) {
           "--max-num-batched-tokens must be >= 16, got " + std::to_string(o.max_num_batched_tokens));
   require(o.kv_cache_mb >= 0, "--kv-cache-mb must be >= 0 (0 = auto), got " + std::to_string(o.kv_cache_mb));
   require(o.request_timeout >= 0, "--request-timeout must be >= 0 seconds (0 = off)");
+  require(o.enable_thinking.empty() || o.enable_thinking == "true" || o.enable_thinking == "false",
+          "--enable-thinking must be true or false");
+  require(o.reasoning_effort.empty() || o.reasoning_effort == "low" || o.reasoning_effort == "medium" ||
+              o.reasoning_effort == "high",
+          "--reasoning-effort must be low, medium or high");
   require(o.shutdown_timeout >= 0, "--shutdown-timeout must be >= 0 seconds");
   require(o.max_connections >= 1 && o.max_connections <= 65536,
           "--max-connections must be in 1..65536, got " + std::to_string(o.max_connections));
@@ -161,6 +167,8 @@ int run_start(const StartOpts& o) {
   so.log_debug = o.log_level == "debug";
   so.max_connections = o.max_connections;
   so.header_timeout_s = o.header_timeout;
+  if (!o.enable_thinking.empty()) so.chat_template_defaults["enable_thinking"] = o.enable_thinking == "true";
+  if (!o.reasoning_effort.empty()) so.chat_template_defaults["reasoning_effort"] = o.reasoning_effort;
 
   // A client that leaves mid-stream must fail a write (EPIPE, the stream is aborted), not kill us.
   signal(SIGPIPE, SIG_IGN);
@@ -260,6 +268,14 @@ void register_start(CLI::App& app, int& exit_code) {
                   "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit); "
                   "overrides --kv-dtype")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
+  cmd->add_option("--enable-thinking", o->enable_thinking,
+                  "chat default for enable_thinking (true or false) when a request does not set it; unset: "
+                  "the chat template's")
+      ->envname("OXYDLLM_ENABLE_THINKING");
+  cmd->add_option("--reasoning-effort", o->reasoning_effort,
+                  "chat default for reasoning_effort (low, medium, high) when a request does not set it; "
+                  "unset: the chat template's")
+      ->envname("OXYDLLM_REASONING_EFFORT");
   cmd->add_option("--request-timeout", o->request_timeout, "seconds per request (0 = off)")
       ->envname("OXYDLLM_REQUEST_TIMEOUT")->capture_default_str();
   cmd->add_option("--shutdown-timeout", o->shutdown_timeout, "seconds in-flight requests get on shutdown")

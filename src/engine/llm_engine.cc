@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "chat/fallback_template.h"
+#include "chat/output_format.h"
 #include "core/error.h"
 #include "core/file_util.h"
 #include "hub/estimate.h"
@@ -84,6 +85,8 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     try {
       lm->template_ = std::make_unique<chat::jinja::Template>(chat::jinja::Template::parse(src));
       lm->chat_template_src_ = src;
+      const tokenizer::Tokenizer& tok = *lm->tok_;
+      lm->output_format_ = chat::detect_output_format(src, [&](std::string_view t) { return tok.token_to_id(t) >= 0; });
     } catch (const Error& e) {
       if (!opts.chat_template.empty()) bad(what + " does not parse: " + e.what());
       // The model's own template uses something our Jinja lacks: serve completions only.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "chat/output_parser.h"
 #include "core/kv_format.h"
 #include "engine/async_engine.h"
 #include "loader/model_config.h"
@@ -53,6 +54,8 @@ class LLMEngine {
   const loader::ModelConfig& config() const;
   const tokenizer::Tokenizer& tokenizer() const { return *tok_; }
   bool has_chat_template() const { return !chat_template_src_.empty(); }
+  /// The tool-call / reasoning syntax of the chat template (chat/output_format.h).
+  const chat::OutputFormat& output_format() const { return output_format_; }
   /// Renders through the chat template with the tokenizer's special tokens (bos_token, eos_token,
   /// ...) added to in.kwargs. Throws Error(INVALID_ARGUMENT) when the model has no template or the
   /// messages are malformed; template errors (raise_exception) come back as INVALID_ARGUMENT too.
@@ -79,6 +82,7 @@ class LLMEngine {
  private:
   LLMEngine() = default;
   std::string id_, path_, chat_template_src_;
+  chat::OutputFormat output_format_;
   std::unique_ptr<model::Transformer> model_;
   std::unique_ptr<tokenizer::Tokenizer> tok_;
   std::unique_ptr<chat::jinja::Template> template_;

@@ -107,6 +107,7 @@ HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metric
   if (!opts_.cors_origins.empty()) opts_.cors = true;
   ctx_->request_timeout_s = opts_.request_timeout_s;
   ctx_->log_debug = opts_.log_debug;
+  ctx_->chat_template_defaults = opts_.chat_template_defaults;
   svr_->set_payload_max_length(size_t(opts_.max_body_bytes));
   svr_->set_keep_alive_timeout(2);
   // httplib's default options set SO_REUSEPORT, which lets a second server bind the same port

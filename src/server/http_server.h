@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "server/metrics.h"
 #include "server/model_manager.h"
 
@@ -36,6 +38,9 @@ struct ServerOptions {
   bool log_debug = false;                 // --log-level debug
   int max_connections = 512;              // served at once; more get 503 and are closed
   double header_timeout_s = 10;           // to receive a whole request head (else 408, closed)
+  /// Chat defaults a request's chat_template_kwargs / enable_thinking / reasoning_effort override:
+  /// "enable_thinking" (bool), "reasoning_effort" ("low" | "medium" | "high"); empty = the template's.
+  nlohmann::ordered_json chat_template_defaults = nlohmann::ordered_json::object();
 };
 
 class HttpServer {

@@ -97,13 +97,17 @@ struct TokenLogprob {
 
 struct Usage {
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  /// completion_tokens_details.reasoning_tokens; -1: not reported (a model without reasoning).
+  int64_t reasoning_tokens = -1;
 };
 
 struct ChatChoice {
   int32_t index = 0;
-  std::string content;
-  std::string finish_reason;               // "stop" | "length" | ...
+  std::string content;                     // null in the message when empty and there are tool calls
+  std::string finish_reason;               // "stop" | "length" | "tool_calls" | ...
   std::optional<std::vector<TokenLogprob>> logprobs;
+  std::string reasoning;                   // message.reasoning_content (and its alias reasoning) when not empty
+  json tool_calls;                         // null or [{"id","type":"function","function":{"name","arguments"}}]
 };
 
 struct CompletionChoice {
@@ -124,13 +128,15 @@ json chat_completion(const std::string& id, int64_t created, const std::string& 
 json text_completion(const std::string& id, int64_t created, const std::string& model,
                      const std::vector<CompletionChoice>& choices, const Usage& usage);
 
-/// One streamed chat.completion.chunk: role delta ("role":"assistant","content":""), content
-/// delta, or the final empty delta with finish_reason. usage is null in every chunk when the
+/// One streamed chat.completion.chunk: role delta ("role":"assistant","content":""), content,
+/// reasoning or tool-call delta, or the final empty delta with finish_reason. usage is null in every chunk when the
 /// client asked for include_usage (OpenAI sends "usage":null), absent otherwise.
 struct ChatDelta {
   int32_t index = 0;
   bool role = false;
   std::optional<std::string> content;
+  std::optional<std::string> reasoning;    // delta.reasoning_content (and delta.reasoning)
+  json tool_calls;                         // null or [{"index", "id"?, "type"?, "function":{"name"?, "arguments"}}]
   std::optional<std::string> finish_reason;
   std::optional<std::vector<TokenLogprob>> logprobs;
 };

@@ -42,6 +42,23 @@ json usage_json(const Usage& u) {
               {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
+json usage_json_chat(const Usage& u) {
+  json j = usage_json(u);
+  if (u.reasoning_tokens >= 0) j["completion_tokens_details"] = {{"reasoning_tokens", u.reasoning_tokens}};
+  return j;
+}
+
+// Tool calls as sent: names and arguments with invalid UTF-8 replaced.
+json sanitize_calls(const json& calls) {
+  json out = calls;
+  for (auto& c : out) {
+    json& fn = c["function"];
+    for (const char* k : {"name", "arguments"})
+      if (fn.contains(k) && fn[k].is_string()) fn[k] = sanitize_utf8(fn[k].get<std::string>());
+  }
+  return out;
+}
+
 json finish(const std::string& reason) { return reason.empty() ? json(nullptr) : json(reason); }
 
 /// Chat: {"content":[{token, logprob, bytes, top_logprobs:[{token, logprob, bytes}]}], "refusal":null}.
@@ -106,13 +123,21 @@ json chat_completion(const std::string& id, int64_t created, const std::string& 
   json j = head(id, "chat.completion", created, model);
   json cs = json::array();
   for (const ChatChoice& c : choices) {
-    json message = {{"role", "assistant"}, {"content", sanitize_utf8(c.content)}, {"refusal", nullptr},
+    const bool calls = c.tool_calls.is_array() && !c.tool_calls.empty();
+    json message = {{"role", "assistant"},
+                    {"content", calls && c.content.empty() ? json(nullptr) : json(sanitize_utf8(c.content))},
+                    {"refusal", nullptr},
                     {"annotations", json::array()}};
+    if (!c.reasoning.empty()) {
+      message["reasoning_content"] = sanitize_utf8(c.reasoning);
+      message["reasoning"] = message["reasoning_content"];
+    }
+    if (calls) message["tool_calls"] = sanitize_calls(c.tool_calls);
     cs.push_back({{"index", c.index}, {"message", std::move(message)}, {"logprobs", chat_logprobs(c.logprobs)},
                   {"finish_reason", finish(c.finish_reason)}});
   }
   j["choices"] = std::move(cs);
-  j["usage"] = usage_json(usage);
+  j["usage"] = usage_json_chat(usage);
   return j;
 }
 
@@ -137,6 +162,11 @@ json chat_chunk(const std::string& id, int64_t created, const std::string& model
   } else if (d.content) {
     delta["content"] = sanitize_utf8(*d.content);
   }
+  if (d.reasoning) {
+    delta["reasoning_content"] = sanitize_utf8(*d.reasoning);
+    delta["reasoning"] = delta["reasoning_content"];
+  }
+  if (d.tool_calls.is_array()) delta["tool_calls"] = sanitize_calls(d.tool_calls);
   j["choices"] = json::array({{{"index", d.index},
                                {"delta", std::move(delta)},
                                {"logprobs", chat_logprobs(d.logprobs)},
@@ -148,7 +178,7 @@ json chat_chunk(const std::string& id, int64_t created, const std::string& model
 json chat_usage_chunk(const std::string& id, int64_t created, const std::string& model, const Usage& usage) {
   json j = head(id, "chat.completion.chunk", created, model);
   j["choices"] = json::array();
-  j["usage"] = usage_json(usage);
+  j["usage"] = usage_json_chat(usage);
   return j;
 }
 

@@ -27,6 +27,7 @@ struct ServingContext {
   Metrics& metrics;
   double request_timeout_s = 300;     // 0 = off
   bool log_debug = false;             // --log-level debug: per-request details on stderr
+  protocol::json chat_template_defaults = protocol::json::object();  // ServerOptions::chat_template_defaults
   std::atomic<bool> draining{false};  // shutdown began: new requests get 503
   std::atomic<bool> drain_expired{false};  // --shutdown-timeout passed: end in-flight work now
   /// Deadline of a request starting now (a per-request timeout field may shorten it).
@@ -145,6 +146,10 @@ class GenerationGroup {
 // Route handlers (serving_chat.cc, serving_completion.cc, serving_misc.cc). Each may throw
 // ApiError / oxyd::Error; the transport turns them into error responses.
 void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
+/// What a chat request renders through the template: its messages; its tools unless tool_choice
+/// is "none" (kept out of the prompt, as OpenAI does); the server's chat_template_defaults under
+/// the request's chat_template_kwargs (enable_thinking, reasoning_effort).
+chat::ChatTemplateInputs chat_template_inputs(const ServingContext& ctx, const protocol::ChatRequest& cr);
 void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
 void handle_models(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
 void handle_model(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);

@@ -1,13 +1,16 @@
 // POST /v1/chat/completions: render the messages through the model's chat template, run one
 // Generation per choice (seeds seed, seed+1, ...), answer with one chat.completion or, with
-// "stream": true, SSE chunks as OpenAI sends them: a role delta per choice, content deltas, a
-// final empty delta with finish_reason, a usage chunk only with stream_options.include_usage, then
-// `data: [DONE]`. A timeout or shutdown mid-stream sends an error chunk, then [DONE]. A model that
-// answers in harmony (ModelConfig::harmony_chat) is decoded with its markers and each choice shows
-// only its final channel's text (chat/harmony_output.h).
+// "stream": true, SSE chunks as OpenAI sends them: a role delta per choice, content, reasoning and
+// tool-call deltas, a final empty delta with finish_reason, a usage chunk only with
+// stream_options.include_usage, then `data: [DONE]`. A timeout or shutdown mid-stream sends an
+// error chunk, then [DONE]. Each choice's text goes through the output parser of the model's chat
+// template (chat/output_format.h, server/chat_output.h): reasoning, tool calls (when the request
+// has tools and tool_choice is not "none") and content; harmony models (ModelConfig::harmony_chat)
+// are decoded with their markers.
 #include <random>
 
-#include "chat/harmony_output.h"
+#include "chat/output_format.h"
+#include "server/chat_output.h"
 #include "server/serving.h"
 
 namespace oxyd::server {
@@ -25,7 +28,8 @@ struct ChatState {
   std::string id, model;
   int64_t created = 0;
   bool include_usage = false, logprobs = false;
-  std::vector<chat::HarmonyFinalText> harmony;  // per choice index; empty: the text as generated
+  std::vector<ChoiceOutput> out;           // per choice index
+  bool reasoning_usage = false;            // the model reasons: usage reports reasoning_tokens
   Clock::time_point deadline;
   double timeout_s = 0;
 };
@@ -41,14 +45,13 @@ bool ended_badly(engine::FinishReason f) {
   return f == engine::FinishReason::ABORT || f == engine::FinishReason::ERROR;
 }
 
-// The text a chunk shows: as generated, or its final-channel part (all of it, held text
-// included, once the choice has finished).
-std::string shown_text(ChatState& st, size_t choice, const engine::GenerationChunk& c) {
-  if (st.harmony.empty()) return c.text;
-  chat::HarmonyFinalText& h = st.harmony[choice];
-  std::string out = h.feed(c.text);
-  if (c.finish_reason != engine::FinishReason::NONE) out += h.finish();
-  return out;
+protocol::Usage chat_usage(const ChatState& st) {
+  protocol::Usage u = st.group->usage();
+  if (st.reasoning_usage) {
+    u.reasoning_tokens = 0;
+    for (const auto& o : st.out) u.reasoning_tokens += o.reasoning_tokens();
+  }
+  return u;
 }
 
 // The whole stream; false when a write failed (the caller aborts the generations).
@@ -79,18 +82,19 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
       case GenerationGroup::Event::CLIENT_GONE: return false;
       case GenerationGroup::Event::DONE:
         if (st.include_usage &&
-            !write(sink, protocol::sse(protocol::chat_usage_chunk(st.id, st.created, st.model, g.usage()))))
+            !write(sink, protocol::sse(protocol::chat_usage_chunk(st.id, st.created, st.model, chat_usage(st)))))
           return false;
         return finish_stream(*st.record, sink);
       case GenerationGroup::Event::CHUNK: break;
     }
     const auto& s = g.slots()[i];
-    const std::string text = shown_text(st, i, c);
-    if (!text.empty() || (st.logprobs && !c.tokens.empty())) {
-      protocol::ChatDelta d;
+    std::vector<protocol::ChatDelta> deltas =
+        st.out[i].feed(c.text, c.tokens.size(), c.finish_reason != engine::FinishReason::NONE);
+    if (deltas.empty() && st.logprobs && !c.tokens.empty()) deltas.emplace_back().content = "";
+    for (size_t k = 0; k < deltas.size(); ++k) {
+      protocol::ChatDelta& d = deltas[k];
       d.index = s.index;
-      d.content = text;
-      if (st.logprobs) d.logprobs = to_logprobs(tok, c.tokens);
+      if (k == 0 && st.logprobs) d.logprobs = to_logprobs(tok, c.tokens);
       if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
         return false;
     }
@@ -102,7 +106,7 @@ bool stream_chat(ChatState& st, httplib::DataSink& sink) {
     if (c.finish_reason != engine::FinishReason::NONE) {
       protocol::ChatDelta d;
       d.index = s.index;
-      d.finish_reason = engine::finish_reason_name(c.finish_reason);
+      d.finish_reason = chat_finish_reason(engine::finish_reason_name(c.finish_reason), st.out[i]);
       if (!write(sink, protocol::sse(protocol::chat_chunk(st.id, st.created, st.model, d, st.include_usage))))
         return false;
     }
@@ -125,7 +129,7 @@ void respond_whole(ChatState& st, httplib::Response& res) {
     if (ev == GenerationGroup::Event::SHUTDOWN) throw shutdown_error();
     if (ev == GenerationGroup::Event::CLIENT_GONE) throw client_closed_error();
     if (ev == GenerationGroup::Event::DONE) break;
-    choices[i].content += shown_text(st, i, c);
+    st.out[i].feed(c.text, c.tokens.size(), c.finish_reason != engine::FinishReason::NONE);
     if (st.logprobs) {
       auto lp = to_logprobs(tok, c.tokens);
       choices[i].logprobs->insert(choices[i].logprobs->end(), lp.begin(), lp.end());
@@ -135,12 +139,28 @@ void respond_whole(ChatState& st, httplib::Response& res) {
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto f = g.slots()[i].finish;
     if (f == engine::FinishReason::NONE || ended_badly(f)) throw g.failure(g.slots()[i], "");
-    choices[i].finish_reason = engine::finish_reason_name(f);
+    choices[i].finish_reason = chat_finish_reason(engine::finish_reason_name(f), st.out[i]);
+    choices[i].content = st.out[i].content();
+    choices[i].reasoning = st.out[i].reasoning();
+    choices[i].tool_calls = st.out[i].tool_calls();
   }
-  send_json(res, 200, protocol::chat_completion(st.id, st.created, st.model, choices, g.usage()));
+  send_json(res, 200, protocol::chat_completion(st.id, st.created, st.model, choices, chat_usage(st)));
 }
 
 }  // namespace
+
+chat::ChatTemplateInputs chat_template_inputs(const ServingContext& ctx, const protocol::ChatRequest& cr) {
+  chat::ChatTemplateInputs in;
+  in.messages = cr.messages;
+  // tool_choice "none" keeps the tools out of the prompt, as OpenAI does.
+  const bool tools_off = cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "none";
+  if (!cr.tools.is_null() && !tools_off) in.tools = cr.tools;
+  in.add_generation_prompt = cr.add_generation_prompt;
+  in.kwargs = ctx.chat_template_defaults;  // the server's defaults; the request's keys win
+  for (auto it = cr.chat_template_kwargs.begin(); it != cr.chat_template_kwargs.end(); ++it)
+    in.kwargs[it.key()] = it.value();
+  return in;
+}
 
 void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info) {
   const json body = parse_json_body(req);
@@ -148,10 +168,11 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   log_unknown_fields(ctx, "/v1/chat/completions", cr.common.unknown_fields);
   require_model_field(cr.common.model);
   info.model = cr.common.model;
-  // Tool calls are not parsed out of the output yet: forcing one would be silently ignored.
+  // Forcing a call needs constrained decoding (a grammar), which this server does not have yet:
+  // asking the model by prompt alone could silently not call.
   if (cr.tool_choice.is_object() || (cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "required"))
-    throw protocol::bad_request("tool_choice \"required\" and named functions are not supported yet (tool calls are "
-                                "not parsed from the model's output); use \"auto\" or \"none\"",
+    throw protocol::bad_request("tool_choice \"required\" and named functions are not supported yet (they need "
+                                "grammar-constrained decoding); use \"auto\" or \"none\"",
                                 "tool_choice", "unsupported_value");
   if (ctx.draining) throw shutdown_error();
 
@@ -160,12 +181,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   info.model = st->lease.id();
   engine::LLMEngine& m = *st->lease;
 
-  chat::ChatTemplateInputs in;
-  in.messages = cr.messages;
-  const bool tools_off = cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "none";
-  if (!cr.tools.is_null() && !tools_off) in.tools = cr.tools;
-  in.add_generation_prompt = cr.add_generation_prompt;
-  in.kwargs = cr.chat_template_kwargs;
+  chat::ChatTemplateInputs in = chat_template_inputs(ctx, cr);
+  const bool with_tools = !in.tools.is_null();
   const std::string prompt = m.render_chat(std::move(in));
 
   engine::GenerationParams base;
@@ -177,10 +194,21 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   base.stop_token_ids = cr.common.stop_token_ids;
   base.ignore_eos = cr.common.ignore_eos;
   base.skip_special_tokens = cr.common.skip_special_tokens;
-  if (m.config().harmony_chat) {  // the channel markers are special tokens: keep them to read them
-    base.skip_special_tokens = false;
-    st->harmony.resize(size_t(cr.common.n));
+  chat::OutputFormat format = m.output_format();
+  if (m.config().harmony_chat) format.tools = chat::ToolSyntax::HARMONY;
+  chat::ParserOptions po;
+  po.parse_tools = with_tools;
+  po.reasoning_open = format.think_tags && chat::prompt_opens_think(prompt, format.think_open);
+  po.tools = cr.tools;
+  if (format.tools != chat::ToolSyntax::NONE && !with_tools && format.tools != chat::ToolSyntax::HARMONY)
+    format.tools = chat::ToolSyntax::NONE;
+  // Markers that are special tokens are dropped by skip_special_tokens: keep them to read them.
+  for (const std::string& marker : chat::format_markers(format)) {
+    const int32_t id = m.tokenizer().token_to_id(marker);
+    if (id >= 0 && m.tokenizer().is_special(id)) base.skip_special_tokens = false;
   }
+  const bool short_ids =
+      format.tools == chat::ToolSyntax::BRACKET_LIST || format.tools == chat::ToolSyntax::BRACKET_ARGS;
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
 
@@ -192,6 +220,8 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   st->timeout_s = cr.common.timeout_s && *cr.common.timeout_s > 0 ? *cr.common.timeout_s : ctx.request_timeout_s;
   if (ctx.request_timeout_s > 0) st->timeout_s = std::min(st->timeout_s, ctx.request_timeout_s);
   st->deadline = ctx.deadline(cr.common.timeout_s);
+  st->reasoning_usage = format.think_tags || format.tools == chat::ToolSyntax::HARMONY;
+  for (int32_t i = 0; i < cr.common.n; ++i) st->out.emplace_back(chat::make_output_parser(format, po), short_ids);
   st->group = std::make_unique<GenerationGroup>(ctx, m, st->lease.id());
   st->watch = std::make_unique<ConnectionWatch>(req);
   st->group->watch_client(st->watch.get());

@@ -105,12 +105,7 @@ void handle_apply_template(ServingContext& ctx, const httplib::Request& req, htt
   ModelLease lease = acquire_for(ctx, body, info);
   body["model"] = lease.id();
   const protocol::ChatRequest cr = protocol::parse_chat_request(body);  // validates messages/tools
-  chat::ChatTemplateInputs in;
-  in.messages = cr.messages;
-  if (!cr.tools.is_null()) in.tools = cr.tools;
-  in.add_generation_prompt = cr.add_generation_prompt;
-  in.kwargs = cr.chat_template_kwargs;
-  send_json(res, 200, protocol::apply_template_response(lease->render_chat(std::move(in))));
+  send_json(res, 200, protocol::apply_template_response(lease->render_chat(chat_template_inputs(ctx, cr))));
 }
 
 }  // namespace oxyd::server
