@@ -23,19 +23,27 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   Tensor q2 = view(ws.q, {T, nh * hd}), k2 = view(ws.k, {T, nkv * hd}), v2 = view(ws.v, {T, nkv * hd});
 
   ops::matmul(h, w.q, q2);
-  ops::matmul(h, w.k, k2);
-  ops::matmul(h, w.v, v2);
   if (w.q_bias.data) ops::add(q2, w.q_bias, q2);
-  if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
-  if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
   const float eps = s.rms_norm_eps;
   const int64_t qn = s.qk_norm_full_width ? 1 : nh, kn = s.qk_norm_full_width ? 1 : nkv;  // norm groups per row
   if (w.q_norm.data)
     ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
-  if (w.k_norm.data)
-    ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+  if (!s.reuse_kv) {
+    ops::matmul(h, w.k, k2);
+    if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
+    if (w.v.data) {
+      ops::matmul(h, w.v, v2);
+      if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
+    } else {
+      ops::scale(k2, 1.0f, v2);  // no v projection (ArchSpec::v_from_k_when_absent): v = the raw k
+    }
+    if (w.k_norm.data)
+      ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+    if (s.v_norm) ops::rms_norm(view(ws.v, {T * nkv, hd}), nullptr, eps, view(ws.v, {T * nkv, hd}));
+  }
   if (s.clip_qkv > 0)
-    for (const Tensor* t : {&q2, &k2, &v2}) ops::clamp(*t, s.clip_qkv, *t);
+    for (const Tensor* t : {&q2, &k2, &v2})
+      if (t == &q2 || !s.reuse_kv) ops::clamp(*t, s.clip_qkv, *t);
 
   const RopeTable& rt = *s.rope;
   Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
@@ -45,9 +53,9 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
                 {static_cast<int64_t>(rt.freq_factors.size())});
   const Tensor* ffp = ff.data ? &ff : nullptr;
   ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
-  ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
   if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);
-  ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
+  if (!s.reuse_kv) ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 
   backend::AttentionParams ap;
   ap.q = q;
