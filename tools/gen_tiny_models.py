@@ -285,6 +285,9 @@ KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)
 # MoE router weights are drawn ROUTER_SCALE× wider than other matrices, so that the k-th and
 # (k+1)-th router logits of a token are rarely near-equal (goldens.json: router_margin_min).
 ROUTER_SCALE = 4.0
+# Families whose goldens carry half_kv_oracle (half_kv_oracle()): Gemma 4's scale-1 attention makes
+# f16 / bf16 K/V rounding move the logits ~40x more than in the other tiny models.
+HALF_KV_ORACLE = {"gemma4", "gemma4_bf16", "gemma4_moe"}
 
 
 def text_name(name: str) -> str:
@@ -335,7 +338,7 @@ def init_weights(model, family: str, seed: int):
                 p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("linear_attn.conv1d.weight"):  # [C, 1, K]
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(p.shape[-1]))
-            elif name.endswith("norm.weight"):
+            elif name.endswith(("norm.weight", "norm_1.weight", "norm_2.weight")):  # Gemma 4 MoE block norms _1 / _2
                 scale = 1.0
                 if name == "model.norm.weight":
                     scale = 4.0
@@ -413,6 +416,27 @@ def bf16_activation_oracle(model, prompts, ref_logits, greedy_ref):
         for h in hooks:
             h.remove()
     return {"max_abs_diff": diffs, "greedy_equal": same}
+
+
+def half_kv_oracle(model, prompts):
+    """The float64 oracle with the attention's K and V rounded to f16 / bf16 (what a half KV cache
+    holds; KV-sharing layers see the rounded K/V of the layer they share): max |Δlogit| per prompt
+    against the unrounded oracle. Patches the eager attention of the model's own modeling module."""
+    import importlib
+    import torch
+    mod = importlib.import_module(type(model).__module__)
+    orig = mod.eager_attention_forward
+    refs = [full_logits(model, p) for p in prompts]
+    out = {}
+    for name, dt in [("F16", torch.float16), ("BF16", torch.bfloat16)]:
+        def rounded(module, q, k, v, *a, dt=dt, **kw):
+            return orig(module, q, k.to(dt).to(k.dtype), v.to(dt).to(v.dtype), *a, **kw)
+        mod.eager_attention_forward = rounded
+        try:
+            out[name] = [float(np.abs(full_logits(model, p) - r).max()) for p, r in zip(prompts, refs)]
+        finally:
+            mod.eager_attention_forward = orig
+    return out
 
 
 def full_logits(model, ids):
@@ -659,6 +683,8 @@ def main():
             golden["quantized_activations"] = {"tol_of_range": 3e-2, "greedy_margins": [
                 [float(x) for x in np.diff(np.sort(full_logits(model, p + gt[:-1])[len(p) - 1:], axis=-1)[:, -2:],
                                            axis=-1)[:, 0]] for p, gt in zip(prompts, greedy_ref)]}
+        if family in HALF_KV_ORACLE:
+            golden["half_kv_oracle"] = half_kv_oracle(model, prompts)
         if wdtype == "bfloat16":
             golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
