@@ -53,8 +53,8 @@ its GGUFs come from the converter's mistral3 arch. qwen3_5 (Qwen3_5ForCausalLM: 
 layers + 1 gated full-attention layer): GGUFs from the converter's qwen35 arch (--no-mtp); its value heads
 are reordered (grouped by key head -> tiled), so out_proj is rounded in the GGUF's column order
 (roundtrip_v_tiled_cols); ssm_conv1d stays F32 in the Q4_0 file as llama.cpp keeps it.
-gemma4 (Gemma4ForCausalLM, E2B-like): per-layer input embeddings, layers 4-5 sharing the K/V of layers 3
-(sliding) and 2 (full) with double-wide MLPs, full layers with head_dim 64 and proportional RoPE, window 8,
+gemma4 (Gemma4ForCausalLM, E2B-like): per-layer input embeddings, layers 4-5 sharing the K/V of layers 2
+(sliding) and 3 (full) with double-wide MLPs, full layers with head_dim 64 and proportional RoPE, window 8,
 final softcap 30, learned layer scalars; gemma4_bf16 is the same as a sharpened BF16 checkpoint;
 gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer vision tower beside the text
 model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
@@ -225,7 +225,8 @@ def family_configs():
                     rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
                                          mrope_section=[2, 1, 1], mrope_interleaved=True))),
         # Gemma 4 text (E2B-like): per-layer input embeddings (PLE width 16), layers 4-5 reuse the K/V
-        # of layers 3 (sliding) and 2 (full) and have double-wide MLPs, full layers with their own
+        # of layers 2 (sliding) and 3 (full; the last own-KV layer is full, as llama.cpp's gemma4
+        # assumes) and have double-wide MLPs, full layers with their own
         # head_dim 64 and proportional RoPE (a quarter of the pairs rotate), sliding window 8, final
         # softcap 30, learned layer scalars.
         "gemma4": ("Gemma4TextConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=6,
@@ -233,16 +234,15 @@ def family_configs():
                    sliding_window=8, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
                    final_logit_softcapping=30.0, hidden_size_per_layer_input=16, vocab_size_per_layer_input=V,
                    num_kv_shared_layers=2, use_double_wide_mlp=True, attention_k_eq_v=False,
-                   layer_types=["sliding_attention", "sliding_attention", "full_attention",
-                                "sliding_attention", "sliding_attention", "full_attention"])),
+                   layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention", "full_attention"])),
         # The same model as a BF16 checkpoint (sharpened as qwen3_bf16).
         "gemma4_bf16": ("Gemma4TextConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=6,
                         num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=64,
                         sliding_window=8, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
                         final_logit_softcapping=30.0, hidden_size_per_layer_input=16,
                         vocab_size_per_layer_input=V, num_kv_shared_layers=2, use_double_wide_mlp=True,
-                        layer_types=["sliding_attention", "sliding_attention", "full_attention",
-                                     "sliding_attention", "sliding_attention", "full_attention"])),
+                        layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention",
+                                                                 "full_attention"])),
         # Gemma 4 MoE (26B-A4B-like) as the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer
         # vision tower beside the text model): every layer an MoE block (top-2 of 4, router scale and
         # per-expert scales) in parallel with the dense MLP, no PLE, full layers with k_eq_v (values
