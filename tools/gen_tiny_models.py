@@ -58,7 +58,8 @@ gemma4 (Gemma4ForCausalLM, E2B-like): per-layer input embeddings, layers 4-5 sha
 final softcap 30, learned layer scalars; gemma4_bf16 is the same as a sharpened BF16 checkpoint;
 gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer vision tower beside the text
 model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
-attention_k_eq_v full layers. No Gemma 4 GGUFs here (see tests/data/archs/README.md).
+attention_k_eq_v full layers. No Gemma 4 GGUFs are written yet (tests/data/archs/README.md: how they
+were checked).
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
