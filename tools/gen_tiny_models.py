@@ -53,6 +53,13 @@ its GGUFs come from the converter's mistral3 arch. qwen3_5 (Qwen3_5ForCausalLM: 
 layers + 1 gated full-attention layer): GGUFs from the converter's qwen35 arch (--no-mtp); its value heads
 are reordered (grouped by key head -> tiled), so out_proj is rounded in the GGUF's column order
 (roundtrip_v_tiled_cols); ssm_conv1d stays F32 in the Q4_0 file as llama.cpp keeps it.
+gemma4 (Gemma4ForCausalLM, E2B-like): per-layer input embeddings, layers 4-5 sharing the K/V of layers 2
+(sliding) and 3 (full) with double-wide MLPs, full layers with head_dim 64 and proportional RoPE, window 8,
+final softcap 30, learned layer scalars; gemma4_bf16 is the same as a sharpened BF16 checkpoint;
+gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer vision tower beside the text
+model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
+attention_k_eq_v full layers. No Gemma 4 GGUFs are written yet (tests/data/archs/README.md: how they
+were checked).
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -218,6 +225,42 @@ def family_configs():
                     layer_types=["linear_attention"] * 3 + ["full_attention"],
                     rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
                                          mrope_section=[2, 1, 1], mrope_interleaved=True))),
+        # Gemma 4 text (E2B-like): per-layer input embeddings (PLE width 16), layers 4-5 reuse the K/V
+        # of layers 2 (sliding) and 3 (full; the last own-KV layer is full, as llama.cpp's gemma4
+        # assumes) and have double-wide MLPs, full layers with their own
+        # head_dim 64 and proportional RoPE (a quarter of the pairs rotate), sliding window 8, final
+        # softcap 30, learned layer scalars.
+        "gemma4": ("Gemma4TextConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=6,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=64,
+                   sliding_window=8, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                   final_logit_softcapping=30.0, hidden_size_per_layer_input=16, vocab_size_per_layer_input=V,
+                   num_kv_shared_layers=2, use_double_wide_mlp=True, attention_k_eq_v=False,
+                   layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention", "full_attention"])),
+        # The same model as a BF16 checkpoint (sharpened as qwen3_bf16).
+        "gemma4_bf16": ("Gemma4TextConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=6,
+                        num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=64,
+                        sliding_window=8, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                        final_logit_softcapping=30.0, hidden_size_per_layer_input=16,
+                        vocab_size_per_layer_input=V, num_kv_shared_layers=2, use_double_wide_mlp=True,
+                        layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention",
+                                                                 "full_attention"])),
+        # Gemma 4 MoE (26B-A4B-like) as the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer
+        # vision tower beside the text model): every layer an MoE block (top-2 of 4, router scale and
+        # per-expert scales) in parallel with the dense MLP, no PLE, full layers with k_eq_v (values
+        # from the raw k projection) and one KV head for 2 on the sliding layers.
+        "gemma4_moe": ("Gemma4Config", dict(
+            tie_word_embeddings=True,
+            text_config=dict(base, model_type="gemma4_text", hidden_size=64, intermediate_size=64,
+                             num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                             global_head_dim=32, num_global_key_value_heads=1, attention_k_eq_v=True,
+                             sliding_window=8, hidden_activation="gelu_pytorch_tanh",
+                             tie_word_embeddings=True, final_logit_softcapping=30.0,
+                             hidden_size_per_layer_input=0, enable_moe_block=True, num_experts=4,
+                             top_k_experts=2, moe_intermediate_size=32,
+                             layer_types=["sliding_attention"] * 5 + ["full_attention"]),
+            vision_config=dict(model_type="gemma4_vision", hidden_size=32, intermediate_size=64,
+                               num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2, head_dim=16),
+            audio_config=None)),
     }
 
 
@@ -227,19 +270,25 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
              "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories."]
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
-NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4"}
+NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4",
+           "gemma4", "gemma4_bf16", "gemma4_moe"}
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
-SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
-WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16",
+                "gemma4_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5"}  # RMSNorm computes x̂·(1 + w)
 PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
-ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration"}  # else from the config class name
-NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.")  # left at transformers' own init
+ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration", "gemma4_moe": "Gemma4ForConditionalGeneration"}  # else from the config class name
+NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.", "model.embed_vision.", "model.audio_tower.",
+            "model.embed_audio.")  # left at transformers' own init
 KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)
 # MoE router weights are drawn ROUTER_SCALE× wider than other matrices, so that the k-th and
 # (k+1)-th router logits of a token are rarely near-equal (goldens.json: router_margin_min).
 ROUTER_SCALE = 4.0
+# Families whose goldens carry half_kv_oracle (half_kv_oracle()): Gemma 4's scale-1 attention makes
+# f16 / bf16 K/V rounding move the logits ~40x more than in the other tiny models.
+HALF_KV_ORACLE = {"gemma4", "gemma4_bf16", "gemma4_moe"}
 
 
 def text_name(name: str) -> str:
@@ -290,7 +339,7 @@ def init_weights(model, family: str, seed: int):
                 p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("linear_attn.conv1d.weight"):  # [C, 1, K]
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(p.shape[-1]))
-            elif name.endswith("norm.weight"):
+            elif name.endswith(("norm.weight", "norm_1.weight", "norm_2.weight")):  # Gemma 4 MoE block norms _1 / _2
                 scale = 1.0
                 if name == "model.norm.weight":
                     scale = 4.0
@@ -305,6 +354,12 @@ def init_weights(model, family: str, seed: int):
             elif family == "gpt_oss" and (name.endswith("mlp.experts.gate_up_proj")
                                           or name.endswith("mlp.experts.down_proj")):  # input-major [E, in, out]
                 p.copy_(1.0 / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("router.scale"):  # Gemma 4 router input scale [H]
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("router.per_expert_scale"):  # Gemma 4 [E], on the routing weights
+                p.copy_(1.0 + 0.3 * torch.rand(p.shape, generator=g, dtype=torch.float64))
+            elif name.endswith("router.proj.weight"):  # Gemma 4 router [E, H]
+                p.copy_(ROUTER_SCALE / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("mlp.router.weight"):  # gpt-oss router [E, H]
                 p.copy_(ROUTER_SCALE / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith(".bias"):
@@ -322,6 +377,9 @@ def init_weights(model, family: str, seed: int):
                 p.copy_(std * torch.randn(p.shape, generator=g, dtype=torch.float64))
             else:
                 raise RuntimeError(f"unexpected parameter {name} {tuple(p.shape)}")
+        for name, b in model.named_buffers():
+            if name.endswith("layer_scalar"):  # Gemma 4: a learned scalar per layer, saved as a buffer
+                b.copy_(0.6 + 0.8 * torch.rand(b.shape, generator=g, dtype=torch.float64))
 
 
 def sharpen(model, prompts, steps=300, lr=3e-3):
@@ -361,6 +419,27 @@ def bf16_activation_oracle(model, prompts, ref_logits, greedy_ref):
     return {"max_abs_diff": diffs, "greedy_equal": same}
 
 
+def half_kv_oracle(model, prompts):
+    """The float64 oracle with the attention's K and V rounded to f16 / bf16 (what a half KV cache
+    holds; KV-sharing layers see the rounded K/V of the layer they share): max |Δlogit| per prompt
+    against the unrounded oracle. Patches the eager attention of the model's own modeling module."""
+    import importlib
+    import torch
+    mod = importlib.import_module(type(model).__module__)
+    orig = mod.eager_attention_forward
+    refs = [full_logits(model, p) for p in prompts]
+    out = {}
+    for name, dt in [("F16", torch.float16), ("BF16", torch.bfloat16)]:
+        def rounded(module, q, k, v, *a, dt=dt, **kw):
+            return orig(module, q, k.to(dt).to(k.dtype), v.to(dt).to(v.dtype), *a, **kw)
+        mod.eager_attention_forward = rounded
+        try:
+            out[name] = [float(np.abs(full_logits(model, p) - r).max()) for p, r in zip(prompts, refs)]
+        finally:
+            mod.eager_attention_forward = orig
+    return out
+
+
 def full_logits(model, ids):
     import torch
     with torch.no_grad():
@@ -390,7 +469,10 @@ def router_margin_min(model, seqs, k):
         srt = torch.sort(lg.to(torch.float64), dim=-1, descending=True).values
         if srt.shape[-1] > k:
             gaps.append(float((srt[..., k - 1] - srt[..., k]).min()))
+    def hook_probs(_m, _a, out):  # Gemma 4's router returns softmax probabilities: log p = logit + c
+        hook(_m, _a, torch.log(out[0]))
     hooks = [m.register_forward_hook(hook) for m in model.modules() if type(m).__name__.endswith("TopKRouter")]
+    hooks += [m.register_forward_hook(hook_probs) for m in model.modules() if type(m).__name__ == "Gemma4TextRouter"]
     try:
         for sq in seqs:
             full_logits(model, sq)
@@ -534,8 +616,12 @@ def main():
         out.mkdir(parents=True)
         cfg = getattr(transformers, cfg_cls)(**kw)
         cfg._attn_implementation = "eager"
-        if getattr(cfg, "num_experts", 0):
+        tcfg = cfg.get_text_config()
+        num_experts = getattr(tcfg, "num_experts", 0) or 0
+        top_k = getattr(tcfg, "num_experts_per_tok", None) or getattr(tcfg, "top_k_experts", None)
+        if num_experts:
             cfg._experts_implementation = "eager"  # the per-expert loop (grouped_mm has no float64)
+            tcfg._experts_implementation = "eager"
         cfg.get_text_config()._attn_implementation = "eager"
         arch = ARCH_CLASS.get(family) or cfg_cls.replace("TextConfig", "ForCausalLM").replace("Config", "ForCausalLM")
         cfg.architectures = [arch]
@@ -588,9 +674,9 @@ def main():
                                       for lg in ref_logits],
                   "greedy_top1_margin_min": margins,
                   "logits_file": "logits.bin", "logits_last_positions": logit_positions, "gguf": {}}
-        if getattr(cfg, "num_experts", 0):
+        if num_experts:
             golden["router_margin_min"] = router_margin_min(
-                model, [p + g for p, g in zip(prompts, greedy_ref)], cfg.num_experts_per_tok)
+                model, [p + g for p, g in zip(prompts, greedy_ref)], top_k)
         if family in HF_MXFP4:
             # MXFP4 weights meet 8-bit activations in the CPU kernels (as llama.cpp's do, and as for a
             # GGUF's quantized formats, ArchGguf): the engine is bounded like a quantized GGUF, 3e-2 of
@@ -598,6 +684,8 @@ def main():
             golden["quantized_activations"] = {"tol_of_range": 3e-2, "greedy_margins": [
                 [float(x) for x in np.diff(np.sort(full_logits(model, p + gt[:-1])[len(p) - 1:], axis=-1)[:, -2:],
                                            axis=-1)[:, 0]] for p, gt in zip(prompts, greedy_ref)]}
+        if family in HALF_KV_ORACLE:
+            golden["half_kv_oracle"] = half_kv_oracle(model, prompts)
         if wdtype == "bfloat16":
             golden["bf16_activation_oracle"] = bf16_activation_oracle(model, prompts, ref_logits, greedy_ref)
         if real_tok:
@@ -671,9 +759,9 @@ def main():
                 for p, gt in zip(prompts, entry["oracle_greedy"]):
                     srt = np.sort(full_logits(qmodel, p + gt[:-1])[len(p) - 1:], axis=-1)
                     entry["oracle_greedy_margins"].append([float(x) for x in srt[:, -1] - srt[:, -2]])
-                if getattr(cfg, "num_experts", 0):
+                if num_experts:
                     entry["router_margin_min"] = router_margin_min(
-                        qmodel, [p + g for p, g in zip(prompts, entry["oracle_greedy"])], cfg.num_experts_per_tok)
+                        qmodel, [p + g for p, g in zip(prompts, entry["oracle_greedy"])], top_k)
                 entry["kl_to_f32_mean"] = float(kls.mean())
                 entry["kl_to_f32_max"] = float(kls.max())
                 entry["quant_logits_offset"] = sum(len(x) for x in qlog_all)

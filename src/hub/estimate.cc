@@ -86,7 +86,8 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   // decoder_sparse_step 1; Gemma 4's MoE block sits beside a dense MLP).
   const bool any_dense = c.num_experts <= 0 || c.enable_moe_block || !c.mlp_only_layers.empty() || c.decoder_sparse_step > 1;
   int64_t ffn = any_dense ? c.intermediate_size : 0;
-  for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, any_dense ? w : 0);
+  if (any_dense && int64_t(c.layer_types.size()) == L)  // per-layer widths (double-wide MLPs)
+    for (int64_t i = 0; i < L; ++i) ffn = std::max(ffn, c.layer_dims(i).intermediate_size);
   if (c.num_experts > 0)
     ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
   const int64_t H = c.hidden_size;
@@ -98,7 +99,11 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   // q_proj holding twice the query rows (hybrid Qwen3.5 layers).
   const int64_t moe = c.num_experts > 0 ? c.num_experts + 4 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
   const int64_t gate = e.num_linear_layers > 0 ? c.num_attention_heads * c.head_dim : 0;
-  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe;
+  // An MoE block beside the dense MLP holds the router input and the experts' branch [2·H]; per-layer
+  // input embeddings hold [T, L·P] twice and one layer's input and gate [2·P].
+  const int64_t beside = c.num_experts > 0 && c.enable_moe_block ? 2 * H : 0;
+  const int64_t P = c.hidden_size_per_layer_input, ple = P > 0 ? 2 * L * P + 2 * P : 0;
+  const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe + beside + ple;
   const int64_t floats = T * per_token + R * H + R * c.vocab_size + (c.num_experts > 0 ? c.num_experts + 1 : 0);
   // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
   const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);

@@ -102,6 +102,15 @@ struct ModelConfig {
   /// RoPE per layer type ("full_attention", "sliding_attention"); both always present.
   std::map<std::string, RopeParameters> rope_parameters;
   const RopeParameters& rope(const std::string& layer_type = kFullAttention) const;
+  /// Layer l's attention and MLP geometry: head_dim and KV heads (a full layer's own
+  /// global_head_dim / num_global_key_value_heads, or the per-layer GGUF array), MLP width (the
+  /// per-layer array, or twice intermediate_size on a KV-sharing layer with use_double_wide_mlp),
+  /// and kv_layer: the layer whose K/V it attends (itself, or for the last num_kv_shared_layers
+  /// layers the last earlier layer of its type that computes its own).
+  struct LayerDims {
+    int64_t head_dim = 0, num_kv_heads = 0, intermediate_size = 0, kv_layer = 0;
+  };
+  LayerDims layer_dims(int64_t l) const;
 
   // Scales and caps.
   std::optional<double> query_pre_attn_scalar;   // Gemma 2/3: scale = qpas^-1/2

@@ -65,6 +65,17 @@ struct TensorNames {
   // holds −exp(A_log) (llama.cpp's ssm_a), turned back into A_log at load.
   TensorName lin_qkv{"", ""}, lin_z{"", ""}, lin_b{"", ""}, lin_a{"", ""}, lin_out{"", ""};
   TensorName lin_conv{"", ""}, lin_A_log{"", ""}, lin_dt_bias{"", ""}, lin_norm{"", ""};
+  // An MoE block beside the dense MLP (ArchSpec::moe_beside_dense): the dense output's post-norm,
+  // the experts' pre- and post-norms; the router's input scale [H] and per-expert weight scale [E].
+  TensorName post_ffw_norm_1{"", ""}, pre_ffw_norm_2{"", ""}, post_ffw_norm_2{"", ""};
+  TensorName router_scale{"", ""}, expert_scale{"", ""};
+  // Per-layer input embeddings (PLE, width P): the table [V, L·P], the projection of the scaled
+  // embedding [L·P, H] and its norm [P]; per layer the gate [P, H], the projection [H, P] and
+  // its post-norm [H]. Empty = none.
+  TensorName ple_embed{"", ""}, ple_model_proj{"", ""}, ple_proj_norm{"", ""};
+  TensorName ple_gate{"", ""}, ple_proj{"", ""}, ple_post_norm{"", ""};
+  /// A learned scalar [1] that multiplies the residual stream at the end of the layer.
+  TensorName layer_scale{"", ""};
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
   /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
   std::string gguf_rope_factors = "rope_freqs.weight";
@@ -100,6 +111,20 @@ struct ArchSpec {
   /// expert_gate_bias / expert_up_bias names), or MXFP4 `<name>_blocks` / `<name>_scales`.
   /// Rewritten at load into the stacked [E, 2I, H] / [E, H, I] layout (model/experts_layout.h).
   bool hf_experts_input_major = false;  // gpt-oss: top-k of the logits, then softmax over those
+  /// > 0: the q·k scale whatever the head_dim (Gemma 4: 1, the q/k norms stand in for 1/√d).
+  float attention_scale = 0.0f;
+  /// v is RMS-normed (no weight) per head before it is cached (Gemma 4).
+  bool attn_v_norm = false;
+  /// A layer whose checkpoint has no v projection uses the raw k projection (before k_norm and
+  /// RoPE) as v (Gemma 4 attention_k_eq_v full layers).
+  bool v_from_k_when_absent = false;
+  /// MoE layers keep their dense MLP (Gemma 4): m = post_ffw_norm_1(mlp(ffn_norm(x))) +
+  /// post_ffw_norm_2(experts(pre_ffw_norm_2(x))), the router reading x̂·router_scale·H^-½ and each
+  /// routing weight (softmax, top-k, renormalised) times expert_scale[e]; then post_ffw_norm(m).
+  bool moe_beside_dense = false;
+  /// PLE (the names above; ModelConfig::hidden_size_per_layer_input = P): per token
+  /// ple = (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, split in L rows of P; layer l adds
+  /// post_norm(W_proj_l(gelu_tanh(W_gate_l·x) ⊙ ple_l)) to x after its MLP.
   /// Multimodal wrappers keep the text model under another prefix: when an HF name is absent,
   /// each (from, to) whose `from` begins it is tried with that prefix replaced, in order
   /// (transformers v5 `model.language_model.`, v4 `language_model.model.`). Other tensors of the

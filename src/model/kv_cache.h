@@ -18,20 +18,28 @@ namespace oxyd::model {
 
 class KvCache {
  public:
+  /// One layer's K/V geometry; num_kv_heads 0 = the layer keeps no K/V of its own (it reads
+  /// another layer's, or holds a recurrent state).
+  struct LayerShape {
+    int64_t num_kv_heads = 0, head_dim = 0;
+  };
   KvCache(int64_t num_layers, int64_t num_blocks, int64_t block_size, int64_t num_kv_heads,
           int64_t head_dim, KvFormat format = KvFormat::F32, Device device = Device::CPU)
-      : num_blocks_(num_blocks), block_size_(block_size), num_kv_heads_(num_kv_heads),
-        head_dim_(head_dim), format_(format), device_(device), row_(kv_format_row_elems(format, head_dim)) {
+      : KvCache(std::vector<LayerShape>(size_t(num_layers), LayerShape{num_kv_heads, head_dim}), num_blocks,
+                block_size, format, device) {}
+  KvCache(const std::vector<LayerShape>& layers, int64_t num_blocks, int64_t block_size,
+          KvFormat format = KvFormat::F32, Device device = Device::CPU)
+      : num_blocks_(num_blocks), block_size_(block_size), format_(format), device_(device), shapes_(layers) {
     backend::Backend& be = ops::device_backend(device, "KvCache");
-    const size_t bytes = static_cast<size_t>(num_blocks * block_size * num_kv_heads) *
-                         static_cast<size_t>(kv_format_row_bytes(format, head_dim));
-    for (int64_t l = 0; l < num_layers; ++l) {
-      k_.push_back(be.allocate(bytes));
-      v_.push_back(be.allocate(bytes));
+    for (const LayerShape& s : layers) {
+      const size_t bytes = static_cast<size_t>(num_blocks * block_size * s.num_kv_heads) *
+                           static_cast<size_t>(s.num_kv_heads > 0 ? kv_format_row_bytes(format, s.head_dim) : 0);
+      k_.push_back(bytes ? be.allocate(bytes) : backend::Allocation());
+      v_.push_back(bytes ? be.allocate(bytes) : backend::Allocation());
     }
   }
-  Tensor k(int64_t layer) const { return view(k_[layer]); }
-  Tensor v(int64_t layer) const { return view(v_[layer]); }
+  Tensor k(int64_t layer) const { return view(k_[layer], layer); }
+  Tensor v(int64_t layer) const { return view(v_[layer], layer); }
   int64_t num_blocks() const { return num_blocks_; }
   int64_t block_size() const { return block_size_; }
   /// What the blocks hold.
@@ -87,13 +95,16 @@ class KvCache {
   }
 
  private:
-  Tensor view(const backend::Allocation& b) const {
-    return Tensor(kv_format_dtype(format_), b.data(), {num_blocks_, block_size_, num_kv_heads_, row_}, device_);
+  Tensor view(const backend::Allocation& b, int64_t layer) const {
+    const LayerShape& s = shapes_[size_t(layer)];
+    // last dim: head_dim elements, or bytes of one quantized head vector
+    return Tensor(kv_format_dtype(format_), b.data(),
+                  {num_blocks_, block_size_, s.num_kv_heads, kv_format_row_elems(format_, s.head_dim)}, device_);
   }
-  int64_t num_blocks_, block_size_, num_kv_heads_, head_dim_;
+  int64_t num_blocks_, block_size_;
   KvFormat format_;
   Device device_;
-  int64_t row_;  // last dim: head_dim elements, or bytes of one quantized head vector
+  std::vector<LayerShape> shapes_;  // per layer
   std::vector<backend::Allocation> k_, v_;
   struct LinearState {
     backend::Allocation conv, rec;

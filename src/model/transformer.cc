@@ -15,6 +15,7 @@
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
+#include "ops/activation.h"
 #include "ops/dispatch.h"
 #include "ops/rms_norm.h"
 #include "ops/rope_scaling.h"
@@ -78,6 +79,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
                                                    "for this family from this format");
   t->weights_ = Weights::load(path, c, *t->spec_);
   const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
+  for (Workspace* w : {&t->moe_in_, &t->moe_out_, &t->ple_, &t->ple_tmp_, &t->ple_l_, &t->ple_g_})
+    w->set_device(dev);
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
                        &t->mlp_ws_.gate, &t->mlp_ws_.up, &t->moe_ws_.logits, &t->moe_ws_.ids, &t->moe_ws_.weights,
                        &t->moe_ws_.rows, &t->moe_ws_.gather, &t->moe_ws_.offsets, &t->moe_ws_.xs, &t->moe_ws_.ys})
@@ -96,7 +99,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   const bool gguf = t->weights_->source() == WeightSource::GGUF;
 
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
-  if (c.attention_multiplier) scale = static_cast<float>(*c.attention_multiplier);
+  if (t->spec_->attention_scale > 0) scale = t->spec_->attention_scale;
+  else if (c.attention_multiplier) scale = static_cast<float>(*c.attention_multiplier);
   else if (c.query_pre_attn_scalar) scale = static_cast<float>(1.0 / std::sqrt(*c.query_pre_attn_scalar));
 
   const int64_t L = c.num_hidden_layers;
@@ -105,6 +109,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   t->rope_.reserve(L);  // attn_[l].rope points into rope_
   for (int64_t l = 0; l < L; ++l) {
     const std::string& lt = c.layer_types[l];
+    t->kv_layer_.push_back(l);
     if (lt == loader::kLinearAttention) {
       t->has_linear_ = true;
       t->lin_ = {c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
@@ -118,6 +123,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     // GGUF per-pair factors (llama3 rope_freqs, Phi-3 rope_factors_long) apply to global layers.
     const bool tensor_factors = gguf && t->weights_->rope_factors.data && lt == loader::kFullAttention;
     const loader::RopeParameters& rp = c.rope(lt);
+    const loader::ModelConfig::LayerDims d = c.layer_dims(l);
+    t->kv_layer_.back() = d.kv_layer;
     // longrope. GGUF: llama.cpp's rule, one table per context (the rope_factors_long tensor when
     // the context exceeds the original one: llama.cpp picks by n_ctx, not by sequence length).
     // HF weights: transformers' rule, which is what its generate() returns: a sequence of at most
@@ -125,15 +132,15 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     // every key with the long factors; Phi3ForCausalLM drops its KV cache and recomputes once a
     // sequence grows past the switch, and the scheduler does the same (rope_switch_len()).
     const ops::RopeScaling scaling = to_scaling(rp, c, tensor_factors);
-    ops::RopeFrequencies fr = ops::rope_frequencies(scaling, c.head_dim, c.max_position_embeddings);
+    ops::RopeFrequencies fr = ops::rope_frequencies(scaling, d.head_dim, c.max_position_embeddings);
     layers::RopeTable rt;
     rt.inv_freq = fr.inv_freq;
     rt.attention_factor = fr.attention_factor;
     if (scaling.rope_type == ops::RopeType::LONGROPE) {
       const int64_t orig = scaling.original_max_position_embeddings > 0 ? scaling.original_max_position_embeddings
                                                                          : c.max_position_embeddings;
-      rt.inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig + 1).inv_freq;
-      rt.short_inv_freq = ops::rope_frequencies(scaling, c.head_dim, orig).inv_freq;
+      rt.inv_freq = ops::rope_frequencies(scaling, d.head_dim, orig + 1).inv_freq;
+      rt.short_inv_freq = ops::rope_frequencies(scaling, d.head_dim, orig).inv_freq;
       if (rt.short_inv_freq != rt.inv_freq) {
         rt.switch_len = orig;
         t->rope_switch_len_ = t->rope_switch_len_ ? std::min(t->rope_switch_len_, orig) : orig;
@@ -155,8 +162,10 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     t->rope_.push_back(std::move(rt));
     layers::AttentionSpec as;
     as.num_heads = c.num_attention_heads;
-    as.num_kv_heads = c.num_key_value_heads;
-    as.head_dim = c.head_dim;
+    as.num_kv_heads = d.num_kv_heads;
+    as.head_dim = d.head_dim;
+    as.v_norm = t->spec_->attn_v_norm;
+    as.reuse_kv = d.kv_layer != l;
     as.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
     as.scale = scale;
     as.logit_softcap = static_cast<float>(c.attn_logit_softcapping.value_or(0.0));
@@ -174,18 +183,35 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     }
     t->attn_.push_back(as);
   }
+  for (int64_t l = 0; l < L; ++l) {
+    const LayerWeights& lw = t->weights_->layers[l];
+    if (lw.router.data && t->spec_->moe_beside_dense && !lw.gate.data)
+      throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": layer " + std::to_string(l) +
+                                                   " has an MoE block but no dense MLP beside it");
+  }
   return t;
 }
 
 KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format,
                                    int64_t num_state_slots) const {
-  KvCache cache(config_.num_hidden_layers, num_blocks, block_size, config_.num_key_value_heads, config_.head_dim,
-                format, weights_->lm_head.device);
+  std::vector<KvCache::LayerShape> shapes(static_cast<size_t>(config_.num_hidden_layers));
+  for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
+    if (config_.layer_types[l] != loader::kLinearAttention && kv_layer_[l] == l)
+      shapes[l] = {attn_[l].num_kv_heads, attn_[l].head_dim};
+  KvCache cache(shapes, num_blocks, block_size, format, weights_->lm_head.device);
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
     if (config_.layer_types[l] == loader::kLinearAttention)
       cache.add_linear_state(l, num_state_slots, lin_.conv_kernel - 1, lin_.conv_dim(), lin_.num_v_heads,
                              lin_.head_k_dim, lin_.head_v_dim);
   return cache;
+}
+
+int64_t Transformer::kv_bytes_per_token(KvFormat format) const {
+  int64_t total = 0;
+  for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
+    if (config_.layer_types[l] != loader::kLinearAttention && kv_layer_[l] == l)
+      total += 2 * attn_[l].num_kv_heads * kv_format_row_bytes(format, attn_[l].head_dim);
+  return total;
 }
 
 void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
@@ -240,6 +266,20 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   float emb_scale = static_cast<float>(c.embedding_multiplier);
   if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
   if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
+  const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0, L = c.num_hidden_layers;
+  if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
+    ple_.resize(T * L * P);
+    ple_tmp_.resize(T * L * P);
+    Tensor ple = f32(ple_, {T, L * P}), tok = f32(ple_tmp_, {T, L * P});
+    ops::matmul(X, w.ple_model_proj, ple);
+    ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
+    ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
+    ops::embedding(w.ple_embed, b.token_ids.data(), T, tok);
+    ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
+    ops::add(ple, tok, ple);
+    ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
+    ple_rows_.resize(static_cast<size_t>(T));
+  }
 
   Tensor state_slots;
   if (has_linear_) {
@@ -255,17 +295,45 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
       layers::gated_delta_net(lw, lin_, meta.query_start_loc, state_slots, cache.conv_state(l),
                               cache.recurrent_state(l), Hn, lin_ws_, Hn);
     else
-      layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.format(), Hn, attn_ws_, Hn);
+      layers::self_attention(lw, attn_[l], meta, cache.k(kv_layer_[l]), cache.v(kv_layer_[l]), cache.format(), Hn,
+                             attn_ws_, Hn);
     if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);
 
     ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
-    if (lw.router.data) layers::moe_mlp(lw, moe_, Hn, mlp_ws_, moe_ws_, Hn);
-    else layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+    if (lw.router.data && lw.router_norm.data) {  // MoE block beside the dense MLP
+      moe_in_.resize(T * H);
+      moe_out_.resize(T * H);
+      Tensor Ri = f32(moe_in_, {T, H}), Mo = f32(moe_out_, {T, H});
+      layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+      ops::rms_norm(Hn, &lw.post_ffw_norm_1, eps, Hn);
+      ops::rms_norm(X, &lw.router_norm, eps, Ri);
+      ops::rms_norm(X, &lw.pre_ffw_norm_2, eps, Mo);
+      layers::moe_mlp(lw, moe_, Ri, Mo, mlp_ws_, moe_ws_, Mo);
+      ops::rms_norm(Mo, &lw.post_ffw_norm_2, eps, Mo);
+      ops::add(Hn, Mo, Hn);
+    } else if (lw.router.data) {
+      layers::moe_mlp(lw, moe_, Hn, mlp_ws_, moe_ws_, Hn);
+    } else {
+      layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+    }
     if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
     ops::add(X, Hn, X);
+    if (P > 0) {  // x += post_norm(W_proj(gelu_tanh(W_gate·x) ⊙ ple[:, l]))
+      ple_l_.resize(T * P);
+      ple_g_.resize(T * P);
+      Tensor pl = f32(ple_l_, {T, P}), pg = f32(ple_g_, {T, P});
+      for (int64_t i = 0; i < T; ++i) ple_rows_[size_t(i)] = static_cast<int32_t>(i * L + l);
+      ops::embedding(f32(ple_, {T * L, P}), ple_rows_.data(), T, pl);
+      ops::matmul(X, lw.ple_gate, pg);
+      ops::glu(spec_->act, pg, pl, pg);
+      ops::matmul(pg, lw.ple_proj, Hn);
+      ops::rms_norm(Hn, &lw.ple_post_norm, eps, Hn);
+      ops::add(X, Hn, X);
+    }
+    if (lw.layer_scale != 1.0f) ops::scale(X, lw.layer_scale, X);
   }
 
   // Final norm and head only on the rows that need logits.

@@ -45,6 +45,9 @@ class Transformer {
   KvCache make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format = KvFormat::F32,
                         int64_t num_state_slots = kDefaultStateSlots) const;
   static constexpr int64_t kDefaultStateSlots = 16;
+  /// K and V bytes of one token over the layers that keep their own (make_kv_cache's layout:
+  /// each layer's KV heads × head_dim; KV-sharing and linear_attention layers keep none).
+  int64_t kv_bytes_per_token(KvFormat format) const;
   /// Whether some layer is a linear_attention (Gated DeltaNet) layer.
   bool has_linear_attention() const { return has_linear_; }
   /// > 0: some layer's RoPE table depends on the sequence length (transformers' longrope): a
@@ -88,7 +91,11 @@ class Transformer {
   layers::LinearAttentionWorkspace lin_ws_;
   bool has_linear_ = false;
   int64_t rope_switch_len_ = 0;
+  std::vector<int64_t> kv_layer_;            // per layer: whose K/V it attends (LayerDims::kv_layer)
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
+  Workspace moe_in_, moe_out_;               // ArchSpec::moe_beside_dense: router input, experts' branch [T, H]
+  Workspace ple_, ple_tmp_, ple_l_, ple_g_;  // PLE: [T, L·P] ×2, this layer's [T, P], its gate [T, P]
+  std::vector<int32_t> ple_rows_;            // rows of ple_ viewed [T·L, P] that layer l reads
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.

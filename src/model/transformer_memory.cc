@@ -18,6 +18,10 @@ MemoryUsage Transformer::memory_usage() const {
   MemoryUsage u;
   u.weights_mapped = weights_->mapped_bytes();
   u.weights_owned = weights_->owned_bytes();
+  for (const auto* v : {&moe_in_, &moe_out_, &ple_, &ple_tmp_, &ple_l_, &ple_g_}) {
+    u.workspace += capacity_bytes(*v);
+    u.workspace_used += size_bytes(*v);
+  }
   for (const auto* v : {&x_, &h_, &sel_, &attn_ws_.q, &attn_ws_.k, &attn_ws_.v, &attn_ws_.out, &attn_ws_.gate,
                         &mlp_ws_.gate, &mlp_ws_.up, &moe_ws_.logits, &moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows,
                         &moe_ws_.gather, &moe_ws_.offsets, &moe_ws_.xs, &moe_ws_.ys, &lin_ws_.mixed, &lin_ws_.qkv, &lin_ws_.z, &lin_ws_.a, &lin_ws_.b,
@@ -35,19 +39,20 @@ MemoryUsage Transformer::memory_usage() const {
 // The largest matmul activation scratch of a step: every layer matmul runs on T rows, the head
 // on R rows.
 static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64_t T, int64_t R) {
-  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim, I = c.intermediate_size;
+  const int64_t H = c.hidden_size;
   const backend::Backend& be = ops::device_backend(w.lm_head.device);
   int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
+  if (w.ple_model_proj.data) m = std::max(m, be.matmul_scratch_bytes(w.ple_model_proj.dtype, T, H));
   for (const LayerWeights& L : w.layers) {
-    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.q_gate, &L.lin_qkv, &L.lin_z, &L.lin_a, &L.lin_b})
+    for (const Tensor* t : {&L.q, &L.k, &L.v, &L.q_gate, &L.lin_qkv, &L.lin_z, &L.lin_a, &L.lin_b, &L.ple_gate})
       if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
-    if (L.lin_out.data) m = std::max(m, be.matmul_scratch_bytes(L.lin_out.dtype, T, L.lin_out.cols()));
-    if (L.o.data) m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
-    if (!L.router.data) {
+    for (const Tensor* t : {&L.lin_out, &L.o, &L.ple_proj})
+      if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, t->cols()));
+    if (L.gate.data) {  // the dense MLP (also beside an MoE block)
       for (const Tensor* t : {&L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
-      m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
-      continue;
+      m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, L.down.cols()));
     }
+    if (!L.router.data) continue;
     // MoE: the router on T rows; the experts' grouped matmuls on all T·k gathered rows at once, or
     // (a backend without a grouped form) one expert on at most T rows (it is picked once a token).
     m = std::max(m, be.matmul_scratch_bytes(L.router.dtype, T, H));
@@ -60,28 +65,57 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
   return m;
 }
 
+// The widest dense MLP of any layer (0 if none) and whether some layer has experts.
+static std::pair<int64_t, bool> mlp_widths(const Weights& w) {
+  int64_t dense = 0;
+  bool moe = false;
+  for (const LayerWeights& L : w.layers) {
+    if (L.gate.data) dense = std::max(dense, L.gate.dim(0));
+    moe = moe || L.router.data;
+  }
+  return {dense, moe};
+}
+
 // Per-token floats of the MLP workspaces: gate / up of the widest dense or grouped-expert step,
 // and for MoE layers the router logits, ids / weights / rows / gather, and the gathered inputs and
 // outputs (the E + 1 expert offsets are counted once per step, in workspace_bytes).
 static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
-  bool dense = false, moe = false;
-  for (const LayerWeights& L : w.layers) (L.router.data ? moe : dense) = true;
+  const auto [dense, moe] = mlp_widths(w);
   const int64_t k = c.num_experts_per_tok, H = c.hidden_size;
-  const int64_t gate_up = std::max(dense ? c.intermediate_size : 0, moe ? k * c.moe_intermediate_size : 0);
+  const int64_t gate_up = std::max(dense, moe ? k * c.moe_intermediate_size : 0);
   return 2 * gate_up + (moe ? c.num_experts + 4 * k + 2 * k * H : 0);
 }
 
+// The widest q and k/v rows of any attention layer.
+static std::pair<int64_t, int64_t> attn_widths(const std::vector<layers::AttentionSpec>& attn) {
+  int64_t q = 0, kv = 0;
+  for (const layers::AttentionSpec& a : attn) {
+    q = std::max(q, a.num_heads * a.head_dim);
+    kv = std::max(kv, a.num_kv_heads * a.head_dim);
+  }
+  return {q, kv};
+}
+
+// Per-token floats of the MoE-beside-dense inputs / outputs and the per-layer inputs.
+static int64_t aux_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
+  bool beside = false;
+  for (const LayerWeights& L : w.layers) beside = beside || L.router_norm.data;
+  const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0;
+  return (beside ? 2 * c.hidden_size : 0) + 2 * c.num_hidden_layers * P + 2 * P;
+}
+
 int64_t Transformer::gated_width() const {
-  int64_t w = spec_->attn_output_gate ? config_.num_attention_heads * config_.head_dim : 0;
+  int64_t w = spec_->attn_output_gate ? attn_widths(attn_).first : 0;
   if (has_linear_) w += 2 * lin_.conv_dim() + 2 * lin_.num_v_heads * lin_.head_v_dim + 2 * lin_.num_v_heads;
   return w;
 }
 
 int64_t Transformer::workspace_bytes(int64_t T, int64_t R) const {
   const loader::ModelConfig& c = config_;
-  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
-  const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
+  const int64_t H = c.hidden_size;
+  const auto [q_dim, kv_dim] = attn_widths(attn_);
   const int64_t floats = T * (2 * H                        // x_, h_: residual stream, normed / branch
+                              + aux_floats_per_token(*weights_, c)  // MoE beside dense, PLE
                               + 2 * q_dim + 2 * kv_dim     // attention q, out; k, v
                               + mlp_floats_per_token(*weights_, c)  // mlp gate, up; MoE buffers
                               + gated_width())             // output gate, DeltaNet buffers
@@ -96,19 +130,27 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   ws_logits_ = std::max(ws_logits_, max_num_logits);
   const int64_t T = ws_tokens_, R = ws_logits_;
   const loader::ModelConfig& c = config_;
-  const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
-  const int64_t kv_dim = c.num_key_value_heads * c.head_dim, I = c.intermediate_size;
+  const int64_t H = c.hidden_size;
+  const auto [q_dim, kv_dim] = attn_widths(attn_);
   x_.reserve(size_t(T * H));
+  {
+    bool beside = false;
+    for (const LayerWeights& L : weights_->layers) beside = beside || L.router_norm.data;
+    if (beside) for (Workspace* w : {&moe_in_, &moe_out_}) w->reserve(size_t(T * H));
+    if (const int64_t P = weights_->ple_embed.data ? c.hidden_size_per_layer_input : 0; P > 0) {
+      for (Workspace* w : {&ple_, &ple_tmp_}) w->reserve(size_t(T * c.num_hidden_layers * P));
+      for (Workspace* w : {&ple_l_, &ple_g_}) w->reserve(size_t(T * P));
+    }
+  }
   h_.reserve(size_t(T * H));
   sel_.reserve(size_t(R * H));
   attn_ws_.q.reserve(size_t(T * q_dim));
   attn_ws_.out.reserve(size_t(T * q_dim));
   attn_ws_.k.reserve(size_t(T * kv_dim));
   attn_ws_.v.reserve(size_t(T * kv_dim));
-  bool dense = false, moe = false;
-  for (const LayerWeights& L : weights_->layers) (L.router.data ? moe : dense) = true;
+  const auto [dense, moe] = mlp_widths(*weights_);
   const int64_t k = c.num_experts_per_tok;
-  const int64_t gate_up = std::max(dense ? I : 0, moe ? k * c.moe_intermediate_size : 0);
+  const int64_t gate_up = std::max(dense, moe ? k * c.moe_intermediate_size : 0);
   mlp_ws_.gate.reserve(size_t(T * gate_up));
   mlp_ws_.up.reserve(size_t(T * gate_up));
   if (moe) {

@@ -265,9 +265,11 @@ int64_t Weights::mapped_bytes() const {
   };
   add(embed);
   add(lm_head);
+  add(ple_embed);
+  add(ple_model_proj);
   for (const LayerWeights& L : layers) {
     for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.lin_qkv, &L.lin_z,
-                            &L.lin_b, &L.lin_a, &L.lin_out})
+                            &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj})
       if (!(t == &L.q && L.q_gate.data)) add(*t);  // q with an output gate: rows of an owned copy
     for (const LayerWeights::Expert& x : L.experts)
       for (const Tensor* t : {&x.gate, &x.up, &x.down}) add(*t);
@@ -291,9 +293,10 @@ void Weights::pack_for_matmul() {
   backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
   if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
+  if (ple_model_proj.data && be.wants_packed(ple_model_proj)) todo.push_back(&ple_model_proj);
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
-                      &L.lin_b, &L.lin_a, &L.lin_out})
+                      &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj})
       if (t->data && be.wants_packed(*t)) todo.push_back(t);
     for (LayerWeights::Expert& x : L.experts)
       for (Tensor* t : {&x.gate, &x.up, &x.down})
@@ -340,8 +343,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     if (spec.hf_experts_input_major) im.rewrite_input_major_experts(c, spec.names);
   }
   const TensorNames& n = spec.names;
-  const int64_t H = c.hidden_size, V = c.vocab_size, hd = c.head_dim;
-  const int64_t q_dim = c.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
+  const int64_t H = c.hidden_size, V = c.vocab_size;
   const float norm_add = (spec.norm_one_plus_in_hf && !im.gguf) ? 1.0f : 0.0f;
 
   w->embed = im.required(n.embed, 0);
@@ -352,6 +354,12 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       Tensor f = im.gguf->view(*t);
       w->rope_factors = im.vector_f32(f, f.numel(), 0.0f, path + ": tensor '" + n.gguf_rope_factors + "'");
     }
+  }
+  if (const int64_t P = c.hidden_size_per_layer_input; P > 0 && !(im.gguf ? n.ple_embed.gguf : n.ple_embed.hf).empty()) {
+    w->ple_embed = im.required(n.ple_embed, 0);
+    check_matrix(w->ple_embed, c.vocab_size_per_layer_input > 0 ? c.vocab_size_per_layer_input : V,
+                 c.num_hidden_layers * P, im.describe(n.ple_embed, 0));
+    w->ple_proj_norm = im.vector_f32(im.required(n.ple_proj_norm, 0), P, norm_add, im.describe(n.ple_proj_norm, 0));
   }
 
   w->layers.resize(c.num_hidden_layers);
@@ -374,6 +382,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
       continue;
     }
+    const loader::ModelConfig::LayerDims d = c.layer_dims(l);
+    const int64_t hd = d.head_dim, q_dim = c.num_attention_heads * hd, kv_dim = d.num_kv_heads * hd;
     L.attn_norm = vec(n.attn_norm, H, norm_add, true);
     L.q_bias = vec(n.q_bias, q_dim, 0.0f, false);
     L.k_bias = vec(n.k_bias, kv_dim, 0.0f, false);
@@ -385,6 +395,8 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());
     L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
     L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
+    if (w->ple_embed.data) L.ple_post_norm = vec(n.ple_post_norm, H, norm_add, true);
+    if (const Tensor s = im.find(n.layer_scale, l); s.data) L.layer_scale = im.vector_f32(s, 1, 0.0f, im.describe(n.layer_scale, l)).ptr<float>()[0];
   }
   const auto exists = [&](const TensorName& tn, int64_t l) { return im.find(tn, l).data != nullptr; };
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -404,6 +416,16 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     biases(n.expert_gate_bias, I, &LayerWeights::Expert::gate_bias);
     biases(n.expert_up_bias, I, &LayerWeights::Expert::up_bias);
     biases(n.expert_down_bias, H, &LayerWeights::Expert::down_bias);
+    if (spec.moe_beside_dense) {
+      L.post_ffw_norm_1 = im.vector_f32(im.required(n.post_ffw_norm_1, l), H, norm_add, im.describe(n.post_ffw_norm_1, l));
+      L.pre_ffw_norm_2 = im.vector_f32(im.required(n.pre_ffw_norm_2, l), H, norm_add, im.describe(n.pre_ffw_norm_2, l));
+      L.post_ffw_norm_2 = im.vector_f32(im.required(n.post_ffw_norm_2, l), H, norm_add, im.describe(n.post_ffw_norm_2, l));
+      // Router input x̂·scale·H^-½: one norm weight with the constant folded in.
+      L.router_norm = im.vector_f32(im.required(n.router_scale, l), H, 0.0f, im.describe(n.router_scale, l));
+      const float rs = 1.0f / std::sqrt(static_cast<float>(H));
+      for (int64_t i = 0; i < H; ++i) L.router_norm.ptr<float>()[i] *= rs;
+      L.expert_scale = im.vector_f32(im.find(n.expert_scale, l), E, 0.0f, im.describe(n.expert_scale, l));
+    }
   }
   for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
     using S = MatmulWeightRef::Slot;
@@ -427,6 +449,11 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       L.router = row_slice(t, r.row0, r.rows);
       continue;
     }
+    if (r.slot == S::PLE_MODEL_PROJ || r.slot == S::PLE_GATE || r.slot == S::PLE_PROJ) {
+      Tensor* ple[] = {&w->ple_model_proj, &L.ple_gate, &L.ple_proj};  // in Slot order
+      *ple[int(r.slot) - int(S::PLE_MODEL_PROJ)] = row_slice(t, r.row0, r.rows);
+      continue;
+    }
     if (r.slot >= S::LIN_QKV) {
       Tensor* lin[] = {&L.lin_qkv, &L.lin_z, &L.lin_b, &L.lin_a, &L.lin_out};  // in Slot order
       *lin[int(r.slot) - int(S::LIN_QKV)] = row_slice(t, r.row0, r.rows);
@@ -436,7 +463,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     *dst[int(r.slot)] = row_slice(t, r.row0, r.rows);
     if (r.slot == S::Q && spec.attn_output_gate) {
       // q_proj rows are [q_h | gate_h] per head: one owned copy with all queries, then all gates.
-      const int64_t nh = c.num_attention_heads, rb = dtype_row_bytes(t.dtype, t.cols());
+      const int64_t nh = c.num_attention_heads, hd = c.layer_dims(r.layer).head_dim, rb = dtype_row_bytes(t.dtype, t.cols());
       Buffer b(size_t(rb * 2 * nh * hd));
       for (int64_t h = 0; h < nh; ++h)
         for (int64_t half = 0; half < 2; ++half)
@@ -461,8 +488,7 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
                                                 const std::function<bool(const TensorName&, int64_t)>& exists) {
   using S = MatmulWeightRef::Slot;
   const TensorNames& n = spec.names;
-  const int64_t H = c.hidden_size, I = c.intermediate_size;
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  const int64_t H = c.hidden_size;
   std::vector<MatmulWeightRef> refs;
   auto whole = [&](S slot, const TensorName& tn, int64_t l, int64_t rows, int64_t cols) {
     refs.push_back({slot, &tn, l, 0, rows, rows, cols});
@@ -476,7 +502,19 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
   };
   const bool own_head = !c.tie_word_embeddings && exists(n.lm_head, 0);
   whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
+  const int64_t P = c.hidden_size_per_layer_input;
+  const bool ple = P > 0 && exists(n.ple_embed, 0);
+  if (ple) whole(S::PLE_MODEL_PROJ, n.ple_model_proj, 0, c.num_hidden_layers * P, H);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const loader::ModelConfig::LayerDims d = c.layer_dims(l);
+    const int64_t I = d.intermediate_size;
+    const int64_t q_dim = c.num_attention_heads * d.head_dim, kv_dim = d.num_kv_heads * d.head_dim;
+    const bool own_kv = d.kv_layer == l;  // a KV-sharing layer has no k / v projections
+    const bool has_v = !(spec.v_from_k_when_absent && !exists(n.v, l));
+    if (ple) {
+      whole(S::PLE_GATE, n.ple_gate, l, P, H);
+      whole(S::PLE_PROJ, n.ple_proj, l, H, P);
+    }
     if (c.layer_types[l] == loader::kLinearAttention) {
       const int64_t Hv = c.linear_num_value_heads, vd = Hv * c.linear_value_head_dim;
       whole(S::LIN_QKV, n.lin_qkv, l, 2 * c.linear_num_key_heads * c.linear_key_head_dim + vd, H);
@@ -495,15 +533,15 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
       refs.push_back({S::V, &n.qkv, l, q_dim + kv_dim, kv_dim, total, H});
     } else {
       whole(S::Q, n.q, l, q_dim, H);
-      whole(S::K, n.k, l, kv_dim, H);
-      whole(S::V, n.v, l, kv_dim, H);
+      if (own_kv) whole(S::K, n.k, l, kv_dim, H);
+      if (own_kv && has_v) whole(S::V, n.v, l, kv_dim, H);
     }
     if (c.layer_types[l] != loader::kLinearAttention) whole(S::O, n.o, l, H, q_dim);
     if (is_moe_layer(c, l, [&] { return exists(n.router, l); },
                      [&] { return exists(n.gate, l) || exists(n.gate_up, l); })) {
       const int64_t E = c.num_experts, Im = c.moe_intermediate_size;
       whole(S::ROUTER, n.router, l, E, H);
-      const bool fused = !gguf && exists(n.expert_gate_up, l);
+      const bool fused = exists(n.expert_gate_up, l);  // HF v5 layout, or a GGUF's ffn_gate_up_exps
       for (int64_t e = 0; e < E; ++e) {
         if (fused) {
           expert(S::EXPERT_GATE, n.expert_gate_up, l, e, 0, Im, 2 * Im, H);
@@ -515,7 +553,7 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
           expert(S::EXPERT_DOWN, n.expert_down, l, e, 0, H, H, Im);
         }
       }
-      continue;
+      if (!spec.moe_beside_dense) continue;  // else the dense MLP follows
     }
     if (exists(n.gate_up, l)) {
       refs.push_back({S::GATE, &n.gate_up, l, 0, I, 2 * I, H});

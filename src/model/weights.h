@@ -33,6 +33,13 @@ struct LayerWeights {
   /// gate/up [I_moe, H], down [H, I_moe]; biases [I_moe], [I_moe], [H] or absent.
   using Expert = backend::ExpertWeights;
   std::vector<Expert> experts;             // [E]
+  // ArchSpec::moe_beside_dense: the router input's norm weight (router_scale·H^-½, F32 [H]), the
+  // per-expert scale of the routing weights (F32 [E]) and the block's three extra norms [H].
+  Tensor router_norm, expert_scale;
+  Tensor post_ffw_norm_1, pre_ffw_norm_2, post_ffw_norm_2;
+  // Per-layer input embeddings: gate [P, H], projection [H, P], post-norm [H] F32 (or absent).
+  Tensor ple_gate, ple_proj, ple_post_norm;
+  float layer_scale = 1.0f;                // learned residual scale (ArchSpec names.layer_scale)
   Tensor q_gate;                           // [nh·hd, H] output gate (ArchSpec::attn_output_gate) or absent
   // Gated DeltaNet (linear_attention layers; then q/k/v/o are absent). conv_dim = 2·Hk·dk + Hv·dv.
   Tensor lin_qkv, lin_z, lin_b, lin_a, lin_out;  // [conv_dim, H], [Hv·dv, H], [Hv, H], [Hv, H], [H, Hv·dv]
@@ -71,6 +78,9 @@ class Weights {
   Tensor embed;        // [vocab, H]
   Tensor final_norm;   // [H] F32
   Tensor lm_head;      // [vocab, H] (the embedding when tied)
+  Tensor ple_embed;      // [V_ple, L·P] per-layer input embeddings, or absent
+  Tensor ple_model_proj; // [L·P, H]
+  Tensor ple_proj_norm;  // [P] F32
   Tensor rope_factors; // [rot/2] F32 per-pair frequency divisors (GGUF llama3 / longrope) or absent
   std::vector<LayerWeights> layers;
 
@@ -92,7 +102,7 @@ class Weights {
 /// per-expert name ("{e}") names a 2-D tensor of its own.
 struct MatmulWeightRef {
   enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN,
-                    LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT } slot;
+                    LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT, PLE_MODEL_PROJ, PLE_GATE, PLE_PROJ } slot;
   const TensorName* name;  // in spec.names
   int64_t layer, row0, rows, total_rows, cols;
   int64_t expert = -1;

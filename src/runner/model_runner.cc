@@ -11,11 +11,9 @@
 
 namespace oxyd::runner {
 int64_t kv_bytes_per_token(const model::Transformer& m, KvFormat format) {
-  const loader::ModelConfig& c = m.config();
-  // K and V, every attention layer (linear_attention layers keep a fixed-size state instead),
-  // [num_key_value_heads, head_dim] each (model::KvCache's layout).
-  const int64_t L = c.num_hidden_layers - std::count(c.layer_types.begin(), c.layer_types.end(), loader::kLinearAttention);
-  return 2 * L * c.num_key_value_heads * kv_format_row_bytes(format, c.head_dim);
+  // K and V of every layer that keeps its own (model::KvCache's layout; linear_attention layers
+  // keep a fixed-size state instead, KV-sharing layers read another layer's).
+  return m.kv_bytes_per_token(format);
 }
 
 ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t block_size, KvFormat format,

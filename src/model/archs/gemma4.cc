@@ -1,6 +1,12 @@
-// Gemma4ForConditionalGeneration (text): recognised, not runnable yet. Sliding layers 5:1 with the
-// last layer always global; global layers have their own head_dim and KV heads, proportional
-// partial rope; per-layer input embeddings (PLE), shared KV layers, an optional MoE block.
+// Gemma4ForConditionalGeneration / Gemma4ForCausalLM (text; a multimodal checkpoint's vision and
+// audio towers are never read, `show` says so). Sliding layers 5:1 with the last layer always
+// global; global layers have their own head_dim and KV heads (ModelConfig::layer_dims) and
+// proportional partial RoPE; q/k norms with attention scale 1 and a weightless v norm; values
+// from the raw k projection on attention_k_eq_v global layers; plain x̂·w norms (not 1 + w);
+// per-layer input embeddings (PLE); the last num_kv_shared_layers layers attend the K/V of the
+// last earlier layer of their type (no cache of their own), with double-wide MLPs when
+// use_double_wide_mlp; an optional MoE block beside the dense MLP; a learned scalar per layer;
+// final logit soft-cap (transformers 5.25 modeling_gemma4.py).
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
@@ -56,6 +62,8 @@ void hf_extra(const Obj& t, ModelConfig& c) {
   c.num_kv_shared_layers = t.get_int("num_kv_shared_layers", 0);
   c.use_double_wide_mlp = t.get_bool("use_double_wide_mlp", false);
   c.enable_moe_block = t.get_bool("enable_moe_block", false);
+  if (!c.enable_moe_block) c.num_experts = 0;  // num_experts without the block is unused
+  c.norm_topk_prob = true;                     // the router always renormalises its top-k
 }
 
 // key_length = global_head_dim (full layers), key_length_swa = head_dim (sliding layers).
@@ -115,6 +123,35 @@ const Family& gemma4() {
     f.config.gguf_rope = gguf_rope;
     f.config.gguf_layer_types = gguf_layers_every_nth;
     f.config.gguf_extra = gguf_extra;
+    f.runnable = true;
+    f.arch.family = f.config.name;
+    f.arch.act = backend::Activation::GELU_TANH;
+    f.arch.embed_scale_sqrt_hidden = true;
+    f.arch.attention_scale = 1.0f;
+    f.arch.attn_v_norm = true;
+    f.arch.v_from_k_when_absent = true;
+    f.arch.moe_beside_dense = true;
+    TensorNames& n = f.arch.names;
+    const std::string L = "model.layers.{}.";
+    n.post_attn_norm = {L + "post_attention_layernorm.weight", "blk.{}.post_attention_norm.weight"};
+    n.ffn_norm = {L + "pre_feedforward_layernorm.weight", "blk.{}.ffn_norm.weight"};
+    n.post_ffw_norm = {L + "post_feedforward_layernorm.weight", "blk.{}.post_ffw_norm.weight"};
+    n.post_ffw_norm_1 = {L + "post_feedforward_layernorm_1.weight", "blk.{}.post_ffw_norm_1.weight"};
+    n.pre_ffw_norm_2 = {L + "pre_feedforward_layernorm_2.weight", "blk.{}.pre_ffw_norm_2.weight"};
+    n.post_ffw_norm_2 = {L + "post_feedforward_layernorm_2.weight", "blk.{}.post_ffw_norm_2.weight"};
+    n.router = {L + "router.proj.weight", "blk.{}.ffn_gate_inp.weight"};
+    n.router_scale = {L + "router.scale", "blk.{}.ffn_gate_inp.scale"};
+    n.expert_scale = {L + "router.per_expert_scale", "blk.{}.ffn_down_exps.scale"};
+    n.expert_gate_up = {L + "experts.gate_up_proj", "blk.{}.ffn_gate_up_exps.weight"};
+    n.expert_down_stacked = {L + "experts.down_proj", "blk.{}.ffn_down_exps.weight"};
+    n.ple_embed = {"model.embed_tokens_per_layer.weight", "per_layer_token_embd.weight"};
+    n.ple_model_proj = {"model.per_layer_model_projection.weight", "per_layer_model_proj.weight"};
+    n.ple_proj_norm = {"model.per_layer_projection_norm.weight", "per_layer_proj_norm.weight"};
+    n.ple_gate = {L + "per_layer_input_gate.weight", "blk.{}.inp_gate.weight"};
+    n.ple_proj = {L + "per_layer_projection.weight", "blk.{}.proj.weight"};
+    n.ple_post_norm = {L + "post_per_layer_input_norm.weight", "blk.{}.post_norm.weight"};
+    n.layer_scale = {L + "layer_scalar", "blk.{}.layer_output_scale.weight"};
+    f.arch.hf_prefix_fallbacks = {{"model.", "model.language_model."}, {"lm_head.", "model.language_model.lm_head."}};
     return f;
   }();
   return family;

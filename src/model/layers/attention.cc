@@ -23,19 +23,27 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   Tensor q2 = view(ws.q, {T, nh * hd}), k2 = view(ws.k, {T, nkv * hd}), v2 = view(ws.v, {T, nkv * hd});
 
   ops::matmul(h, w.q, q2);
-  ops::matmul(h, w.k, k2);
-  ops::matmul(h, w.v, v2);
   if (w.q_bias.data) ops::add(q2, w.q_bias, q2);
-  if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
-  if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
   const float eps = s.rms_norm_eps;
   const int64_t qn = s.qk_norm_full_width ? 1 : nh, kn = s.qk_norm_full_width ? 1 : nkv;  // norm groups per row
   if (w.q_norm.data)
     ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
-  if (w.k_norm.data)
-    ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+  if (!s.reuse_kv) {
+    ops::matmul(h, w.k, k2);
+    if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
+    if (w.v.data) {
+      ops::matmul(h, w.v, v2);
+      if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
+    } else {
+      ops::scale(k2, 1.0f, v2);  // no v projection (ArchSpec::v_from_k_when_absent): v = the raw k
+    }
+    if (w.k_norm.data)
+      ops::rms_norm(view(ws.k, {T * kn, nkv * hd / kn}), &w.k_norm, eps, view(ws.k, {T * kn, nkv * hd / kn}));
+    if (s.v_norm) ops::rms_norm(view(ws.v, {T * nkv, hd}), nullptr, eps, view(ws.v, {T * nkv, hd}));
+  }
   if (s.clip_qkv > 0)
-    for (const Tensor* t : {&q2, &k2, &v2}) ops::clamp(*t, s.clip_qkv, *t);
+    for (const Tensor* t : {&q2, &k2, &v2})
+      if (t == &q2 || !s.reuse_kv) ops::clamp(*t, s.clip_qkv, *t);
 
   const RopeTable& rt = *s.rope;
   Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
@@ -46,7 +54,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   const Tensor* ffp = ff.data ? &ff : nullptr;
   if (rt.short_inv_freq.empty() || meta.rope_lens.empty()) {
     ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
-    ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+    if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
   } else {
     // Length-dependent tables: each run of requests on the same side of switch_len gets one table.
     const Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
@@ -65,13 +73,13 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
         const Tensor ps(DType::I32, const_cast<int32_t*>(pos + t0), {n}, meta.positions.device);
         const Tensor& table = is_long(r) ? inv : short_inv;
         ops::rope(qs, ps, table, ffp, rt.style, rt.attention_factor, qs);
-        ops::rope(ks, ps, table, ffp, rt.style, rt.attention_factor, ks);
+        if (!s.reuse_kv) ops::rope(ks, ps, table, ffp, rt.style, rt.attention_factor, ks);
       }
       r = e;
     }
   }
   if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);
-  ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
+  if (!s.reuse_kv) ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 
   backend::AttentionParams ap;
   ap.q = q;

@@ -39,6 +39,10 @@ struct AttentionSpec {
   // Ministral 3 llama_4_scaling_beta over original_max_position_embeddings)
   float temperature_beta = 0.0f;
   int64_t temperature_floor = 0;
+  bool v_norm = false;          // v RMS-normed per head without a weight (ArchSpec::attn_v_norm)
+  // The layer computes only q and attends the K/V another layer wrote this step (the caches
+  // passed are that layer's; ModelConfig::LayerDims::kv_layer).
+  bool reuse_kv = false;
   const RopeTable* rope = nullptr;
 };
 

@@ -8,8 +8,8 @@
 #include "ops/moe.h"
 
 namespace oxyd::model::layers {
-void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& h, MlpWorkspace& mlp_ws, MoeWorkspace& ws,
-             const Tensor& out) {
+void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, const Tensor& h, MlpWorkspace& mlp_ws,
+             MoeWorkspace& ws, const Tensor& out) {
   const int64_t T = h.dim(0), H = h.dim(1), E = w.router.dim(0), k = s.route.top_k, N = T * k;
   const int64_t I = w.experts[0].gate.dim(0);
   ws.logits.resize(T * E);
@@ -23,12 +23,17 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& h, MlpWorksp
   mlp_ws.gate.resize(N * I);
   mlp_ws.up.resize(N * I);
   Tensor logits = ws.logits.view({T, E});
-  ops::matmul(h, w.router, logits);  // [T, E]
+  ops::matmul(router_in, w.router, logits);  // [T, E]
   if (w.router_bias.data) ops::add(logits, w.router_bias, logits);
   Tensor ids(DType::I32, ws.ids.data(), {T, k}, logits.device);
   Tensor rows(DType::I32, ws.rows.data(), {T, k}, logits.device);
   Tensor weights = ws.weights.view({T, k});
   ops::moe_route(logits, s.route, ids, weights);
+  if (w.expert_scale.data) {  // host-side, as the ids are read below
+    const int32_t* idp = ids.ptr<int32_t>();
+    float* wp = weights.ptr<float>();
+    for (int64_t i = 0; i < N; ++i) wp[i] *= w.expert_scale.ptr<float>()[idp[i]];
+  }
 
   // Group the (token, rank) pairs by expert, gather each pair's input row, run the experts.
   Tensor offsets(DType::I32, ws.offsets.data(), {E + 1}, logits.device);

@@ -36,8 +36,14 @@ struct MoeWorkspace {
   Workspace offsets;       // [E + 1] I32: the first grouped row of each expert
 };
 
-/// h [T, H] → out [T, H] (may alias h). w.router and w.experts must be present.
-void moe_mlp(const LayerWeights& w, const MoeSpec& spec, const Tensor& h, MlpWorkspace& mlp_ws, MoeWorkspace& ws,
-             const Tensor& out);
+/// h [T, H] → out [T, H] (may alias h). w.router and w.experts must be present. The router reads
+/// `router_in` [T, H] (h itself in the overload without it); w.expert_scale, when present,
+/// multiplies each routing weight by its expert's scale after routing.
+void moe_mlp(const LayerWeights& w, const MoeSpec& spec, const Tensor& router_in, const Tensor& h,
+             MlpWorkspace& mlp_ws, MoeWorkspace& ws, const Tensor& out);
+inline void moe_mlp(const LayerWeights& w, const MoeSpec& spec, const Tensor& h, MlpWorkspace& mlp_ws,
+                    MoeWorkspace& ws, const Tensor& out) {
+  moe_mlp(w, spec, h, h, mlp_ws, ws, out);
+}
 
 }  // namespace oxyd::model::layers
