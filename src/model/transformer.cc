@@ -147,7 +147,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
     as.qk_norm_full_width = t->spec_->qk_norm_full_width;
     as.clip_qkv = static_cast<float>(c.clip_qkv.value_or(0.0));
-    as.rope = &t->rope_.back();
+    as.rope = t->spec_->encoder ? nullptr : &t->rope_.back();  // encoders: absolute positions
     if (rp.llama_4_scaling_beta && *rp.llama_4_scaling_beta != 0.0) {
       if (!rp.original_max_position_embeddings || *rp.original_max_position_embeddings <= 0)
         throw Error(ErrorCode::INVALID_ARGUMENT,
@@ -195,7 +195,40 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
   // Block ids, slots and sequence lengths are checked by ops::paged_attention / reshape_and_cache.
 }
 
+void Transformer::run_decoder_layers(const layers::BatchMeta& meta, KvCache& cache, bool shared_kv, int64_t T,
+                                     const Tensor& state_slots) {
+  const loader::ModelConfig& c = config_;
+  const Weights& w = *weights_;
+  const int64_t H = c.hidden_size;
+  const float resid = static_cast<float>(c.residual_multiplier);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  Tensor X = f32(x_, {T, H}), Hn = f32(h_, {T, H});
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    ops::rms_norm(X, &lw.attn_norm, eps, Hn);
+    if (lw.lin_qkv.data)
+      layers::gated_delta_net(lw, lin_, meta.query_start_loc, state_slots, cache.conv_state(l),
+                              cache.recurrent_state(l), Hn, lin_ws_, Hn);
+    else
+      layers::self_attention(lw, attn_[l], meta, cache.k(shared_kv ? 0 : l), cache.v(shared_kv ? 0 : l),
+                             cache.format(), Hn, attn_ws_, Hn);
+    if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
+    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
+    ops::add(X, Hn, X);
+
+    ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
+    if (lw.router.data) layers::moe_mlp(lw, moe_, Hn, mlp_ws_, moe_ws_, Hn);
+    else layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
+    if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
+    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
+    ops::add(X, Hn, X);
+  }
+}
+
 Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
+  if (spec_->encoder)
+    throw Error(ErrorCode::UNSUPPORTED, config_.source + ": this model is an encoder: it embeds text and does not "
+                                                     "generate (Transformer::encode)");
   validate(b, cache);
   const int64_t num_logits = static_cast<int64_t>(b.logits_indices.size());
   last_num_logits_ = num_logits;
@@ -205,11 +238,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
   const int64_t T = b.num_tokens(), H = c.hidden_size;
-  const float resid = static_cast<float>(c.residual_multiplier);
   const float eps = static_cast<float>(c.rms_norm_eps);
   x_.resize(T * H);
   h_.resize(T * H);
-  Tensor X = f32(x_, {T, H}), Hn = f32(h_, {T, H});
+  Tensor X = f32(x_, {T, H});
   layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
                          Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
                                 {b.num_reqs(), b.max_blocks_per_req}),
@@ -227,25 +259,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
       if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
         cache.zero_state(b.state_slots[r]);
   }
-  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    ops::rms_norm(X, &lw.attn_norm, eps, Hn);
-    if (lw.lin_qkv.data)
-      layers::gated_delta_net(lw, lin_, meta.query_start_loc, state_slots, cache.conv_state(l),
-                              cache.recurrent_state(l), Hn, lin_ws_, Hn);
-    else
-      layers::self_attention(lw, attn_[l], meta, cache.k(l), cache.v(l), cache.format(), Hn, attn_ws_, Hn);
-    if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
-    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
-    ops::add(X, Hn, X);
-
-    ops::rms_norm(X, &lw.ffn_norm, eps, Hn);
-    if (lw.router.data) layers::moe_mlp(lw, moe_, Hn, mlp_ws_, moe_ws_, Hn);
-    else layers::gated_mlp(lw, spec_->act, Hn, mlp_ws_, Hn);
-    if (lw.post_ffw_norm.data) ops::rms_norm(Hn, &lw.post_ffw_norm, eps, Hn);
-    if (resid != 1.0f) ops::scale(Hn, resid, Hn);
-    ops::add(X, Hn, X);
-  }
+  run_decoder_layers(meta, cache, false, T, state_slots);
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;

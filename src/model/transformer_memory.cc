@@ -38,13 +38,16 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
   const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim, I = c.intermediate_size;
   const backend::Backend& be = ops::device_backend(w.lm_head.device);
   int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
+  for (const Tensor* t : {&w.cls_dense, &w.cls_out})  // a classification head, on at most T rows
+    if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
   for (const LayerWeights& L : w.layers) {
     for (const Tensor* t : {&L.q, &L.k, &L.v, &L.q_gate, &L.lin_qkv, &L.lin_z, &L.lin_a, &L.lin_b})
       if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
     if (L.lin_out.data) m = std::max(m, be.matmul_scratch_bytes(L.lin_out.dtype, T, L.lin_out.cols()));
     if (L.o.data) m = std::max(m, be.matmul_scratch_bytes(L.o.dtype, T, q_dim));
     if (!L.router.data) {
-      for (const Tensor* t : {&L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+      for (const Tensor* t : {&L.gate, &L.up})
+        if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
       m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, I));
       continue;
     }

@@ -37,15 +37,17 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   if (s.clip_qkv > 0)
     for (const Tensor* t : {&q2, &k2, &v2}) ops::clamp(*t, s.clip_qkv, *t);
 
-  const RopeTable& rt = *s.rope;
-  Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
-  Tensor ff;
-  if (!rt.freq_factors.empty())
-    ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
-                {static_cast<int64_t>(rt.freq_factors.size())});
-  const Tensor* ffp = ff.data ? &ff : nullptr;
-  ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
-  ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  if (s.rope) {  // none: absolute position embeddings (encoders)
+    const RopeTable& rt = *s.rope;
+    Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
+    Tensor ff;
+    if (!rt.freq_factors.empty())
+      ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
+                  {static_cast<int64_t>(rt.freq_factors.size())});
+    const Tensor* ffp = ff.data ? &ff : nullptr;
+    ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
+    ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+  }
   if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);
   ops::reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping, kv_format);
 

@@ -32,7 +32,7 @@ struct AttentionSpec {
   // Ministral 3 llama_4_scaling_beta over original_max_position_embeddings)
   float temperature_beta = 0.0f;
   int64_t temperature_floor = 0;
-  const RopeTable* rope = nullptr;
+  const RopeTable* rope = nullptr;  // nullptr: no RoPE (absolute position embeddings)
 };
 
 /// The batch metadata every layer shares (I32 views of ForwardBatch).
