@@ -6,6 +6,9 @@ tools/requirements.txt):
 
     .venv/bin/python tools/gen_tiny_embedders.py            # every model
     .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
+    # the bert GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
+    # llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
+    .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
 
 Writes tests/data/archs/<name>/ (deterministic, seeded) in the sentence-transformers layout:
   config.json, model.safetensors (F32), vocab.txt + tokenizer files (a BERT WordPiece vocabulary;
@@ -216,11 +219,53 @@ def gen_bert_rerank(seed=11):
     print("bert_rerank written")
 
 
+def gen_gguf(llama_cpp):
+    """bert/model-F32.gguf and model-F16.gguf by llama.cpp's converter (its pre-tokenizer check
+    patched to "default": the tiny vocabulary is not one it knows), and gguf_goldens.json:
+    texts, their ids from the HF tokenizer, llama.cpp's embeddings (llama-cpp-python, pooling and
+    normalisation from the GGUF) and sentence-transformers' (float64) of the same ids."""
+    import sys
+    sys.path.insert(0, llama_cpp)
+    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
+    import convert_hf_to_gguf as conv
+    from conversion import base
+    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    d = os.path.join(ROOT, "bert")
+    outs = {}
+    for outtype in ("f32", "f16"):
+        out = os.path.join(d, f"model-{outtype.upper()}.gguf")
+        argv = sys.argv
+        sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", out, "--no-lazy"]
+        try:
+            conv.main()
+        finally:
+            sys.argv = argv
+        outs[outtype] = out
+    from llama_cpp import Llama
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+    rng = np.random.default_rng(5)
+    texts = [" ".join(f"w{int(i)}" for i in rng.integers(0, VOCAB - 5, size=n)) for n in (1, 4, 9, 20, 33, 62)]
+    ids = [tok.encode(t).ids for t in texts]
+    st = SentenceTransformer(d, device="cpu").to(torch.float64).eval()
+    golden = {"texts": texts, "ids": ids, "sentence_transformers": st.encode(texts).tolist(), "llama_cpp": {}}
+    for outtype, path in outs.items():
+        llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=64, n_batch=64, n_ubatch=64)
+        for t, i in zip(texts, ids):
+            assert llm.tokenize(t.encode(), add_bos=True, special=False) == i, (t, llm.tokenize(t.encode()), i)
+        golden["llama_cpp"][outtype.upper()] = [llm.embed(t, normalize=True) for t in texts]
+        del llm
+    json.dump(golden, open(os.path.join(d, "gguf_goldens.json"), "w"))
+    print("bert GGUFs and gguf_goldens.json written")
+
+
 def main():
     from transformers import (BertConfig, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
                               XLMRobertaModel)
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the bert GGUFs")
     a = ap.parse_args()
     jobs = {
         "bert": lambda: gen_encoder("bert", BertConfig, BertModel, "mean", True, 1, True,
@@ -235,6 +280,8 @@ def main():
     for k, f in jobs.items():
         if not a.only or k in a.only:
             f()
+    if a.llama_cpp:
+        gen_gguf(a.llama_cpp)
 
 
 if __name__ == "__main__":

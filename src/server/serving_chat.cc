@@ -159,6 +159,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   st->lease = ctx.models.acquire(cr.common.model);
   info.model = st->lease.id();
   engine::LLMEngine& m = *st->lease;
+  require_generation_model(m, st->lease.id());
 
   chat::ChatTemplateInputs in;
   in.messages = cr.messages;

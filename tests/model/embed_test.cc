@@ -93,6 +93,38 @@ TEST_P(Embedder, HiddenStatesAndEmbeddingsMatchSentenceTransformers) {
 INSTANTIATE_TEST_SUITE_P(Tiny, Embedder,
                          ::testing::Values("bert", "roberta", "xlmr", "qwen3_embed", "bert_rerank"));
 
+// llama.cpp's converter's bert GGUFs (F32, F16) of the tiny BERT against llama.cpp's own
+// embeddings (llama-cpp-python) and sentence-transformers' of the same ids
+// (tools/gen_tiny_embedders.py --llama-cpp). llama.cpp's vectors are within 2e-7 (1 - cosine) of
+// sentence-transformers' on these weights.
+TEST(EmbedGguf, BertGgufMatchesLlamaCppAndSentenceTransformers) {
+  std::ifstream f(dir("bert") / "gguf_goldens.json");
+  const json g = json::parse(f);
+  auto hf = Transformer::load(dir("bert").string());
+  for (const char* type : {"F32", "F16"}) {
+    SCOPED_TRACE(type);
+    auto m = Transformer::load((dir("bert") / ("model-" + std::string(type) + ".gguf")).string());
+    EXPECT_EQ(m->config().pooling_type, loader::POOLING_MEAN);
+    EXPECT_TRUE(m->config().embedding_normalize);
+    const int64_t D = m->embedding_size();
+    double worst_st = 1, worst_lc = 1;
+    for (size_t i = 0; i < g["ids"].size(); ++i) {
+      const std::vector<int32_t> ids = g["ids"][i], starts{0, int32_t(ids.size())};
+      const std::vector<float> got = m->embed({ids, {}, starts}), ref = hf->embed({ids, {}, starts});
+      const std::vector<double> st = g["sentence_transformers"][i], lc = g["llama_cpp"][type][i];
+      worst_st = std::min(worst_st, cosine(got.data(), st));
+      worst_lc = std::min(worst_lc, cosine(got.data(), lc));
+      if (std::string(type) == "F32") {
+        for (int64_t k = 0; k < D; ++k) EXPECT_NEAR(got[k], ref[k], 1e-5) << "GGUF vs safetensors, text " << i;
+      }
+    }
+    EXPECT_GT(worst_st, std::string(type) == "F32" ? 0.99999 : 0.9999);
+    EXPECT_GT(worst_lc, std::string(type) == "F32" ? 0.99999 : 0.9999);
+    std::printf("bert %s GGUF: 1 - min cosine vs sentence-transformers %.2e, vs llama.cpp %.2e\n", type,
+                1 - worst_st, 1 - worst_lc);
+  }
+}
+
 TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto bert = Transformer::load(dir("bert").string());
   EXPECT_EQ(bert->config().pooling_type, loader::POOLING_MEAN);
