@@ -16,6 +16,7 @@
 #include "core/file_util.h"
 #include "hub/estimate.h"
 #include "loader/gguf.h"
+#include "model/model_config.h"
 #include "model/transformer.h"
 #include "runner/model_runner.h"
 
@@ -23,6 +24,10 @@ namespace oxyd::engine {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Tokens per embedding pass at least (ModelOptions::max_num_batched_tokens if larger): packed
+// sequences run as one pass, so a bigger step is cheaper per token; it bounds one pass's time.
+constexpr int64_t kEmbeddingBatchTokens = 8192;
 
 // Tokenizer and the model's own chat template ("" if none) from a GGUF file or an HF directory.
 std::unique_ptr<tokenizer::Tokenizer> load_tokenizer(const std::string& path, std::string& chat_template) {
@@ -94,6 +99,16 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     }
   }
 
+  lm->task_ = model::model_task(c);
+  lm->weights_bytes_ = weights_bytes_of(m.weights());
+  if (!lm->generates()) {
+    // Embedding / ranking: no KV pool, no scheduler; one packed pass per step of the queue.
+    lm->max_context_len_ = int32_t(std::min<int64_t>(m.max_input_tokens(), INT32_MAX));
+    lm->embed_queue_ = std::make_unique<EmbeddingQueue>(
+        *lm->model_, std::max<int64_t>(opts.max_num_batched_tokens, kEmbeddingBatchTokens), opts.max_queued_requests);
+    return lm;
+  }
+
   // Context and KV pool: hub::plan_kv_pool, the same rule `oxydllm estimate` prints.
   hub::KvPlanRequest kr;
   kr.bytes_per_token = runner::kv_bytes_per_token(m, opts.kv_format);
@@ -120,7 +135,6 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     window = std::max(window, int32_t(w));
   }
 
-  lm->weights_bytes_ = weights_bytes_of(m.weights());
   lm->runner_ = std::make_unique<runner::ModelRunner>(*lm->model_, num_blocks, opts.block_size, opts.kv_format,
                                                       std::max<int64_t>(lm->max_num_seqs_, 1));
   lm->kv_format_ = opts.kv_format;
@@ -145,11 +159,52 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   return lm;
 }
 
-LLMEngine::~LLMEngine() { engine_.reset(); }
+LLMEngine::~LLMEngine() {
+  engine_.reset();
+  embed_queue_.reset();
+}
+
+AsyncEngine& LLMEngine::async_engine() {
+  if (!engine_)
+    throw_error(ErrorCode::UNSUPPORTED, "model " + id_ + " is an " + task_ + " model: it does not generate text");
+  return *engine_;
+}
+
+int64_t LLMEngine::max_input_tokens() const { return model_->max_input_tokens(); }
+
+int64_t LLMEngine::embedding_size() const { return model_->embedding_size(); }
+
+std::vector<int32_t> LLMEngine::encode_embedding_input(const std::string& text) const {
+  return tok_->encode(text, /*add_special=*/true, /*parse_special=*/false);
+}
+
+std::vector<float> LLMEngine::embed(EmbeddingInput in) {
+  if (!embed_queue_)
+    throw_error(ErrorCode::UNSUPPORTED, "model " + id_ + " generates text: it does not embed or rank");
+  const int64_t max_len = max_input_tokens(), vocab = model_->config().vocab_size;
+  if (!in.types.empty() && in.types.size() != in.ids.size())
+    throw_error(ErrorCode::INVALID_ARGUMENT, "token types must be given for every input or none");
+  for (size_t s = 0; s < in.ids.size(); ++s) {
+    const auto& seq = in.ids[s];
+    const std::string which = "input " + std::to_string(s);
+    if (seq.empty()) throw_error(ErrorCode::INVALID_ARGUMENT, which + " is empty");
+    if (max_len > 0 && int64_t(seq.size()) > max_len)
+      throw_error(ErrorCode::INVALID_ARGUMENT, which + " has " + std::to_string(seq.size()) +
+                                                   " tokens, more than this model's maximum of " + std::to_string(max_len));
+    for (int32_t t : seq)
+      if (t < 0 || t >= vocab)
+        throw_error(ErrorCode::INVALID_ARGUMENT, which + ": token id " + std::to_string(t) + " is outside [0, " +
+                                                     std::to_string(vocab) + ")");
+    if (!in.types.empty() && in.types[s].size() != seq.size())
+      throw_error(ErrorCode::INVALID_ARGUMENT, which + ": token types must match the token ids in length");
+  }
+  if (in.ids.empty()) return {};
+  return embed_queue_->submit(std::move(in)).get();
+}
 
 const loader::ModelConfig& LLMEngine::config() const { return model_->config(); }
 
-int64_t LLMEngine::kv_cache_bytes() const { return runner_->kv_cache_bytes(); }
+int64_t LLMEngine::kv_cache_bytes() const { return runner_ ? runner_->kv_cache_bytes() : 0; }
 
 std::string LLMEngine::render_chat(chat::ChatTemplateInputs in) const {
   if (!template_)

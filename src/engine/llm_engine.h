@@ -14,6 +14,7 @@
 #include "chat/output_parser.h"
 #include "core/kv_format.h"
 #include "engine/async_engine.h"
+#include "engine/embedding_queue.h"
 #include "loader/model_config.h"
 #include "tokenizer/tokenizer.h"
 
@@ -65,11 +66,27 @@ class LLMEngine {
   /// Text → ids for a raw completion prompt (BOS as the tokenizer adds it, specials parsed).
   std::vector<int32_t> encode_raw_prompt(const std::string& text) const;
 
+  /// "generate", "embed" or "rank" (model::model_task). An embedding / ranking model has no KV
+  /// pool, scheduler or AsyncEngine: its requests go through embed() to its EmbeddingQueue.
+  const std::string& task() const { return task_; }
+  bool generates() const { return task_ == "generate"; }
+  /// The longest input embed() takes, in tokens (0 = no limit).
+  int64_t max_input_tokens() const;
+  /// Floats per sequence embed() returns (hidden size, or the number of labels when ranking).
+  int64_t embedding_size() const;
+  /// Text → ids for an embedding / ranking input (the tokenizer's specials, e.g. [CLS] … [SEP]).
+  std::vector<int32_t> encode_embedding_input(const std::string& text) const;
+  /// Embeds (or scores) every sequence of `in`, batched with other clients' requests; blocks.
+  /// Error(INVALID_ARGUMENT) for an empty sequence, an id outside the vocabulary or a sequence
+  /// longer than max_input_tokens(); Error(UNSUPPORTED) on a generation model; Error
+  /// (OUT_OF_MEMORY) when the queue is full.
+  std::vector<float> embed(EmbeddingInput in);
+
   int32_t max_context_len() const { return max_context_len_; }
   int32_t max_num_seqs() const { return max_num_seqs_; }
-  AsyncEngine& async_engine() { return *engine_; }
-  /// Scheduler and KV gauges after the last step (thread-safe).
-  EngineStats stats() { return engine_->stats(); }
+  AsyncEngine& async_engine();
+  /// Scheduler and KV gauges after the last step (thread-safe); zeros for an embedding model.
+  EngineStats stats() { return engine_ ? engine_->stats() : EngineStats{}; }
   int64_t weights_bytes() const { return weights_bytes_; }
   int64_t kv_cache_bytes() const;
   /// What the KV pool holds; /metrics and the startup log print kv_format_name() of it: "F32",
@@ -88,6 +105,8 @@ class LLMEngine {
   std::unique_ptr<chat::jinja::Template> template_;
   std::unique_ptr<runner::ModelRunner> runner_;
   std::unique_ptr<AsyncEngine> engine_;
+  std::unique_ptr<EmbeddingQueue> embed_queue_;
+  std::string task_ = "generate";
   int32_t max_context_len_ = 0, max_num_seqs_ = 0;
   int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
   KvFormat kv_format_ = kDefaultKvFormat;

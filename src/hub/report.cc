@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "hub/progress.h"
 #include "hub/variants.h"
+#include "loader/sentence_transformers.h"
+#include "model/model_config.h"
 
 namespace fs = std::filesystem;
 
@@ -166,6 +168,16 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
   row("Id", m.id);
   row("Architecture", (c.gguf_arch.empty() ? c.model_type : c.gguf_arch) + " (" + c.architecture + ", family " + c.family + ")");
   row("Parameters", format_count(meta.num_params));
+  {
+    const std::string task = model::model_task(c);
+    std::string serves = task == "generate" ? "generate (chat and completions)"
+                         : task == "embed"  ? "embed (/v1/embeddings)"
+                                            : "rank (/v1/rerank)";
+    if (task == "embed" && c.pooling_type >= 0)
+      serves += std::string(", ") + loader::pooling_name(c.pooling_type) + " pooling" +
+                (c.embedding_normalize ? ", L2-normalised" : "");
+    row("Task", serves);
+  }
   row("Context", std::to_string(c.max_position_embeddings));
   std::string geo = std::to_string(c.num_hidden_layers) + " layers, hidden " + std::to_string(c.hidden_size) + ", " +
                     std::to_string(c.num_attention_heads) + " q heads, " + std::to_string(c.num_key_value_heads) +

@@ -158,7 +158,14 @@ struct ModelConfig {
   // BERT.
   int64_t type_vocab_size = 0;
   std::string position_embedding_type = "absolute";
-  int pooling_type = -1;   // GGUF pooling_type (llama.cpp enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank)
+  int pooling_type = -1;   // GGUF pooling_type (llama.cpp enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank);
+                           // HF: from sentence-transformers' modules.json / 1_Pooling/config.json
+  bool embedding_normalize = false;  // L2-normalise pooled embeddings (sentence-transformers Normalize)
+  /// sentence-transformers prompts by name ("query" → "Instruct: ...\nQuery:"), prepended to inputs.
+  std::map<std::string, std::string> embedding_prompts;
+  int64_t max_seq_length = 0;        // sentence_bert_config.json: the longest input (0 = positions)
+  int64_t position_offset = 0;       // first absolute position id (RoBERTa: pad_token_id + 1)
+  int64_t num_labels = 0;            // sequence-classification outputs (cross-encoders), 0 = none
 
   /// Inputs of a multimodal wrapper this engine does not take: "images" (config.json has a
   /// vision_config), "audio" (audio_config). Their towers' weights are never loaded; text only.

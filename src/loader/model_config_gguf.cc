@@ -195,6 +195,10 @@ ModelConfig config_from_gguf(const GgufMetadata& md, const std::vector<GgufTenso
   read_scales_and_moe(md, p, fam, c);
   if (fam.gguf_extra) fam.gguf_extra(md, p, c);
   c.pooling_type = static_cast<int>(md.get<int64_t>(p + "pooling_type", -1));
+  // A GGUF has no Normalize flag: its embeddings are L2-normalised, as llama.cpp's server does by
+  // default (embd_normalize 2). An encoder without the key pools by mean (sentence-transformers').
+  if (c.pooling_type == -1 && !c.is_causal) c.pooling_type = 1;
+  c.embedding_normalize = c.pooling_type >= 1 && c.pooling_type <= 3;
   validate_model_config(c);
   return c;
 }

@@ -79,6 +79,23 @@ struct TensorNames {
   /// Per-pair RoPE frequency divisors written by llama.cpp's converter (llama3: rope_freqs;
   /// Phi-3 longrope: rope_factors_long). GGUF only; HF computes them from rope_parameters.
   std::string gguf_rope_factors = "rope_freqs.weight";
+  // Encoders (ArchSpec::encoder; empty = none): absolute position and token-type embeddings,
+  // the LayerNorm after the embeddings, and the biases of the post-LayerNorm blocks (attn_norm is
+  // the LayerNorm after attention, ffn_norm the one after the MLP).
+  TensorName pos_embed{"", ""};
+  TensorName type_embed{"", ""};
+  TensorName embed_norm{"", ""};
+  TensorName embed_norm_bias{"", ""};
+  TensorName attn_norm_bias{"", ""};
+  TensorName ffn_norm_bias{"", ""};
+  TensorName up_bias{"", ""};
+  TensorName down_bias{"", ""};
+  /// Sequence-classification head (cross-encoder rerankers): optional dense + tanh pooler on the
+  /// first token, then the classifier [num_labels, H] (+ bias). Absent = an embedding model.
+  TensorName cls_dense{"", ""};
+  TensorName cls_dense_bias{"", ""};
+  TensorName cls_out{"", ""};
+  TensorName cls_out_bias{"", ""};
 };
 
 struct ArchSpec {
@@ -130,6 +147,11 @@ struct ArchSpec {
   /// (transformers v5 `model.language_model.`, v4 `language_model.model.`). Other tensors of the
   /// checkpoint (a vision tower, a projector) are never read.
   std::vector<std::pair<std::string, std::string>> hf_prefix_fallbacks;
+  /// An encoder (BERT): word + absolute position (+ ModelConfig::position_offset) + token-type
+  /// embeddings, then LayerNorm; post-LayerNorm blocks x = LN(x + attn(x)), x = LN(x + mlp(x))
+  /// with a plain (ungated) MLP up → act → down and biases; bidirectional attention; no lm_head.
+  /// Such a model only runs Transformer::encode.
+  bool encoder = false;
 };
 
 }  // namespace oxyd::model

@@ -13,7 +13,8 @@
 
 namespace oxyd::model {
 
-/// Reads config.json at `path`.
+/// Reads config.json at `path`, and the sentence-transformers files beside it
+/// (loader/sentence_transformers.h).
 loader::ModelConfig load_hf_config(const std::string& path);
 /// Parses an HF config object; `source` names it in errors.
 loader::ModelConfig parse_hf_config(const nlohmann::json& config, const std::string& source);
@@ -23,5 +24,10 @@ loader::ModelConfig model_config_from_gguf(const loader::GgufMetadata& md,
 inline loader::ModelConfig model_config_from_gguf(const loader::GgufFile& f) {
   return model_config_from_gguf(f, &f.tensors());
 }
+
+/// What a model of `c` serves: "rank" (a classification head: cross-encoder scores), "embed" (an
+/// encoder, or a decoder with a pooling: sentence-transformers Pooling / GGUF pooling_type mean,
+/// cls or last) or "generate". A model serves one of them.
+const char* model_task(const loader::ModelConfig& c);
 
 }  // namespace oxyd::model

@@ -172,7 +172,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     as.sliding_window = sliding ? static_cast<int>(*c.sliding_window) : 0;
     as.qk_norm_full_width = t->spec_->qk_norm_full_width;
     as.clip_qkv = static_cast<float>(c.clip_qkv.value_or(0.0));
-    as.rope = &t->rope_.back();
+    as.rope = t->spec_->encoder ? nullptr : &t->rope_.back();  // encoders: absolute positions
     if (rp.llama_4_scaling_beta && *rp.llama_4_scaling_beta != 0.0) {
       if (!rp.original_max_position_embeddings || *rp.original_max_position_embeddings <= 0)
         throw Error(ErrorCode::INVALID_ARGUMENT,
@@ -242,52 +242,17 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
   // Block ids, slots and sequence lengths are checked by ops::paged_attention / reshape_and_cache.
 }
 
-Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
-  validate(b, cache);
-  const int64_t num_logits = static_cast<int64_t>(b.logits_indices.size());
-  last_num_logits_ = num_logits;
-  if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
-    reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
-  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
+void Transformer::run_decoder_layers(const layers::BatchMeta& meta, KvCache& cache, bool shared_kv, int64_t T,
+                                     const Tensor& state_slots) {
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
-  const int64_t T = b.num_tokens(), H = c.hidden_size;
+  const int64_t H = c.hidden_size;
   const float resid = static_cast<float>(c.residual_multiplier);
   const float eps = static_cast<float>(c.rms_norm_eps);
-  x_.resize(T * H);
-  h_.resize(T * H);
   Tensor X = f32(x_, {T, H}), Hn = f32(h_, {T, H});
-  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
-                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
-                                {b.num_reqs(), b.max_blocks_per_req}),
-                         i32(b.slot_mapping), b.rope_lens};
-
-  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
-  float emb_scale = static_cast<float>(c.embedding_multiplier);
-  if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
-  if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
   const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0, L = c.num_hidden_layers;
-  if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
-    ple_.resize(T * L * P);
-    ple_tmp_.resize(T * L * P);
-    Tensor ple = f32(ple_, {T, L * P}), tok = f32(ple_tmp_, {T, L * P});
-    ops::matmul(X, w.ple_model_proj, ple);
-    ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
-    ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
-    ops::embedding(w.ple_embed, b.token_ids.data(), T, tok);
-    ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
-    ops::add(ple, tok, ple);
-    ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
-    ple_rows_.resize(static_cast<size_t>(T));
-  }
-
-  Tensor state_slots;
-  if (has_linear_) {
-    state_slots = i32(b.state_slots);
-    for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
-      if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
-        cache.zero_state(b.state_slots[r]);
-  }
+  // The cache layer a layer reads: its own (or the one it shares), or the encoders' one scratch layer.
+  auto kv = [&](int64_t l) { return shared_kv ? 0 : kv_layer_[size_t(l)]; };
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     ops::rms_norm(X, &lw.attn_norm, eps, Hn);
@@ -295,7 +260,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
       layers::gated_delta_net(lw, lin_, meta.query_start_loc, state_slots, cache.conv_state(l),
                               cache.recurrent_state(l), Hn, lin_ws_, Hn);
     else
-      layers::self_attention(lw, attn_[l], meta, cache.k(kv_layer_[l]), cache.v(kv_layer_[l]), cache.format(), Hn,
+      layers::self_attention(lw, attn_[l], meta, cache.k(kv(l)), cache.v(kv(l)), cache.format(), Hn,
                              attn_ws_, Hn);
     if (lw.post_attn_norm.data) ops::rms_norm(Hn, &lw.post_attn_norm, eps, Hn);
     if (resid != 1.0f) ops::scale(Hn, resid, Hn);
@@ -335,6 +300,57 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
     }
     if (lw.layer_scale != 1.0f) ops::scale(X, lw.layer_scale, X);
   }
+}
+
+Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
+  if (spec_->encoder)
+    throw Error(ErrorCode::UNSUPPORTED, config_.source + ": this model is an encoder: it embeds text and does not "
+                                                     "generate (Transformer::encode)");
+  validate(b, cache);
+  const int64_t num_logits = static_cast<int64_t>(b.logits_indices.size());
+  last_num_logits_ = num_logits;
+  if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
+    reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
+  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
+  const loader::ModelConfig& c = config_;
+  const Weights& w = *weights_;
+  const int64_t T = b.num_tokens(), H = c.hidden_size;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  x_.resize(T * H);
+  h_.resize(T * H);
+  Tensor X = f32(x_, {T, H});
+  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
+                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
+                                {b.num_reqs(), b.max_blocks_per_req}),
+                         i32(b.slot_mapping), b.rope_lens};
+
+  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
+  float emb_scale = static_cast<float>(c.embedding_multiplier);
+  if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
+  if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
+  const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0, L = c.num_hidden_layers;
+  if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
+    ple_.resize(T * L * P);
+    ple_tmp_.resize(T * L * P);
+    Tensor ple = f32(ple_, {T, L * P}), tok = f32(ple_tmp_, {T, L * P});
+    ops::matmul(X, w.ple_model_proj, ple);
+    ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
+    ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
+    ops::embedding(w.ple_embed, b.token_ids.data(), T, tok);
+    ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
+    ops::add(ple, tok, ple);
+    ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
+    ple_rows_.resize(static_cast<size_t>(T));
+  }
+
+  Tensor state_slots;
+  if (has_linear_) {
+    state_slots = i32(b.state_slots);
+    for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
+      if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
+        cache.zero_state(b.state_slots[r]);
+  }
+  run_decoder_layers(meta, cache, false, T, state_slots);
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ struct MemoryUsage {
   int64_t workspace = 0;       // forward() buffers + the calling thread's matmul scratch
   int64_t workspace_used = 0;  // of which the last step used (the scratch: the largest call's)
   int64_t total() const { return weights_mapped + weights_owned + workspace; }
+};
+
+/// The input of Transformer::encode / embed: num_seqs whole sequences packed back to back
+/// (no padding). Sequence s owns rows [seq_start[s], seq_start[s+1]).
+struct EncodeBatch {
+  std::span<const int32_t> token_ids;       // [num_tokens]
+  std::span<const int32_t> token_type_ids;  // [num_tokens], or empty: all type 0 (encoders only)
+  std::span<const int32_t> seq_start;       // [num_seqs + 1], 0 = first < ... < last = num_tokens
+  int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
+  int64_t num_seqs() const { return static_cast<int64_t>(seq_start.size()) - 1; }
 };
 
 class Transformer {
@@ -59,6 +70,28 @@ class Transformer {
   /// batch.logits_indices[i]; valid until the next forward().
   Tensor forward(const ForwardBatch& batch, KvCache& cache);
 
+  /// Whether the model only encodes (ArchSpec::encoder): forward() is then Error(UNSUPPORTED).
+  bool is_encoder() const { return spec_->encoder; }
+  /// Whether embed() has a pooling to apply (an encoder, or a decoder with a sentence-transformers
+  /// pooling / GGUF pooling_type), and whether it scores pairs (classification head).
+  bool can_embed() const;
+  bool can_rank() const { return config_.num_labels > 0; }
+  /// The longest sequence encode() takes: the position table (less ModelConfig::position_offset)
+  /// for encoders, max_position_embeddings for decoders (0 = unknown: no limit).
+  int64_t max_input_tokens() const;
+  /// Runs every sequence of `b` in one pass without a KV cache: bidirectional attention for an
+  /// encoder, causal for a decoder (each sequence from position 0). Returns the final hidden states
+  /// [num_tokens, H] F32 on the weights' device (after the final norm for a decoder); valid until
+  /// the next encode() / forward(). Error(INVALID_ARGUMENT) for a sequence longer than
+  /// max_input_tokens(), an empty one, or a token type outside the type table.
+  Tensor encode(const EncodeBatch& b);
+  /// encode() then the model's pooling (loader/sentence_transformers.h: mean, CLS, last token),
+  /// L2-normalised when the model says so: [num_seqs, H] row-major on the host. A model with a
+  /// classification head (can_rank) returns its logits [num_seqs, num_labels] instead.
+  std::vector<float> embed(const EncodeBatch& b);
+  /// Floats per row of embed()'s result.
+  int64_t embedding_size() const { return can_rank() ? config_.num_labels : config_.hidden_size; }
+
   /// What this model holds now. The workspace counts allocated capacity, and the matmul scratch
   /// of the calling thread: call it on the thread that runs forward().
   MemoryUsage memory_usage() const;
@@ -78,7 +111,13 @@ class Transformer {
   void validate(const ForwardBatch& b, const KvCache& cache) const;
   /// Floats per token of the workspaces beyond the dense ones: attention output gate, DeltaNet.
   int64_t gated_width() const;
+  /// The layer loops over the batch in x_ (h_ as the branch buffer); `shared_kv`: every layer
+  /// writes and reads layer 0 of `cache` (encode's one-pass scratch).
+  void run_decoder_layers(const layers::BatchMeta& meta, KvCache& cache, bool shared_kv, int64_t T,
+                          const Tensor& state_slots);
+  void run_encoder_layers(const layers::BatchMeta& meta, KvCache& cache, int64_t T);
   loader::ModelConfig config_;
+  std::unique_ptr<KvCache> encode_cache_;  // encode(): one layer of K/V for the batch, reused
   const ArchSpec* spec_ = nullptr;
   std::unique_ptr<Weights> weights_;
   std::vector<layers::RopeTable> rope_;      // per layer

@@ -43,13 +43,16 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
   const backend::Backend& be = ops::device_backend(w.lm_head.device);
   int64_t m = R > 0 ? be.matmul_scratch_bytes(w.lm_head.dtype, R, H) : 0;
   if (w.ple_model_proj.data) m = std::max(m, be.matmul_scratch_bytes(w.ple_model_proj.dtype, T, H));
+  for (const Tensor* t : {&w.cls_dense, &w.cls_out})  // a classification head, on at most T rows
+    if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
   for (const LayerWeights& L : w.layers) {
     for (const Tensor* t : {&L.q, &L.k, &L.v, &L.q_gate, &L.lin_qkv, &L.lin_z, &L.lin_a, &L.lin_b, &L.ple_gate})
       if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
     for (const Tensor* t : {&L.lin_out, &L.o, &L.ple_proj})
       if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, t->cols()));
-    if (L.gate.data) {  // the dense MLP (also beside an MoE block)
-      for (const Tensor* t : {&L.gate, &L.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    if (L.up.data) {  // the dense MLP (also beside an MoE block; an encoder's has no gate)
+      for (const Tensor* t : {&L.gate, &L.up})
+        if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
       m = std::max(m, be.matmul_scratch_bytes(L.down.dtype, T, L.down.cols()));
     }
     if (!L.router.data) continue;
@@ -70,7 +73,7 @@ static std::pair<int64_t, bool> mlp_widths(const Weights& w) {
   int64_t dense = 0;
   bool moe = false;
   for (const LayerWeights& L : w.layers) {
-    if (L.gate.data) dense = std::max(dense, L.gate.dim(0));
+    if (L.up.data) dense = std::max(dense, L.up.dim(0));
     moe = moe || L.router.data;
   }
   return {dense, moe};

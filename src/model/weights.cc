@@ -292,7 +292,7 @@ void Weights::pack_for_matmul() {
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
   backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
-  if (be.wants_packed(lm_head)) todo.push_back(&lm_head);
+  if (lm_head.data && be.wants_packed(lm_head)) todo.push_back(&lm_head);
   if (ple_model_proj.data && be.wants_packed(ple_model_proj)) todo.push_back(&ple_model_proj);
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
@@ -348,7 +348,30 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
 
   w->embed = im.required(n.embed, 0);
   check_matrix(w->embed, V, H, im.describe(n.embed, 0));
-  w->final_norm = im.vector_f32(im.required(n.final_norm, 0), H, norm_add, im.describe(n.final_norm, 0));
+  if (!im.name_of(n.final_norm, 0).empty())
+    w->final_norm = im.vector_f32(im.required(n.final_norm, 0), H, norm_add, im.describe(n.final_norm, 0));
+  if (spec.encoder) {
+    w->pos_embed = im.required(n.pos_embed, 0);
+    if (w->pos_embed.ndim != 2 || w->pos_embed.dim(1) != H)
+      throw Error(ErrorCode::INVALID_ARGUMENT, im.describe(n.pos_embed, 0) + " has shape " +
+                                                   w->pos_embed.shape_str() + ", expected [positions, " + std::to_string(H) + "]");
+    w->type_embed = im.find(n.type_embed, 0);
+    if (w->type_embed.data && (w->type_embed.ndim != 2 || w->type_embed.dim(1) != H))
+      throw Error(ErrorCode::INVALID_ARGUMENT, im.describe(n.type_embed, 0) + " has shape " +
+                                                   w->type_embed.shape_str() + ", expected [types, " + std::to_string(H) + "]");
+    w->embed_norm = im.vector_f32(im.required(n.embed_norm, 0), H, 0.0f, im.describe(n.embed_norm, 0));
+    w->embed_norm_bias = im.vector_f32(im.find(n.embed_norm_bias, 0), H, 0.0f, im.describe(n.embed_norm_bias, 0));
+  }
+  if (c.num_labels > 0) {
+    w->cls_dense = im.find(n.cls_dense, 0);
+    if (w->cls_dense.data) {
+      check_matrix(w->cls_dense, H, H, im.describe(n.cls_dense, 0));
+      w->cls_dense_bias = im.vector_f32(im.find(n.cls_dense_bias, 0), H, 0.0f, im.describe(n.cls_dense_bias, 0));
+    }
+    w->cls_out = im.required(n.cls_out, 0);
+    check_matrix(w->cls_out, c.num_labels, H, im.describe(n.cls_out, 0));
+    w->cls_out_bias = im.vector_f32(im.find(n.cls_out_bias, 0), c.num_labels, 0.0f, im.describe(n.cls_out_bias, 0));
+  }
   if (im.gguf && !n.gguf_rope_factors.empty()) {
     if (const auto* t = im.gguf->find_tensor(n.gguf_rope_factors)) {
       Tensor f = im.gguf->view(*t);
@@ -397,6 +420,10 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
     if (w->ple_embed.data) L.ple_post_norm = vec(n.ple_post_norm, H, norm_add, true);
     if (const Tensor s = im.find(n.layer_scale, l); s.data) L.layer_scale = im.vector_f32(s, 1, 0.0f, im.describe(n.layer_scale, l)).ptr<float>()[0];
+    L.attn_norm_bias = vec(n.attn_norm_bias, H, 0.0f, false);
+    L.ffn_norm_bias = vec(n.ffn_norm_bias, H, 0.0f, false);
+    L.up_bias = vec(n.up_bias, c.intermediate_size, 0.0f, false);
+    L.down_bias = vec(n.down_bias, H, 0.0f, false);
   }
   const auto exists = [&](const TensorName& tn, int64_t l) { return im.find(tn, l).data != nullptr; };
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -475,6 +502,10 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       L.q_gate = row_slice(all, nh * hd, nh * hd);
     }
   }
+  if (spec.encoder) {  // no head: lm_head stays absent on the embedding's device
+    w->lm_head = Tensor{};
+    w->lm_head.device = w->embed.device;
+  }
   w->pack_for_matmul();
   im.rewritten.clear();
   im.transient.clear();
@@ -501,7 +532,7 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
     else refs.push_back({slot, &tn, l, e * per_expert_rows + offset, rows, c.num_experts * per_expert_rows, cols, e});
   };
   const bool own_head = !c.tie_word_embeddings && exists(n.lm_head, 0);
-  whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
+  if (!spec.encoder) whole(S::HEAD, own_head ? n.lm_head : n.embed, 0, c.vocab_size, H);
   const int64_t P = c.hidden_size_per_layer_input;
   const bool ple = P > 0 && exists(n.ple_embed, 0);
   if (ple) whole(S::PLE_MODEL_PROJ, n.ple_model_proj, 0, c.num_hidden_layers * P, H);
@@ -559,7 +590,7 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
       refs.push_back({S::GATE, &n.gate_up, l, 0, I, 2 * I, H});
       refs.push_back({S::UP, &n.gate_up, l, I, I, 2 * I, H});
     } else {
-      whole(S::GATE, n.gate, l, I, H);
+      if (!(gguf ? n.gate.gguf : n.gate.hf).empty()) whole(S::GATE, n.gate, l, I, H);  // a plain MLP has none
       whole(S::UP, n.up, l, I, H);
     }
     whole(S::DOWN, n.down, l, H, I);

@@ -46,6 +46,9 @@ struct LayerWeights {
   Tensor lin_conv;                         // [conv_dim, K] F32
   Tensor lin_A_log, lin_dt_bias;           // [Hv] F32
   Tensor lin_norm;                         // [dv] F32 (a plain weight, no 1 + w)
+  // Encoders (ArchSpec::encoder): LayerNorm and MLP biases, F32 or absent.
+  Tensor attn_norm_bias, ffn_norm_bias;    // [H]
+  Tensor up_bias, down_bias;               // [I], [H]
 };
 
 /// Whether decoder layer l of `config` is a mixture-of-experts layer. Hugging Face: transformers'
@@ -82,6 +85,13 @@ class Weights {
   Tensor ple_model_proj; // [L·P, H]
   Tensor ple_proj_norm;  // [P] F32
   Tensor rope_factors; // [rot/2] F32 per-pair frequency divisors (GGUF llama3 / longrope) or absent
+  // Encoders (ArchSpec::encoder); absent otherwise. lm_head is then absent too (no data, the
+  // embedding's device).
+  Tensor pos_embed;    // [max_position_embeddings, H]
+  Tensor type_embed;   // [type_vocab_size, H]
+  Tensor embed_norm, embed_norm_bias;  // [H] F32
+  // Sequence-classification head (config.num_labels > 0): [H, H] + [H] F32 (optional), [labels, H] + [labels] F32.
+  Tensor cls_dense, cls_dense_bias, cls_out, cls_out_bias;
   std::vector<LayerWeights> layers;
 
  private:

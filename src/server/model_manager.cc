@@ -256,9 +256,13 @@ void ModelManager::load_entry(std::unique_lock<std::mutex>& lock, Entry& e) {
     cv_.notify_all();
     std::rethrow_exception(failed);
   }
-  std::fprintf(stderr, "oxydllm: model %s: KV cache %s, %lld blocks x %d tokens (%lld bytes), context %d, max_num_seqs %d\n",
-               id.c_str(), std::string(kv_format_name(m->kv_format())).c_str(), (long long)m->num_kv_blocks(), opts_.model.block_size,
-               (long long)m->kv_cache_bytes(), m->max_context_len(), m->max_num_seqs());
+  if (m->generates())
+    std::fprintf(stderr, "oxydllm: model %s: KV cache %s, %lld blocks x %d tokens (%lld bytes), context %d, max_num_seqs %d\n",
+                 id.c_str(), std::string(kv_format_name(m->kv_format())).c_str(), (long long)m->num_kv_blocks(), opts_.model.block_size,
+                 (long long)m->kv_cache_bytes(), m->max_context_len(), m->max_num_seqs());
+  else
+    std::fprintf(stderr, "oxydllm: model %s: %s model, no KV cache, inputs up to %lld tokens, %lld values per input\n",
+                 id.c_str(), m->task().c_str(), (long long)m->max_input_tokens(), (long long)m->embedding_size());
   lock.lock();
   e.model = std::shared_ptr<engine::LLMEngine>(std::move(m));
   e.state = State::LOADED;
@@ -324,6 +328,7 @@ json ModelManager::entry_json(const Entry& e) const {
   json j = {{"id", e.id}, {"object", "model"}, {"created", e.created}, {"owned_by", e.owned_by}};
   if (e.state == State::LOADED) {
     j["architecture"] = e.model->config().architecture;
+    j["task"] = e.model->task();  // generate | embed | rank
     j["format"] = e.format;
     j["quantization"] = e.quant;
     j["size_bytes"] = e.size_bytes > 0 ? e.size_bytes : e.model->weights_bytes();

@@ -167,6 +167,39 @@ json detokenize_response(const std::string& content);        // {"content": ...}
 /// /apply-template takes a chat body (parse_chat_request) and answers {"prompt": ...}.
 json apply_template_response(const std::string& prompt);
 
+// ---- /v1/embeddings (OpenAI) and /v1/rerank (Cohere / Jina shape) -------------------------------
+
+struct EmbeddingRequest {
+  std::string model;
+  std::vector<std::string> texts;           // input as text (a string or a list of strings)
+  std::vector<std::vector<int32_t>> ids;    // input as token ids (a list of ids or of id lists)
+  bool is_ids = false;
+  bool base64 = false;                      // encoding_format "base64" (default "float")
+  std::optional<int64_t> dimensions;        // Matryoshka: the first d values, L2-renormalised
+  bool truncate = false;                    // oxydLLM: cut inputs over the model's maximum instead of 400
+  std::string prompt_name;                  // oxydLLM: a sentence-transformers prompt ("query") to prepend
+};
+/// 400 naming the field for anything malformed: input missing, empty, of another type, a negative id.
+EmbeddingRequest parse_embedding_request(const json& body);
+/// rows: [n, dim] row-major. {"object":"list","data":[{"object":"embedding","index":i,"embedding":
+/// [floats] or base64 of the little-endian float32 bytes}],"model","usage":{prompt_tokens,total_tokens}}.
+json embedding_response(const std::string& model, const std::vector<float>& rows, int64_t dim, bool base64,
+                        int64_t prompt_tokens);
+
+struct RerankRequest {
+  std::string model;
+  std::string query;
+  std::vector<std::string> documents;  // strings, or objects {"text": ...} (Cohere)
+  std::optional<int64_t> top_n;
+  bool return_documents = false;
+  bool truncate = false;               // oxydLLM, as EmbeddingRequest
+};
+RerankRequest parse_rerank_request(const json& body);
+/// {"id","model","results":[{"index","relevance_score"[,"document":{"text"}]}] (best first, top_n of
+/// them),"usage":{"prompt_tokens","total_tokens"}} — the shape llama.cpp's and vLLM's servers answer.
+json rerank_response(const std::string& model, const RerankRequest& r, const std::vector<float>& scores,
+                     int64_t prompt_tokens);
+
 /// "data: <json>\n\n"; sse_done() = "data: [DONE]\n\n".
 std::string sse(const json& j);
 std::string sse_done();

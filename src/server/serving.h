@@ -85,6 +85,8 @@ protocol::ApiError timeout_error(double seconds);
 protocol::ApiError shutdown_error();
 /// 400 missing_required_parameter when a generation request names no model.
 void require_model_field(const std::string& model);
+/// 400 model_not_supported when `model` embeds or ranks instead of generating.
+void require_generation_model(const engine::LLMEngine& model, const std::string& id);
 
 /// Token results → OpenAI logprob entries (text of each token, its bytes, top alternatives).
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
@@ -158,5 +160,8 @@ void handle_detokenize(ServingContext& ctx, const httplib::Request& req, httplib
 void handle_apply_template(ServingContext& ctx, const httplib::Request& req, httplib::Response& res,
                            RequestInfo& info);
 void handle_metrics(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
+// serving_embeddings.cc
+void handle_embeddings(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
+void handle_rerank(ServingContext& ctx, const httplib::Request& req, httplib::Response& res, RequestInfo& info);
 
 }  // namespace oxyd::server

@@ -180,6 +180,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   st->lease = ctx.models.acquire(cr.common.model);
   info.model = st->lease.id();
   engine::LLMEngine& m = *st->lease;
+  require_generation_model(m, st->lease.id());
 
   chat::ChatTemplateInputs in = chat_template_inputs(ctx, cr);
   const bool with_tools = !in.tools.is_null();

@@ -125,7 +125,16 @@ std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
 // ---- GenerationGroup -----------------------------------------------------------------------
 
 GenerationGroup::GenerationGroup(ServingContext& ctx, engine::LLMEngine& model, std::string model_id)
-    : ctx_(ctx), model_(model), model_id_(std::move(model_id)) {}
+    : ctx_(ctx), model_(model), model_id_(std::move(model_id)) {
+  require_generation_model(model, model_id_);
+}
+
+void require_generation_model(const engine::LLMEngine& model, const std::string& id) {
+  if (!model.generates())
+    throw protocol::bad_request("The model '" + id + "' is an " + model.task() + " model: it does not generate "
+                                "text (use /v1/" + (model.task() == "embed" ? "embeddings" : "rerank") + ").",
+                                "model", "model_not_supported");
+}
 
 GenerationGroup::~GenerationGroup() {
   for (Slot& s : slots_) {

@@ -169,6 +169,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   st->lease = ctx.models.acquire(cr.common.model);
   info.model = st->lease.id();
   engine::LLMEngine& m = *st->lease;
+  require_generation_model(m, st->lease.id());
 
   st->id = protocol::new_id("cmpl-");
   st->model = cr.common.model;

@@ -1,5 +1,6 @@
 // Qwen3ForCausalLM: per-head q_norm / k_norm before RoPE; head_dim may differ from hidden/heads.
-// Sliding window as Qwen2.
+// Sliding window as Qwen2. Qwen3-Embedding is this family with a sentence-transformers pipeline
+// (last-token pooling, Normalize; loader/sentence_transformers.h).
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
@@ -17,6 +18,8 @@ const Family& qwen3() {
     f.config.hf_layer_types = hf_layers_after_max_window;
     f.runnable = true;
     f.arch.family = f.config.name;
+    // Qwen3-Embedding checkpoints are saved from the bare Qwen3Model: no "model." prefix.
+    f.arch.hf_prefix_fallbacks = {{"model.", ""}};
     return f;
   }();
   return family;

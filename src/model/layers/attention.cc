@@ -45,37 +45,39 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
     for (const Tensor* t : {&q2, &k2, &v2})
       if (t == &q2 || !s.reuse_kv) ops::clamp(*t, s.clip_qkv, *t);
 
-  const RopeTable& rt = *s.rope;
-  Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
-  Tensor ff;
-  if (!rt.freq_factors.empty())
-    ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
-                {static_cast<int64_t>(rt.freq_factors.size())});
-  const Tensor* ffp = ff.data ? &ff : nullptr;
-  if (rt.short_inv_freq.empty() || meta.rope_lens.empty()) {
-    ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
-    if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
-  } else {
-    // Length-dependent tables: each run of requests on the same side of switch_len gets one table.
-    const Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
-                           {static_cast<int64_t>(rt.short_inv_freq.size())});
-    const int32_t* qsl = meta.query_start_loc.ptr<int32_t>();  // host arrays (ForwardBatch)
-    const int32_t* pos = meta.positions.ptr<int32_t>();
-    const int64_t num_reqs = static_cast<int64_t>(meta.rope_lens.size());
-    auto is_long = [&](int64_t r) { return meta.rope_lens[r] > rt.switch_len; };
-    for (int64_t r = 0; r < num_reqs;) {
-      int64_t e = r + 1;
-      while (e < num_reqs && is_long(e) == is_long(r)) ++e;
-      const int64_t t0 = qsl[r], n = qsl[e] - qsl[r];
-      if (n > 0) {
-        const Tensor qs(DType::F32, q.ptr<float>() + t0 * nh * hd, {n, nh, hd}, q.device);
-        const Tensor ks(DType::F32, k.ptr<float>() + t0 * nkv * hd, {n, nkv, hd}, k.device);
-        const Tensor ps(DType::I32, const_cast<int32_t*>(pos + t0), {n}, meta.positions.device);
-        const Tensor& table = is_long(r) ? inv : short_inv;
-        ops::rope(qs, ps, table, ffp, rt.style, rt.attention_factor, qs);
-        if (!s.reuse_kv) ops::rope(ks, ps, table, ffp, rt.style, rt.attention_factor, ks);
+  if (s.rope) {  // none: absolute position embeddings (encoders)
+    const RopeTable& rt = *s.rope;
+    Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
+    Tensor ff;
+    if (!rt.freq_factors.empty())
+      ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
+                  {static_cast<int64_t>(rt.freq_factors.size())});
+    const Tensor* ffp = ff.data ? &ff : nullptr;
+    if (rt.short_inv_freq.empty() || meta.rope_lens.empty()) {
+      ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
+      if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
+    } else {
+      // Length-dependent tables: each run of requests on the same side of switch_len gets one table.
+      const Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
+                             {static_cast<int64_t>(rt.short_inv_freq.size())});
+      const int32_t* qsl = meta.query_start_loc.ptr<int32_t>();  // host arrays (ForwardBatch)
+      const int32_t* pos = meta.positions.ptr<int32_t>();
+      const int64_t num_reqs = static_cast<int64_t>(meta.rope_lens.size());
+      auto is_long = [&](int64_t r) { return meta.rope_lens[r] > rt.switch_len; };
+      for (int64_t r = 0; r < num_reqs;) {
+        int64_t e = r + 1;
+        while (e < num_reqs && is_long(e) == is_long(r)) ++e;
+        const int64_t t0 = qsl[r], n = qsl[e] - qsl[r];
+        if (n > 0) {
+          const Tensor qs(DType::F32, q.ptr<float>() + t0 * nh * hd, {n, nh, hd}, q.device);
+          const Tensor ks(DType::F32, k.ptr<float>() + t0 * nkv * hd, {n, nkv, hd}, k.device);
+          const Tensor ps(DType::I32, const_cast<int32_t*>(pos + t0), {n}, meta.positions.device);
+          const Tensor& table = is_long(r) ? inv : short_inv;
+          ops::rope(qs, ps, table, ffp, rt.style, rt.attention_factor, qs);
+          if (!s.reuse_kv) ops::rope(ks, ps, table, ffp, rt.style, rt.attention_factor, ks);
+        }
+        r = e;
       }
-      r = e;
     }
   }
   if (s.temperature_floor > 0) ops::attn_temperature(q, meta.positions, s.temperature_beta, s.temperature_floor, q);

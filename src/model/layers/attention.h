@@ -43,7 +43,7 @@ struct AttentionSpec {
   // The layer computes only q and attends the K/V another layer wrote this step (the caches
   // passed are that layer's; ModelConfig::LayerDims::kv_layer).
   bool reuse_kv = false;
-  const RopeTable* rope = nullptr;
+  const RopeTable* rope = nullptr;  // nullptr: no RoPE (absolute position embeddings)
 };
 
 /// The batch metadata every layer shares (I32 views of ForwardBatch).

