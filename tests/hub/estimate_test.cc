@@ -70,12 +70,14 @@ TEST(Estimate, KvQuantModesCountCodesAndNorms) {
   EstimateParams p;
   // head_dim 128: 128·b/8 code bytes + one 4-byte f32 norm per head vector.
   const int64_t vectors = int64_t(2) * 36 * 8 * 4096;
-  p.kv_format = parse_kv_format("bf16", "lossless");
+  p.kv_format = parse_kv_format("bf16", "lossless");  // 8 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (128 + 4));
+  p.kv_format = parse_kv_format("bf16", "Balanced");  // 6 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (96 + 4));
+  p.kv_format = parse_kv_format("bf16", "aggressive");  // 5 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (80 + 4));
+  p.kv_format = parse_kv_format("bf16", "q4");
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (64 + 4));
-  p.kv_format = parse_kv_format("bf16", "Balanced");
-  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (48 + 4));
-  p.kv_format = parse_kv_format("bf16", "aggressive");
-  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (32 + 4));
   EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 80), 30 + 4);  // 240 bits = 30 bytes
   EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 72), 27 + 4);
   expect_error([] { parse_kv_format("bf16", "8bit"); }, ErrorCode::INVALID_ARGUMENT, {"lossless", "aggressive"});
