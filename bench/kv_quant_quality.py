@@ -99,7 +99,7 @@ class Ours:
         flags = ["--kv-dtype", "f16"] if kv in ("off", "f16") else ["--kv-dtype", kv] if kv in ("f32", "bf16") else ["--kv-quant", kv]
         cmd = [binary, "start", "--host", "127.0.0.1", "--port", "0", "--model", model, "--models-dir",
                os.path.join(home, "models"), "--no-prefix-caching", "--max-context-len", str(ctx),
-               "--max-num-batched-tokens", "512", *flags]
+               "--max-num-batched-tokens", "512", "--request-timeout", "36000", *flags]  # a slow CPU: no 408
         if threads:
             cmd += ["--threads", str(threads)]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OXYDLLM_", "HF_"))}
@@ -138,7 +138,10 @@ class Ours:
 
     def close(self):
         self.proc.terminate()
-        self.proc.wait(30)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def ppl(rows: list[Row]) -> float:
