@@ -241,6 +241,27 @@ TEST(Estimate, MoeExpertsCountedWhole) {
   EXPECT_NE(r.find("2 of 8 experts"), std::string::npos) << r;
 }
 
+// `estimate` lists what one token of K+V costs in F16 and in each --kv-quant mode (issue 29), each
+// figure the estimate of that format.
+TEST(Estimate, PrintsKvBytesPerTokenOfEachMode) {
+  TempDir tmp;
+  Built b = qwen3_gguf(64, 10, 5, /*moe=*/true);
+  write_file(tmp / "m/Moe-GGUF/Moe-F16.gguf", b.bytes);
+  LocalModel lm = local_model_for_path(tmp / "m/Moe-GGUF/Moe-F16.gguf");
+  ModelMeta meta = read_local_meta(lm);
+  const std::string r = render_local_estimate(lm, meta, EstimateParams{});
+  auto per_token = [&](KvFormat f) {
+    EstimateParams p;
+    p.kv_format = f;
+    return std::to_string(estimate_memory(meta.config, 0, p).kv_bytes_per_token);
+  };
+  EXPECT_NE(r.find("KV/token"), std::string::npos) << r;
+  EXPECT_NE(r.find("F16 " + per_token(KvFormat::F16)), std::string::npos) << r;
+  EXPECT_NE(r.find("lossless Q8 " + per_token(KvFormat::Q8)), std::string::npos) << r;
+  EXPECT_NE(r.find("balanced Q6 " + per_token(KvFormat::Q6)), std::string::npos) << r;
+  EXPECT_NE(r.find("aggressive Q5 " + per_token(KvFormat::Q5)), std::string::npos) << r;
+}
+
 // A valid safetensors file: "w" F32 [n] then "b" BF16 [1000], header padded to 8 bytes.
 std::string tiny_safetensors(int64_t n, uint32_t seed) {
   std::string header = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[)" + std::to_string(n) +
