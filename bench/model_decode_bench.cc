@@ -113,8 +113,7 @@ int main_impl(int argc, char** argv) {
     else if (a == "--panel") backend::cpu::set_matmul_panel(v != "off");
     else if (a == "--pack") backend::cpu::set_matmul_pack(v != "off");
     else if (a == "--kv")
-      kv = v == "q4" ? KvFormat::Q4 : v == "q3" ? KvFormat::Q3 : v == "q2" ? KvFormat::Q2
-         : v == "f16" ? KvFormat::F16 : v == "bf16" ? KvFormat::BF16 : KvFormat::F32;
+      kv = v == "f16" || v == "bf16" || v == "f32" ? parse_kv_format(v, "off") : parse_kv_format("bf16", v);  // q2..q8, modes
     else {
       std::fprintf(stderr, "model_decode_bench: unknown option %s\n", a.c_str());
       return 2;

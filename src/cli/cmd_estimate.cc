@@ -35,7 +35,7 @@ void register_estimate(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_MAX_NUM_SEQS")->capture_default_str();
   cmd->add_option("--kv-cache-mb", o->kv_cache_mb, "KV-cache pool in MB (0 = auto)")
       ->envname("OXYDLLM_KV_CACHE_MB")->capture_default_str();
-  cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
+  cmd->add_option("--kv-quant", o->kv_quant, "KV cache quantization: off, " + kv_quant_help() + " (seed: 4/3/2 bits, too lossy; q2..q6/q8 pick a width)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache element type when not quantized: f32, f16, bf16 (default: the server's)")
       ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();

@@ -162,7 +162,7 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: f32, f16 or bf16")
       ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant,
-                  "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit)")
+                  "KV-cache quantization: off, " + kv_quant_help() + " (seed: 4/3/2 bits, too lossy; q2..q6/q8 pick a width)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();

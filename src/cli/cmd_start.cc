@@ -265,8 +265,8 @@ void register_start(CLI::App& app, int& exit_code) {
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV-cache element type: bf16, f16 or f32")
       ->envname("OXYDLLM_KV_DTYPE")->capture_default_str();
   cmd->add_option("--kv-quant", o->kv_quant,
-                  "KV-cache quantization: off, lossless (4-bit), balanced (3-bit), aggressive (2-bit); "
-                  "overrides --kv-dtype")
+                  "KV-cache quantization: off, " + kv_quant_help() +
+                      " (seed: 4/3/2 bits, too lossy; q2..q6/q8 pick a width); overrides --kv-dtype")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   cmd->add_option("--enable-thinking", o->enable_thinking,
                   "chat default for enable_thinking (true or false) when a request does not set it; unset: "

@@ -19,6 +19,9 @@ std::string lower(std::string_view s) {
 
 int kv_format_bits(KvFormat f) {
   switch (f) {
+    case KvFormat::Q8: return 8;
+    case KvFormat::Q6: return 6;
+    case KvFormat::Q5: return 5;
     case KvFormat::Q4: return 4;
     case KvFormat::Q3: return 3;
     case KvFormat::Q2: return 2;
@@ -34,9 +37,7 @@ DType kv_format_dtype(KvFormat f) {
     case KvFormat::F32: return DType::F32;
     case KvFormat::F16: return DType::F16;
     case KvFormat::BF16: return DType::BF16;
-    case KvFormat::Q4:
-    case KvFormat::Q3:
-    case KvFormat::Q2: break;
+    default: break;
   }
   return DType::U8;
 }
@@ -49,6 +50,9 @@ std::optional<KvFormat> kv_format_of_dtype(DType dtype) {
 }
 
 std::optional<KvFormat> kv_format_of_bits(int bits) {
+  if (bits == 8) return KvFormat::Q8;
+  if (bits == 6) return KvFormat::Q6;
+  if (bits == 5) return KvFormat::Q5;
   if (bits == 4) return KvFormat::Q4;
   if (bits == 3) return KvFormat::Q3;
   if (bits == 2) return KvFormat::Q2;
@@ -70,6 +74,9 @@ std::string_view kv_format_name(KvFormat f) {
     case KvFormat::F32: return "F32";
     case KvFormat::F16: return "F16";
     case KvFormat::BF16: return "BF16";
+    case KvFormat::Q8: return "Q8";
+    case KvFormat::Q6: return "Q6";
+    case KvFormat::Q5: return "Q5";
     case KvFormat::Q4: return "Q4";
     case KvFormat::Q3: return "Q3";
     case KvFormat::Q2: return "Q2";
@@ -78,13 +85,21 @@ std::string_view kv_format_name(KvFormat f) {
 }
 
 std::string kv_format_description(KvFormat f) {
+  const int bits = kv_format_bits(f);
+  if (bits == 0) return std::string(kv_format_name(f));
+  const std::string mode = kv_quant_flag(f);
+  return (mode[0] == 'q' ? "" : mode + " ") + std::to_string(bits) + "-bit + f32 norm";
+}
+
+std::string kv_quant_flag(KvFormat f) {
   switch (f) {
-    case KvFormat::Q4: return "lossless 4-bit + f32 norm";
-    case KvFormat::Q3: return "balanced 3-bit + f32 norm";
-    case KvFormat::Q2: return "aggressive 2-bit + f32 norm";
+    case KvFormat::Q8: return "lossless";
+    case KvFormat::Q6: return "balanced";
+    case KvFormat::Q5: return "aggressive";
     default: break;
   }
-  return std::string(kv_format_name(f));
+  const int bits = kv_format_bits(f);
+  return bits > 0 ? "q" + std::to_string(bits) : "off";
 }
 
 KvFormat parse_kv_format(std::string_view dtype, std::string_view quant) {
@@ -95,11 +110,19 @@ KvFormat parse_kv_format(std::string_view dtype, std::string_view quant) {
   if (d == "f32" || d == "float32") plain = KvFormat::F32;
   if (!plain) throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-dtype '" + std::string(dtype) + "': expected f16, bf16 or f32");
   if (q.empty() || q == "off" || q == "none") return *plain;
-  if (q == "lossless") return KvFormat::Q4;
-  if (q == "balanced") return KvFormat::Q3;
-  if (q == "aggressive") return KvFormat::Q2;
-  throw_error(ErrorCode::INVALID_ARGUMENT,
-              "--kv-quant '" + std::string(quant) + "': expected off, lossless (4-bit), balanced (3-bit) or aggressive (2-bit)");
+  for (KvFormat f : kKvQuantModes)
+    if (q == kv_quant_flag(f)) return f;
+  if (q.size() == 2 && q[0] == 'q')
+    if (auto f = kv_format_of_bits(q[1] - '0')) return *f;
+  throw_error(ErrorCode::INVALID_ARGUMENT, "--kv-quant '" + std::string(quant) + "': expected off, " + kv_quant_help() +
+                                               ", or q2, q3, q4, q5, q6, q8 for that many bits");
+}
+
+std::string kv_quant_help() {
+  std::string out;
+  for (KvFormat f : kKvQuantModes)
+    out += (out.empty() ? "" : ", ") + kv_quant_flag(f) + " (" + std::to_string(kv_format_bits(f)) + "-bit)";
+  return out;
 }
 
 std::string kv_dtype_flag(KvFormat f) {

@@ -19,13 +19,15 @@
 
 namespace oxyd {
 
+/// The widest code: 8 bits (256 levels).
+inline constexpr int kKvQuantMaxBits = 8;
 inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
 
-/// Bytes of one quantized head vector of `head_dim` values at `bits` (2, 3 or 4).
+/// Bytes of one quantized head vector of `head_dim` values at `bits` (2..8).
 inline int64_t kv_quant_row_bytes(int64_t head_dim, int bits) { return 4 + (head_dim * bits + 7) / 8; }
 
 /// The 2^bits Lloyd-Max reconstruction levels of the standard normal, ascending (computed once by
-/// Lloyd's iteration with the exact conditional means; bits in 1..4).
+/// Lloyd's iteration with the exact conditional means; bits in 1..8).
 const std::vector<double>& lloyd_max_normal_centroids(int bits);
 
 /// The quantizer of one (head_dim, bits): immutable, shared, thread-safe (kv_quantizer()).

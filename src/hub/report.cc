@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/kv_format.h"
 #include "hub/progress.h"
 #include "hub/variants.h"
 #include "loader/sentence_transformers.h"
@@ -74,6 +75,13 @@ LocalModel local_model_for_path(const std::string& path) {
   throw_error(ErrorCode::NOT_FOUND, path + " does not exist");
 }
 
+namespace {
+int64_t kv_per_token(const ModelMeta& meta, EstimateParams p, KvFormat f) {
+  p.kv_format = f;
+  return estimate_memory(meta.config, 0, p).kv_bytes_per_token;
+}
+}  // namespace
+
 std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, const EstimateParams& flags) {
   const EstimateParams p = with_server_pool(meta.config, flags);
   MemoryEstimate e = estimate_memory(meta.config, resident_weight_bytes(meta, p), p, meta.tensor_types);
@@ -100,6 +108,12 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
   if (p.kv_pool_tokens > 0)
     o << "  " << pad("", 10) << rpad(std::to_string(e.kv_bytes), 10) << "   (bytes: what `oxydllm start` with these "
       << "flags allocates)\n";
+  {  // what one token costs in each cache format (issue 29): the unit a quantized cache divides
+    std::string per = "(bytes of K+V per token over all layers: F16 " + std::to_string(kv_per_token(meta, p, KvFormat::F16));
+    for (KvFormat f : kKvQuantModes)
+      per += ", " + kv_quant_flag(f) + " " + std::string(kv_format_name(f)) + " " + std::to_string(kv_per_token(meta, p, f));
+    o << "  " << pad("KV/token", 10) << rpad(std::to_string(e.kv_bytes_per_token) + " B", 10) << "   " << per << ")\n";
+  }
   if (e.state_bytes) line("State", e.state_bytes, "(Gated DeltaNet recurrent + conv state, f32, per sequence)");
   line("Runtime", e.runtime_bytes,
        "(f32 activations of a " + std::to_string(std::min(p.max_batch_tokens, p.context_len * p.num_sequences)) +

@@ -336,6 +336,8 @@ json ModelManager::entry_json(const Entry& e) const {
     j["max_context_len"] = e.model->max_context_len();
     j["weights_bytes"] = e.model->weights_bytes();
     j["kv_cache_bytes"] = e.model->kv_cache_bytes();
+    j["kv_cache_format"] = std::string(kv_format_name(e.model->kv_format()));  // "BF16", "Q8", ...
+    j["kv_quant"] = kv_quant_flag(e.model->kv_format());                       // "off", "lossless", ...
     j["idle_seconds"] = e.active > 0 ? 0 : (now_ms() - e.last_used_ms) / 1000;
   } else {
     j["format"] = e.format;

@@ -17,9 +17,15 @@ TEST(KvFormat, FlagsMapToOneFormat) {
   EXPECT_EQ(parse_kv_format("BF16", "none"), KvFormat::BF16);
   EXPECT_EQ(parse_kv_format("bfloat16", "OFF"), KvFormat::BF16);
   // --kv-quant wins over --kv-dtype (the codes are no float type).
-  EXPECT_EQ(parse_kv_format("f32", "lossless"), KvFormat::Q4);
-  EXPECT_EQ(parse_kv_format("f16", "Balanced"), KvFormat::Q3);
-  EXPECT_EQ(parse_kv_format("bf16", "aggressive"), KvFormat::Q2);
+  // The modes at the widths that met their bounds (issue 29); the seed's widths by name.
+  EXPECT_EQ(parse_kv_format("f32", "lossless"), KvFormat::Q8);
+  EXPECT_EQ(parse_kv_format("f16", "Balanced"), KvFormat::Q6);
+  EXPECT_EQ(parse_kv_format("bf16", "aggressive"), KvFormat::Q5);
+  EXPECT_EQ(parse_kv_format("bf16", "q4"), KvFormat::Q4);
+  EXPECT_EQ(parse_kv_format("bf16", "Q3"), KvFormat::Q3);
+  EXPECT_EQ(parse_kv_format("bf16", "q2"), KvFormat::Q2);
+  EXPECT_THROW(parse_kv_format("bf16", "q7"), Error);
+  EXPECT_THROW(parse_kv_format("bf16", "q1"), Error);
 }
 
 TEST(KvFormat, BadFlagsNameTheFlag) {
@@ -44,7 +50,8 @@ TEST(KvFormat, RowBytesFollowTheLayout) {
     EXPECT_EQ(kv_format_row_bytes(KvFormat::F32, d), 4 * d);
     EXPECT_EQ(kv_format_row_bytes(KvFormat::F16, d), 2 * d);
     EXPECT_EQ(kv_format_row_bytes(KvFormat::BF16, d), 2 * d);
-    for (auto [f, bits] : {std::pair{KvFormat::Q4, 4}, std::pair{KvFormat::Q3, 3}, std::pair{KvFormat::Q2, 2}}) {
+    for (auto [f, bits] : {std::pair{KvFormat::Q8, 8}, std::pair{KvFormat::Q6, 6}, std::pair{KvFormat::Q5, 5},
+                           std::pair{KvFormat::Q4, 4}, std::pair{KvFormat::Q3, 3}, std::pair{KvFormat::Q2, 2}}) {
       const int64_t codes = (d * bits + 7) / 8;
       EXPECT_EQ(kv_format_row_bytes(f, d), codes + 4) << d << " " << bits;
       EXPECT_EQ(kv_format_row_elems(f, d), codes + 4);  // a U8 tensor: elements are bytes
@@ -64,9 +71,14 @@ TEST(KvFormat, NamesAndDtypesRoundTrip) {
     EXPECT_EQ(parse_kv_format(kv_dtype_flag(f), "off"), f);
   }
   EXPECT_EQ(kv_format_of_dtype(DType::Q8_0), std::nullopt);
-  EXPECT_EQ(kv_format_of_bits(5), std::nullopt);
+  EXPECT_EQ(kv_format_of_bits(7), std::nullopt);
   EXPECT_EQ(std::string(kv_format_name(KvFormat::Q3)), "Q3");
-  EXPECT_EQ(kv_format_description(KvFormat::Q2), "aggressive 2-bit + f32 norm");
+  EXPECT_EQ(kv_format_description(KvFormat::Q5), "aggressive 5-bit + f32 norm");
+  EXPECT_EQ(kv_format_description(KvFormat::Q8), "lossless 8-bit + f32 norm");
+  EXPECT_EQ(kv_format_description(KvFormat::Q2), "2-bit + f32 norm");
+  for (KvFormat f : kKvQuantModes) EXPECT_EQ(parse_kv_format("bf16", kv_quant_flag(f)), f);
+  EXPECT_EQ(kv_quant_flag(KvFormat::Q4), "q4");
+  EXPECT_EQ(kv_quant_flag(KvFormat::BF16), "off");
   EXPECT_EQ(kDefaultKvFormat, KvFormat::BF16);
 }
 

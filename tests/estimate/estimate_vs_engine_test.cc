@@ -179,7 +179,7 @@ TEST(EstimateVsEngine, EveryKvDtype) {
       const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }
-    for (int bits : {4, 3, 2}) {
+    for (int bits : {8, 6, 5, 4, 3, 2}) {
       SCOPED_TRACE(std::string(rel_path) + " kv-quant " + std::to_string(bits) + " bits");
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, *kv_format_of_bits(bits));
       hub::MemoryEstimate e = estimate_for(path, 128, 2, *kv_format_of_bits(bits));

@@ -70,12 +70,14 @@ TEST(Estimate, KvQuantModesCountCodesAndNorms) {
   EstimateParams p;
   // head_dim 128: 128·b/8 code bytes + one 4-byte f32 norm per head vector.
   const int64_t vectors = int64_t(2) * 36 * 8 * 4096;
-  p.kv_format = parse_kv_format("bf16", "lossless");
+  p.kv_format = parse_kv_format("bf16", "lossless");  // 8 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (128 + 4));
+  p.kv_format = parse_kv_format("bf16", "Balanced");  // 6 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (96 + 4));
+  p.kv_format = parse_kv_format("bf16", "aggressive");  // 5 bits
+  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (80 + 4));
+  p.kv_format = parse_kv_format("bf16", "q4");
   EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (64 + 4));
-  p.kv_format = parse_kv_format("bf16", "Balanced");
-  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (48 + 4));
-  p.kv_format = parse_kv_format("bf16", "aggressive");
-  EXPECT_EQ(estimate_memory(cfg, 0, p).kv_bytes, vectors * (32 + 4));
   EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 80), 30 + 4);  // 240 bits = 30 bytes
   EXPECT_EQ(kv_format_row_bytes(KvFormat::Q3, 72), 27 + 4);
   expect_error([] { parse_kv_format("bf16", "8bit"); }, ErrorCode::INVALID_ARGUMENT, {"lossless", "aggressive"});
@@ -237,6 +239,27 @@ TEST(Estimate, MoeExpertsCountedWhole) {
   EXPECT_EQ(active_weight_bytes(meta), b.weight_bytes - 6 * 128 * 256 * 2);
   EXPECT_NE(r.find("Per token"), std::string::npos) << r;
   EXPECT_NE(r.find("2 of 8 experts"), std::string::npos) << r;
+}
+
+// `estimate` lists what one token of K+V costs in F16 and in each --kv-quant mode (issue 29), each
+// figure the estimate of that format.
+TEST(Estimate, PrintsKvBytesPerTokenOfEachMode) {
+  TempDir tmp;
+  Built b = qwen3_gguf(64, 10, 5, /*moe=*/true);
+  write_file(tmp / "m/Moe-GGUF/Moe-F16.gguf", b.bytes);
+  LocalModel lm = local_model_for_path(tmp / "m/Moe-GGUF/Moe-F16.gguf");
+  ModelMeta meta = read_local_meta(lm);
+  const std::string r = render_local_estimate(lm, meta, EstimateParams{});
+  auto per_token = [&](KvFormat f) {
+    EstimateParams p;
+    p.kv_format = f;
+    return std::to_string(estimate_memory(meta.config, 0, p).kv_bytes_per_token);
+  };
+  EXPECT_NE(r.find("KV/token"), std::string::npos) << r;
+  EXPECT_NE(r.find("F16 " + per_token(KvFormat::F16)), std::string::npos) << r;
+  EXPECT_NE(r.find("lossless Q8 " + per_token(KvFormat::Q8)), std::string::npos) << r;
+  EXPECT_NE(r.find("balanced Q6 " + per_token(KvFormat::Q6)), std::string::npos) << r;
+  EXPECT_NE(r.find("aggressive Q5 " + per_token(KvFormat::Q5)), std::string::npos) << r;
 }
 
 // A valid safetensors file: "w" F32 [n] then "b" BF16 [1000], header padded to 8 bytes.

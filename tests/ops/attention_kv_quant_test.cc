@@ -111,6 +111,11 @@ std::vector<QCase> qcases() {
       {"long_decode_mqa_split_k_2bit", {{2000, 1}}, 8, 1, 64, 16, 2},
       {"long_chunk_window_sinks_4bit", {{1500, 3}}, 4, 1, 128, 32, 4, 600, 0, true},
       {"hd36_scalar_decode_4bit", {{0, 9}, {12, 1}}, 4, 2, 36, 8, 4},  // head_dim % 8: no 8-code groups
+      // The modes' widths (issue 29): 5 / 6 bits straddle bytes, 8 bits one code a byte (gathers).
+      {"decode_prefill_gqa_8bit", {{0, 21}, {40, 1}}, 8, 2, 256, 16, 8},
+      {"prefill_chunked_6bit", {{0, 37}, {50, 20}, {3, 1}}, 4, 4, 64, 16, 6},
+      {"window_sinks_hd128_5bit", {{700, 3}, {10, 1}}, 4, 1, 128, 32, 5, 300, 0, true},
+      {"hd72_sign_only_6bit", {{0, 9}, {12, 1}}, 4, 2, 72, 8, 6},
   };
 }
 

@@ -74,7 +74,7 @@ TEST(KvDtype, PoolBytesEqualTheEstimate) {
 
 TEST(KvQuant, PoolBytesEqualTheEstimateAndServes) {
   const Golden g = load_golden("qwen3");
-  for (int bits : {4, 3, 2}) {
+  for (int bits : {8, 6, 5, 4, 3, 2}) {
     SCOPED_TRACE(std::to_string(bits) + " bits");
     ModelOptions o = tiny_options();
     o.kv_format = *kv_format_of_bits(bits);
