@@ -48,6 +48,7 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
   sample::SamplingParams sp = r.sampling;
   if (sp.min_tokens > 0 && sp.min_tokens_stop_ids.empty()) sp.min_tokens_stop_ids = r.stop_token_ids;  // vLLM
   auto sampler = std::make_unique<sample::RequestSampler>(std::move(sp), model_.vocab_size(), r.prompt_token_ids, default_seed);
+  if (r.grammar) sampler->set_grammar(std::make_unique<grammar::Matcher>(r.grammar, r.stop_token_ids));
   if (!sched_.add_request(req)) return false;
   Live live{std::move(req), std::move(sampler), {}, false};
   if (r.prompt_logprobs >= 0) live.prompt_logprobs.resize(r.prompt_token_ids.size() - 1);
