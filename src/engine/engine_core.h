@@ -53,6 +53,8 @@ struct RequestOutput {
   /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
   std::vector<sample::SampleResult> prompt_logprobs = {};
   std::string error = {};  // with FinishReason::ERROR: what failed
+  /// With STOP: the last token is text (it completed the request's grammar), not a stop id.
+  bool last_token_is_text = false;
 };
 
 /// Gauges and counters for /metrics.

@@ -2,6 +2,7 @@
 // words, bit i of word i/32 set = token i allowed.
 #include "grammar/grammar.h"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -65,9 +66,9 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpe
 }
 
 struct Matcher::Impl {
-  Impl(const xgrammar::CompiledGrammar& g, const std::vector<int32_t>& stop)
+  Impl(const xgrammar::CompiledGrammar& g, const std::vector<int32_t>& stop, bool terminate_when_complete)
       : m(g, stop.empty() ? std::nullopt : std::optional<std::vector<int>>(std::vector<int>(stop.begin(), stop.end())),
-          /*terminate_without_stop_token=*/false, /*max_rollback_tokens=*/-1),
+          terminate_when_complete, /*max_rollback_tokens=*/-1),
         vocab_size(g.GetTokenizerInfo().GetVocabSize()),
         words(size_t(xgrammar::GetBitmaskSize(vocab_size))) {}
   void fill(int32_t* data) {
@@ -87,8 +88,9 @@ struct Matcher::Impl {
   std::vector<int32_t> words;  // scratch for apply_mask
 };
 
-Matcher::Matcher(std::shared_ptr<const CompiledGrammar> g, const std::vector<int32_t>& stop_ids)
-    : impl_(std::make_unique<Impl>(g->g_, stop_ids)) {}
+Matcher::Matcher(std::shared_ptr<const CompiledGrammar> g, const std::vector<int32_t>& stop_ids,
+                 bool terminate_when_complete)
+    : impl_(std::make_unique<Impl>(g->g_, stop_ids, terminate_when_complete)) {}
 
 Matcher::~Matcher() = default;
 
@@ -104,6 +106,10 @@ void Matcher::apply_mask(std::span<float> logits) {
     const uint32_t bits = uint32_t(impl_->words[w]);
     if (bits == 0xffffffffu) continue;
     const size_t e = std::min(n, w * 32 + 32);
+    if (bits == 0) {  // most words of a constrained step: nothing allowed
+      std::fill(logits.begin() + long(w * 32), logits.begin() + long(e), -INFINITY);
+      continue;
+    }
     for (size_t i = w * 32; i < e; ++i)
       if (!((bits >> (i - w * 32)) & 1u)) logits[i] = -INFINITY;
   }

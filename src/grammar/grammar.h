@@ -58,8 +58,11 @@ class GrammarCompiler {
 /// One request's position in its grammar. Not thread-safe (one per request, on the engine thread).
 class Matcher {
  public:
-  /// `stop_ids`: the request's ids that end it (empty: the vocabulary's).
-  Matcher(std::shared_ptr<const CompiledGrammar> grammar, const std::vector<int32_t>& stop_ids);
+  /// `stop_ids`: the request's ids that end it (empty: the vocabulary's). terminate_when_complete:
+  /// the matcher is terminated as soon as the text can go no further (no stop id needed: the
+  /// engine ends the request there), else only once a stop id is accepted.
+  Matcher(std::shared_ptr<const CompiledGrammar> grammar, const std::vector<int32_t>& stop_ids,
+          bool terminate_when_complete = false);
   ~Matcher();
   Matcher(const Matcher&) = delete;
   Matcher& operator=(const Matcher&) = delete;
@@ -76,7 +79,7 @@ class Matcher {
   /// Undoes the last n accepted tokens (preemption keeps the matcher; speculative decoding would
   /// use this). n <= max rollback (kept unlimited).
   void rollback(int32_t n);
-  /// A stop token was accepted: the grammar is over.
+  /// A stop token was accepted, or (terminate_when_complete) nothing may follow: the grammar is over.
   bool is_terminated() const;
   /// The text so far is a complete sentence of the grammar (a stop token may come next).
   bool is_completed() const;

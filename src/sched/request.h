@@ -25,6 +25,8 @@ struct Request {
   int32_t num_preemptions = 0;
   int32_t prompt_logprobs = -1;     // >= 0: logits of every prompt position are needed (echo),
                                     // so the prefix cache is not used for this request
+  bool stop_after_token = false;    // the engine's sampler ended it (a grammar complete where no
+                                    // stop id exists): the next token stops it as a stop id would
 
   int32_t num_tokens() const { return int32_t(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

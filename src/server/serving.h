@@ -84,6 +84,9 @@ protocol::ApiError timeout_error(double seconds);
 protocol::ApiError shutdown_error();
 /// 400 missing_required_parameter when a generation request names no model.
 void require_model_field(const std::string& model);
+/// Compiles the request's grammar (cached, so its Generations reuse it): a schema, regex or grammar
+/// the engine cannot compile is a 400 naming the field (code invalid_json_schema for a schema).
+grammar::GrammarSpec checked_grammar(engine::LLMEngine& m, const protocol::CommonParams& c);
 
 /// Token results → OpenAI logprob entries (text of each token, its bytes, top alternatives).
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,
