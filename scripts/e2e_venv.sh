@@ -15,6 +15,6 @@ fi
 rm -f "$stamp"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
-"$venv/bin/python" -c "import openai, pytest, tokenizers, jinja2, numpy"
+"$venv/bin/python" -c "import openai, pytest, tokenizers, jinja2, numpy, jsonschema, pydantic"
 echo "$want" > "$stamp"
 echo "e2e venv ready: $venv"

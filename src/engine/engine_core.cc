@@ -4,6 +4,7 @@
 // requests that fail alone end with ERROR; the others' tokens are those of an unbroken step.
 #include "engine/engine_core.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/error.h"
@@ -48,6 +49,8 @@ bool EngineCore::add_request(const EngineRequest& r, uint64_t default_seed) {
   sample::SamplingParams sp = r.sampling;
   if (sp.min_tokens > 0 && sp.min_tokens_stop_ids.empty()) sp.min_tokens_stop_ids = r.stop_token_ids;  // vLLM
   auto sampler = std::make_unique<sample::RequestSampler>(std::move(sp), model_.vocab_size(), r.prompt_token_ids, default_seed);
+  if (r.grammar) sampler->set_grammar(std::make_unique<grammar::Matcher>(r.grammar, r.stop_token_ids,
+                                                                      /*terminate_when_complete=*/r.stop_token_ids.empty()));
   if (!sched_.add_request(req)) return false;
   Live live{std::move(req), std::move(sampler), {}, false};
   if (r.prompt_logprobs >= 0) live.prompt_logprobs.resize(r.prompt_token_ids.size() - 1);
@@ -83,6 +86,9 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
     try {
       auto& live = live_.at(id);
       sample::SampleResult r = live.sampler->sample(logits.subspan(i * size_t(vocab), size_t(vocab)));
+      // A grammar that is over (terminated: nothing may follow) ends the request here, also where
+      // the request has no stop id to sample.
+      if (const grammar::Matcher* g = live.sampler->grammar(); g && g->is_terminated()) live.req->stop_after_token = true;
       st.sampled[id] = r.token;
       st.results[id] = std::move(r);
     } catch (const std::exception& e) {
@@ -208,7 +214,11 @@ std::vector<RequestOutput> EngineCore::step() {
   for (auto& [id, r] : st.results) {
     const sched::Request& req = *live_.at(id).req;
     RequestOutput out{id, {std::move(r)}, FinishReason::NONE, req.num_prompt_tokens, std::max(0, req.num_cached_tokens)};
-    if (req.status == sched::RequestStatus::FINISHED_STOPPED) out.finish_reason = FinishReason::STOP;
+    if (req.status == sched::RequestStatus::FINISHED_STOPPED) {
+      out.finish_reason = FinishReason::STOP;
+      out.last_token_is_text = req.stop_after_token && std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(),
+                                                                 out.new_tokens[0].token) == req.stop_token_ids.end();
+    }
     if (req.status == sched::RequestStatus::FINISHED_LENGTH) out.finish_reason = FinishReason::LENGTH;
     Live& live = live_.at(id);
     if (!live.prompt_logprobs.empty() && !live.prompt_logprobs_sent) {

@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "kv/block_manager.h"
 #include "runner/forward_batch.h"
 #include "runner/model_executor.h"
@@ -33,6 +34,9 @@ struct EngineRequest {
                                         // sampling.min_tokens they cannot be sampled before it
   uint64_t cache_salt = 0;
   int32_t prompt_logprobs = -1;  // >= 0: logprob of every prompt token after the first + top-k
+  /// Constrained decoding: each sampled token is masked by and advances this grammar (one matcher
+  /// per request, kept across preemption, which recomputes KV only). nullptr: unconstrained.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr;
 };
 
 /// ERROR: the model step threw for this request even run alone; the engine ended it and keeps
@@ -49,6 +53,8 @@ struct RequestOutput {
   /// With the first token, when asked: entry i scores prompt token i+1 (raw logprobs).
   std::vector<sample::SampleResult> prompt_logprobs = {};
   std::string error = {};  // with FinishReason::ERROR: what failed
+  /// With STOP: the last token is text (it completed the request's grammar), not a stop id.
+  bool last_token_is_text = false;
 };
 
 /// Gauges and counters for /metrics.

@@ -13,6 +13,7 @@
 #include "engine/async_engine.h"
 #include "engine/llm_engine.h"
 #include "engine/output_processor.h"
+#include "grammar/grammar.h"
 #include "sample/sampler.h"
 
 namespace oxyd::engine {
@@ -28,6 +29,7 @@ struct GenerationParams {
   bool skip_special_tokens = true;
   int32_t min_tokens = 0;                 // vLLM: no EOS/stop id and no stop string before this many tokens
   bool include_stop_str_in_output = false;  // vLLM: the matched stop string ends the text
+  grammar::GrammarSpec grammar;           // response_format / guided_*: compiled by Generation (400 if invalid)
 };
 
 struct GenerationChunk {

@@ -14,6 +14,7 @@
 #include "chat/output_format.h"
 #include "core/error.h"
 #include "core/file_util.h"
+#include "engine/grammar_vocab.h"
 #include "hub/estimate.h"
 #include "loader/gguf.h"
 #include "model/model_config.h"
@@ -233,6 +234,13 @@ std::vector<int32_t> LLMEngine::encode_chat_prompt(const std::string& text) cons
 
 std::vector<int32_t> LLMEngine::encode_raw_prompt(const std::string& text) const {
   return tok_->encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
+
+const grammar::GrammarCompiler& LLMEngine::grammar_compiler() {
+  std::call_once(grammar_once_, [&] {
+    grammar_ = std::make_unique<grammar::GrammarCompiler>(grammar_vocabulary(*tok_, int32_t(config().vocab_size)));
+  });
+  return *grammar_;
 }
 
 }  // namespace oxyd::engine

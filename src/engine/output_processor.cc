@@ -8,7 +8,8 @@ TextDelta OutputProcessor::process(const RequestOutput& out) {
   if (finished_) return d;
   d.tokens = out.new_tokens;
   for (size_t i = 0; i < out.new_tokens.size(); ++i) {
-    const bool stop_token = out.finish_reason == FinishReason::STOP && i + 1 == out.new_tokens.size();
+    const bool stop_token =
+        out.finish_reason == FinishReason::STOP && i + 1 == out.new_tokens.size() && !out.last_token_is_text;
     if (stop_token) break;  // EOS/EOT/stop id: no text of its own
     const std::string piece = decoder_.step(out.new_tokens[i].token);
     // Before min_tokens no stop string ends generation (vLLM): the text passes unchecked.

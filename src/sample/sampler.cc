@@ -202,8 +202,15 @@ void raw_logprobs(std::span<const float> logits, int32_t token, int32_t k, Sampl
   for (const auto& c : top) out.top_logprobs.emplace_back(c.id, float(double(c.logit) - lse));
 }
 
-SampleResult RequestSampler::sample(std::span<const float> logits) {
-  OXYD_CHECK(int32_t(logits.size()) == vocab_size_, "sample: logits row size != vocab_size");
+SampleResult RequestSampler::sample(std::span<const float> raw) {
+  OXYD_CHECK(int32_t(raw.size()) == vocab_size_, "sample: logits row size != vocab_size");
+  const bool constrained = matcher_ && !matcher_->is_terminated();
+  std::span<const float> logits = raw;
+  if (constrained) {
+    masked_.assign(raw.begin(), raw.end());
+    matcher_->apply_mask(masked_);
+    logits = masked_;
+  }
   SampleResult r;
   if (params_.greedy()) {
     std::vector<float> copy;
@@ -217,7 +224,10 @@ SampleResult RequestSampler::sample(std::span<const float> logits) {
   } else {
     r.token = draw(candidates(logits));
   }
-  if (params_.logprobs >= 0) raw_logprobs(logits, r.token, params_.logprobs, r);
+  if (constrained && !matcher_->accept(r.token))  // every allowed id was -inf (a grammar that cannot end)
+    throw_error(ErrorCode::INVALID_ARGUMENT, "the grammar allows no token here (a stop id is masked or "
+                                             "every allowed id has -inf logit)");
+  if (params_.logprobs >= 0) raw_logprobs(raw, r.token, params_.logprobs, r);
   append_output(r.token);
   return r;
 }

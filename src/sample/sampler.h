@@ -8,10 +8,13 @@
 //   6. temperature (divide)        7. top_k (ties at the k-th value kept, as HF)
 //   8. top_p (HF: keep while the mass before a token is < top_p)   9. min_p   10. typical_p (HF)
 //   11. draw from the softmax of what is left with the request's own Philox stream.
+// A request with a grammar (set_grammar) first has every id its grammar does not allow next set to
+// -inf (before step 1b; logprobs stay raw), and the drawn token advances the grammar.
 // Not thread-safe per RequestSampler; distinct requests may be sampled on distinct threads.
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -19,6 +22,8 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "grammar/grammar.h"
 
 namespace oxyd::sample {
 
@@ -99,6 +104,10 @@ class RequestSampler {
   int32_t draw(std::span<const Candidate> c);
   void append_output(int32_t token);
   const SamplingParams& params() const { return params_; }
+  /// Constrains every later sample() to `m`'s grammar (nullptr: none). Once the grammar has ended
+  /// (a stop id accepted, e.g. one ignore_eos lets through) sampling is unconstrained again.
+  void set_grammar(std::unique_ptr<grammar::Matcher> m) { matcher_ = std::move(m); }
+  grammar::Matcher* grammar() const { return matcher_.get(); }
 
  private:
   void apply_penalties(std::vector<float>& x) const;
@@ -121,6 +130,8 @@ class RequestSampler {
   int32_t num_output_ = 0;                          // tokens sampled so far
   int32_t num_sampled_ids_ = 0;                     // vocab_size, or num_valid_tokens when smaller
   bool padding_asked_ = false;                      // logit_bias names an id >= num_valid_tokens
+  std::unique_ptr<grammar::Matcher> matcher_;       // the request's grammar, if any
+  std::vector<float> masked_;                       // [vocab_size] logits under the grammar mask
 };
 
 /// Raw log_softmax value of `logits[token]` and the top `k` (k ≤ 20) of the row.

@@ -27,6 +27,8 @@ struct Request {
                                     // so the prefix cache is not used for this request
   bool kv_past_rope_switch = false; // SchedulerConfig::rope_switch_len: the cached KV was computed
                                     // while the request was longer than it
+  bool stop_after_token = false;    // the engine's sampler ended it (a grammar complete where no
+                                    // stop id exists): the next token stops it as a stop id would
 
   int32_t num_tokens() const { return int32_t(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -133,8 +133,8 @@ std::vector<std::shared_ptr<Request>> Scheduler::update_from_output(
     const auto tok = sampled.find(r->request_id);
     OXYD_CHECK(tok != sampled.end(), "sched: no sampled token for a request at its last token");
     r->token_ids.push_back(tok->second);
-    const bool stop = std::find(r->stop_token_ids.begin(), r->stop_token_ids.end(), tok->second) !=
-                      r->stop_token_ids.end();
+    const bool stop = r->stop_after_token || std::find(r->stop_token_ids.begin(), r->stop_token_ids.end(),
+                                                       tok->second) != r->stop_token_ids.end();
     if (stop) r->status = RequestStatus::FINISHED_STOPPED;
     else if (r->num_output_tokens() >= r->max_tokens || r->num_tokens() >= config_.max_model_len)
       r->status = RequestStatus::FINISHED_LENGTH;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "grammar/grammar.h"
 #include "sample/sampler.h"
 
 namespace oxyd::server::protocol {
@@ -54,6 +55,10 @@ struct CommonParams {
   bool stream = false;
   bool include_usage = false;            // stream_options.include_usage (only with stream)
   std::optional<double> timeout_s;       // extension: per-request timeout
+  /// Structured output (response_format json_object / json_schema, vLLM guided_* and
+  /// structured_outputs); grammar_param names the field it came from (for a 400).
+  grammar::GrammarSpec grammar;
+  std::string grammar_param;
 };
 
 struct ChatRequest {

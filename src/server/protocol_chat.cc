@@ -211,14 +211,6 @@ ChatRequest parse_chat_request(const json& body) {
   if (field(body, "function_call"))
     not_supported("function_call", "'function_call' is deprecated and not supported; use 'tool_choice'.");
 
-  if (const json* rf = field(body, "response_format")) {
-    if (!rf->is_object()) invalid_type("response_format", "an object", *rf);
-    const std::string& type = required_string(*rf, "type", "response_format.type");
-    if (type == "json_object" || type == "json_schema")
-      not_supported("response_format", "response_format of type '" + type +
-                                           "' (structured output) is not supported yet; only 'text'.");
-    if (type != "text") invalid_value("response_format.type", "expected 'text', but got " + quote_value(json(type)) + ".");
-  }
   if (field(body, "audio")) not_supported("audio", "Audio output is not supported: this server returns text only.");
   if (const json* mod = field(body, "modalities")) {
     if (!mod->is_array()) invalid_type("modalities", "an array", *mod);

@@ -41,6 +41,8 @@ std::optional<double> opt_number(const json& obj, const char* key, const std::st
 /// Fields shared by chat and completions (sampling, stop, n, stream...); not max_tokens, whose
 /// rules differ between the two.
 void parse_common(const json& body, CommonParams& p);
+/// response_format / guided_* / structured_outputs → p.grammar (protocol_grammar.cc).
+void parse_grammar_fields(const json& body, CommonParams& p);
 /// Appends to `out` the top-level keys of `body` that are neither common fields nor in
 /// `endpoint_fields` (the endpoint's own), in body order.
 void collect_unknown_fields(const json& body, std::initializer_list<const char*> endpoint_fields,

@@ -191,6 +191,7 @@ void parse_common(const json& body, CommonParams& p) {
   }
   if (auto t = opt_number(body, "timeout", "timeout", 0, 1e9, true)) p.timeout_s = *t;
   opt_string(body, "user", "user");  // accepted (type-checked), not used
+  parse_grammar_fields(body, p);
 }
 
 namespace {
@@ -200,7 +201,8 @@ constexpr const char* kCommonFields[] = {
     "model", "temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "top_k", "min_p",
     "typical_p", "repetition_penalty", "n", "stop", "stop_token_ids", "ignore_eos", "skip_special_tokens",
     "min_tokens", "include_stop_str_in_output", "stream", "stream_options", "timeout", "user", "metadata", "store",
-    "service_tier", "prompt_cache_key", "safety_identifier"};
+    "service_tier", "prompt_cache_key", "safety_identifier", "response_format", "guided_json", "guided_regex",
+    "guided_grammar", "guided_choice", "structured_outputs"};
 }  // namespace
 
 void collect_unknown_fields(const json& body, std::initializer_list<const char*> endpoint_fields,

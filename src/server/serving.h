@@ -87,6 +87,9 @@ protocol::ApiError shutdown_error();
 void require_model_field(const std::string& model);
 /// 400 model_not_supported when `model` embeds or ranks instead of generating.
 void require_generation_model(const engine::LLMEngine& model, const std::string& id);
+/// Compiles the request's grammar (cached, so its Generations reuse it): a schema, regex or grammar
+/// the engine cannot compile is a 400 naming the field (code invalid_json_schema for a schema).
+grammar::GrammarSpec checked_grammar(engine::LLMEngine& m, const protocol::CommonParams& c);
 
 /// Token results → OpenAI logprob entries (text of each token, its bytes, top alternatives).
 std::vector<protocol::TokenLogprob> to_logprobs(const tokenizer::Tokenizer& tok,

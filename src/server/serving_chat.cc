@@ -212,6 +212,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
       format.tools == chat::ToolSyntax::BRACKET_LIST || format.tools == chat::ToolSyntax::BRACKET_ARGS;
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
+  base.grammar = checked_grammar(m, cr.common);
 
   st->id = protocol::new_id("chatcmpl-");
   st->model = cr.common.model;

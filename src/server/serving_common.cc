@@ -298,4 +298,17 @@ protocol::Usage GenerationGroup::usage() const {
   return u;
 }
 
+grammar::GrammarSpec checked_grammar(engine::LLMEngine& m, const protocol::CommonParams& c) {
+  if (c.grammar.empty()) return c.grammar;
+  try {
+    m.grammar_compiler().compile(c.grammar);
+  } catch (const Error& e) {
+    const bool schema = c.grammar.kind == grammar::GrammarSpec::Kind::JSON_SCHEMA;
+    throw protocol::bad_request(std::string(schema ? "Invalid schema for '" : "Invalid grammar for '") + c.grammar_param +
+                                    "': " + e.what(),
+                                c.grammar_param, schema ? "invalid_json_schema" : "invalid_value");
+  }
+  return c.grammar;
+}
+
 }  // namespace oxyd::server

@@ -196,6 +196,7 @@ void handle_completion(ServingContext& ctx, const httplib::Request& req, httplib
   base.skip_special_tokens = cr.common.skip_special_tokens;
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
+  base.grammar = checked_grammar(m, cr.common);
   if (st->echo && st->logprobs >= 0) base.prompt_logprobs = st->logprobs;
 
   const uint64_t default_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();

@@ -168,4 +168,35 @@ std::string run_decoder(const Decoder& d, std::vector<std::string> tokens) {
   return out;
 }
 
+std::string Decoder::piece_bytes(std::string t) const {
+  switch (kind) {
+    case Kind::NONE: case Kind::FUSE: case Kind::STRIP: return t;
+    case Kind::SEQUENCE:
+      for (const auto& c : children) t = c.piece_bytes(std::move(t));
+      return t;
+    case Kind::BYTE_LEVEL: {
+      std::string bytes;
+      for (size_t i = 0; i < t.size();) {
+        const int b = char_to_byte(next_code_point(t, i));
+        if (b < 0) return t;  // not a byte-level piece (an added token's text): as is, as byte_level()
+        bytes.push_back(static_cast<char>(b));
+      }
+      return bytes;
+    }
+    case Kind::REPLACE: replace_all(t, pattern, content); return t;
+    case Kind::BYTE_FALLBACK: {
+      const int b = parse_byte_token(t);
+      return b >= 0 ? std::string(1, static_cast<char>(b)) : t;
+    }
+    case Kind::METASPACE: replace_all(t, replacement, " "); return t;
+    case Kind::WORDPIECE:
+      return t.compare(0, prefix.size(), prefix) == 0 ? t.substr(prefix.size()) : " " + t;
+    case Kind::BPE:
+      if (t.size() >= suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return t.substr(0, t.size() - suffix.size()) + " ";
+      return t;
+  }
+  return t;
+}
+
 }  // namespace oxyd::tokenizer

@@ -23,6 +23,11 @@ struct Decoder {
   std::string suffix = "</w>";                // BPE
 
   void decode_chain(std::vector<std::string>& tokens) const;
+  /// The bytes one vocabulary piece adds to a decoded text in the middle of it: the per-token
+  /// stages only (byte-level and <0xXX> bytes undone, replacements, Metaspace/WordPiece/BPE
+  /// spacing), none of the whole-text ones (lossy UTF-8, Strip, first-token rules). A piece may
+  /// be part of a UTF-8 character. Grammar masks (grammar/) need these exact bytes.
+  std::string piece_bytes(std::string piece) const;
 };
 
 /// No decoder in the file: tokens joined by a space (tokenizers' default).

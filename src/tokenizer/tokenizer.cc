@@ -168,6 +168,13 @@ int32_t Tokenizer::token_to_id(std::string_view token) const {
   return model_->vocab().find(token);
 }
 
+std::string Tokenizer::token_bytes(int32_t id) const {
+  if (auto it = added_by_id_.find(id); it != added_by_id_.end())
+    return special_ids_.count(id) ? std::string() : decoder_.piece_bytes(added_[it->second].content);  // decoded too, as decode() does
+  std::string_view t = model_->vocab().token(id);
+  return t.empty() ? std::string() : decoder_.piece_bytes(std::string(t));
+}
+
 std::string Tokenizer::id_to_token(int32_t id) const {
   auto it = added_by_id_.find(id);
   if (it != added_by_id_.end()) return added_[it->second].content;

@@ -58,6 +58,9 @@ class Tokenizer {
   // Vocabulary queries. Ids are -1 when the vocabulary has no such token.
   size_t vocab_size() const;  // model vocabulary plus added tokens (max id + 1)
   int32_t token_to_id(std::string_view token) const;
+  /// The bytes token `id` adds to generated text (Decoder::piece_bytes; an added token's content);
+  /// "" for special tokens and ids outside the vocabulary. What grammar masks match against.
+  std::string token_bytes(int32_t id) const;
   std::string id_to_token(int32_t id) const;
   bool is_special(int32_t id) const { return special_ids_.count(id) != 0; }  // incl. media placeholders
   int32_t bos_id() const { return bos_id_; }

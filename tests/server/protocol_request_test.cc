@@ -195,8 +195,12 @@ TEST(ProtocolChat, EveryInvalidFieldIs400NamingIt) {
       {R"("repetition_penalty": 0)", "repetition_penalty"}, {R"("ignore_eos": 1)", "ignore_eos"},
       {R"("skip_special_tokens": "no")", "skip_special_tokens"}, {R"("timeout": 0)", "timeout"},
       {R"("user": 5)", "user"},
-      {R"("response_format": {"type": "json_object"})", "response_format"},
-      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}})", "response_format"},
+      {R"("response_format": {"type": "json_schema"})", "response_format.json_schema"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"schema": {}}})", "response_format.json_schema.name"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": 3}})",
+       "response_format.json_schema.schema"},
+      {R"("response_format": {"type": "json_object"}, "guided_regex": "a")", "guided_regex"},
+      {R"("guided_choice": [])", "guided_choice"}, {R"("guided_regex": 1)", "guided_regex"},
       {R"("response_format": {"type": "yaml"})", "response_format.type"},
       {R"("response_format": "text")", "response_format"},
       {R"("chat_template_kwargs": [1])", "chat_template_kwargs"}, {R"("enable_thinking": "on")", "enable_thinking"},
@@ -261,7 +265,23 @@ TEST(ProtocolChat, MessagesSayWhatIsAllowed) {
             "Invalid 'max_tokens': integer below minimum value. Expected a value in [1, 2147483647], but got 0 "
             "instead.");
   EXPECT_EQ(msg(R"("top_p": "x")"), "Invalid type for 'top_p': expected a number, but got a string instead.");
-  EXPECT_NE(msg(R"("response_format": {"type": "json_object"})").find("not supported yet"), std::string::npos);
+  {  // structured output: the grammar each field asks for (compiled later, against the model's vocabulary)
+    using K = grammar::GrammarSpec::Kind;
+    auto g = [](const char* extra) { return parse_chat_request(chat_body(extra)).common.grammar; };
+    EXPECT_EQ(g(R"("response_format": {"type": "json_object"})").kind, K::JSON_OBJECT);
+    const auto js = g(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
+                      "schema": {"type": "object", "properties": {"b": {}, "a": {}}}}})");
+    EXPECT_EQ(js.kind, K::JSON_SCHEMA);
+    EXPECT_TRUE(js.strict);
+    EXPECT_EQ(js.text, R"({"type":"object","properties":{"b":{},"a":{}}})");  // property order kept
+    EXPECT_FALSE(g(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}})").strict);
+    EXPECT_EQ(g(R"("guided_regex": "[a-z]+")").kind, K::REGEX);
+    EXPECT_EQ(g(R"("guided_choice": ["a", "b c"])").text, R"(root ::= "a" | "b c")");
+    EXPECT_EQ(g(R"("structured_outputs": {"grammar": "root ::= [a-z]+"})").kind, K::EBNF);
+    EXPECT_TRUE(g(R"("response_format": {"type": "text"})").empty());
+    EXPECT_EQ(parse_completion_request(json::parse(R"({"prompt": "x", "guided_json": {"type": "integer"}})")).common.grammar.kind,
+              K::JSON_SCHEMA);
+  }
   EXPECT_NE(msg(R"("stream_options": {})").find("only allowed when 'stream' is enabled"), std::string::npos);
 }
 

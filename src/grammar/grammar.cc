@@ -1,0 +1,129 @@
+// GrammarCompiler and Matcher over XGrammar (see grammar.h). The bitmask is XGrammar's: int32
+// words, bit i of word i/32 set = token i allowed.
+#include "grammar/grammar.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include <dlpack/dlpack.h>
+#include <xgrammar/xgrammar.h>
+
+#include "core/error.h"
+
+namespace oxyd::grammar {
+
+class CompiledGrammar {
+ public:
+  explicit CompiledGrammar(xgrammar::CompiledGrammar g) : g_(std::move(g)) {}
+  xgrammar::CompiledGrammar g_;
+};
+
+struct GrammarCompiler::Impl {
+  explicit Impl(const Vocabulary& v)
+      : info(v.token_bytes, xgrammar::VocabType::RAW, v.vocab_size, v.stop_ids, /*add_prefix_space=*/false),
+        compiler(info, /*max_threads=*/2, /*cache_enabled=*/true) {}
+  xgrammar::TokenizerInfo info;
+  xgrammar::GrammarCompiler compiler;
+  std::mutex mu;  // compiles one at a time (requests compile on their front-end threads)
+};
+
+GrammarCompiler::GrammarCompiler(const Vocabulary& vocab) {
+  OXYD_CHECK(vocab.vocab_size >= int32_t(vocab.token_bytes.size()), "grammar: vocab_size below the token count");
+  impl_ = std::make_unique<Impl>(vocab);
+  vocab_size_ = vocab.vocab_size;
+}
+
+GrammarCompiler::~GrammarCompiler() = default;
+
+std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpec& s) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& c = impl_->compiler;
+  try {
+    switch (s.kind) {
+      case GrammarSpec::Kind::JSON_SCHEMA:
+        // Compact separators as json.dumps writes them; any whitespace would let a weak model
+        // spend its whole budget on blanks.
+        return std::make_shared<CompiledGrammar>(c.CompileJSONSchema(
+            s.text, /*any_whitespace=*/false, std::nullopt, std::make_pair(std::string(", "), std::string(": ")),
+            /*strict_mode=*/s.strict));
+      case GrammarSpec::Kind::JSON_OBJECT:
+        // OpenAI's json_object: a JSON object (not any JSON value).
+        return std::make_shared<CompiledGrammar>(c.CompileJSONSchema(
+            R"({"type": "object"})", false, std::nullopt, std::make_pair(std::string(", "), std::string(": ")),
+            /*strict_mode=*/false));
+      case GrammarSpec::Kind::REGEX: return std::make_shared<CompiledGrammar>(c.CompileRegex(s.text));
+      case GrammarSpec::Kind::EBNF: return std::make_shared<CompiledGrammar>(c.CompileGrammar(s.text, "root"));
+      case GrammarSpec::Kind::STRUCTURAL_TAG: return std::make_shared<CompiledGrammar>(c.CompileStructuralTag(s.text));
+      case GrammarSpec::Kind::NONE: break;
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw_error(ErrorCode::INVALID_ARGUMENT, std::string("invalid grammar: ") + e.what());
+  }
+  throw_error(ErrorCode::INVALID_ARGUMENT, "grammar: no grammar given");
+}
+
+struct Matcher::Impl {
+  Impl(const xgrammar::CompiledGrammar& g, const std::vector<int32_t>& stop, bool terminate_when_complete)
+      : m(g, stop.empty() ? std::nullopt : std::optional<std::vector<int>>(std::vector<int>(stop.begin(), stop.end())),
+          terminate_when_complete, /*max_rollback_tokens=*/-1),
+        vocab_size(g.GetTokenizerInfo().GetVocabSize()),
+        words(size_t(xgrammar::GetBitmaskSize(vocab_size))) {}
+  void fill(int32_t* data) {
+    int64_t shape[1] = {int64_t(words.size())};
+    DLTensor t{};
+    t.data = data;
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = 1;
+    t.dtype = xgrammar::GetBitmaskDLType();
+    t.shape = shape;
+    t.strides = nullptr;
+    t.byte_offset = 0;
+    m.FillNextTokenBitmask(&t, 0);
+  }
+  xgrammar::GrammarMatcher m;
+  int32_t vocab_size;
+  std::vector<int32_t> words;  // scratch for apply_mask
+};
+
+Matcher::Matcher(std::shared_ptr<const CompiledGrammar> g, const std::vector<int32_t>& stop_ids,
+                 bool terminate_when_complete)
+    : impl_(std::make_unique<Impl>(g->g_, stop_ids, terminate_when_complete)) {}
+
+Matcher::~Matcher() = default;
+
+void Matcher::fill_bitmask(std::span<int32_t> words) {
+  OXYD_CHECK(words.size() == impl_->words.size(), "grammar: bitmask size");
+  impl_->fill(words.data());
+}
+
+void Matcher::apply_mask(std::span<float> logits) {
+  impl_->fill(impl_->words.data());
+  const size_t n = std::min(logits.size(), size_t(impl_->vocab_size));
+  for (size_t w = 0; w * 32 < n; ++w) {
+    const uint32_t bits = uint32_t(impl_->words[w]);
+    if (bits == 0xffffffffu) continue;
+    const size_t e = std::min(n, w * 32 + 32);
+    if (bits == 0) {  // most words of a constrained step: nothing allowed
+      std::fill(logits.begin() + long(w * 32), logits.begin() + long(e), -INFINITY);
+      continue;
+    }
+    for (size_t i = w * 32; i < e; ++i)
+      if (!((bits >> (i - w * 32)) & 1u)) logits[i] = -INFINITY;
+  }
+  for (size_t i = n; i < logits.size(); ++i) logits[i] = -INFINITY;  // rows past the grammar's vocabulary
+}
+
+bool Matcher::accept(int32_t token) {
+  if (token < 0 || token >= impl_->vocab_size) return false;
+  return impl_->m.AcceptToken(token);
+}
+bool Matcher::accept_string(const std::string& text) { return impl_->m.AcceptString(text); }
+void Matcher::rollback(int32_t n) { impl_->m.Rollback(n); }
+bool Matcher::is_terminated() const { return impl_->m.IsTerminated(); }
+bool Matcher::is_completed() const { return impl_->m.IsCompleted(); }
+int32_t Matcher::vocab_size() const { return impl_->vocab_size; }
+
+}  // namespace oxyd::grammar

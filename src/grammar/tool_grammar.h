@@ -1,0 +1,46 @@
+// Grammars that force or constrain tool calls, for the chat server's tool_choice handling. A call
+// format is begin string + the arguments' JSON (constrained to the tool's JSON Schema) + end
+// string; the parsers that read calls back out of the text live elsewhere (chat tool parsers).
+// Built as XGrammar structural tags ("triggered_tags"): free text until a trigger, then a tag.
+//   AUTO:     free text; once a trigger is generated, the call that follows must be well formed.
+//   REQUIRED: the output starts with a call (no text before it); more calls may follow when
+//             `parallel`, else the grammar ends after the first.
+// A named function (tool_choice {"type":"function",...}) is REQUIRED over that one tool.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace oxyd::grammar {
+
+/// One tool's call as text: `begin` + JSON matching `parameters_schema` + `end`.
+/// Hermes: begin = "<tool_call>\n{\"name\": \"NAME\", \"arguments\": ", end = "}\n</tool_call>".
+struct ToolCallTag {
+  std::string begin;
+  std::string parameters_schema = "{}";  // JSON text of the tool's parameters schema ({} = any JSON)
+  std::string end;
+};
+
+struct ToolCallGrammar {
+  enum class Mode { AUTO, REQUIRED };
+  Mode mode = Mode::REQUIRED;
+  /// Prefixes of `tags[i].begin` whose appearance switches from free text to a call ("<tool_call>").
+  /// Every tag's begin must start with one of them.
+  std::vector<std::string> triggers;
+  std::vector<ToolCallTag> tags;
+  bool parallel = true;  // more than one call allowed
+};
+
+/// The request grammar (Kind::STRUCTURAL_TAG) for `g`. Throws Error(INVALID_ARGUMENT) when a
+/// schema is not JSON or `tags` is empty; GrammarCompiler::compile checks the rest.
+GrammarSpec tool_call_grammar(const ToolCallGrammar& g);
+
+/// Hermes / Qwen `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>` calls over OpenAI
+/// `tools` (a JSON array of {"type":"function","function":{name, parameters}}). `only` non-empty:
+/// that function alone (a named tool_choice).
+GrammarSpec hermes_tool_call_grammar(const std::string& tools_json, ToolCallGrammar::Mode mode,
+                                     const std::string& only = "", bool parallel = true);
+
+}  // namespace oxyd::grammar

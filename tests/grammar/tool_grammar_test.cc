@@ -1,0 +1,79 @@
+// tool_call_grammar / hermes_tool_call_grammar: REQUIRED forces a well-formed call from the first
+// byte (arguments valid for the tool's schema), a named function allows that tool only, AUTO
+// leaves text free until the trigger and then constrains the call.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "grammar/tool_grammar.h"
+
+namespace oxyd::grammar {
+namespace {
+
+Vocabulary byte_vocabulary() {
+  Vocabulary v;
+  for (int b = 0; b < 256; ++b) v.token_bytes.push_back(std::string(1, char(b)));
+  v.token_bytes.push_back("");
+  v.stop_ids = {256};
+  v.vocab_size = 257;
+  return v;
+}
+
+const char* kTools = R"([
+  {"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+     "properties":{"city":{"type":"string"},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},
+  {"type":"function","function":{"name":"ping","parameters":{"type":"object","properties":{}}}}])";
+
+const std::string kCall = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\"}}\n</tool_call>";
+
+bool complete(const GrammarCompiler& c, const GrammarSpec& s, const std::string& text) {
+  Matcher m(c.compile(s), {});
+  return m.accept_string(text) && m.is_completed();
+}
+bool prefix_ok(const GrammarCompiler& c, const GrammarSpec& s, const std::string& text) {
+  Matcher m(c.compile(s), {});
+  return m.accept_string(text);
+}
+
+TEST(ToolGrammar, RequiredForcesAValidCall) {
+  GrammarCompiler c(byte_vocabulary());
+  const GrammarSpec req = hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED);
+  EXPECT_TRUE(complete(c, req, kCall));
+  EXPECT_TRUE(complete(c, req, kCall + kCall));  // parallel calls
+  EXPECT_TRUE(complete(c, req, "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"));
+  EXPECT_FALSE(prefix_ok(c, req, "Sure"));  // no text before the call
+  EXPECT_FALSE(prefix_ok(c, req, "<tool_call>\n{\"name\": \"get_time\""));  // unknown tool
+  EXPECT_FALSE(prefix_ok(c, req, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": 3"));
+  EXPECT_FALSE(complete(c, req, ""));  // at least one call
+}
+
+TEST(ToolGrammar, NamedFunctionAllowsThatToolOnly) {
+  GrammarCompiler c(byte_vocabulary());
+  const GrammarSpec one = hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED, "ping");
+  EXPECT_TRUE(complete(c, one, "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"));
+  EXPECT_FALSE(prefix_ok(c, one, "<tool_call>\n{\"name\": \"get_weather\""));
+  EXPECT_THROW(hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED, "nope"), Error);
+}
+
+TEST(ToolGrammar, AutoLeavesTextFreeUntilTheTrigger) {
+  GrammarCompiler c(byte_vocabulary());
+  const GrammarSpec aut = hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::AUTO);
+  EXPECT_TRUE(complete(c, aut, "Just text, no call."));
+  EXPECT_TRUE(complete(c, aut, "Let me check. " + kCall));
+  EXPECT_FALSE(prefix_ok(c, aut, "Let me check. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"town\""));
+}
+
+TEST(ToolGrammar, GenericTagsAndBadInput) {
+  GrammarCompiler c(byte_vocabulary());
+  ToolCallGrammar g;
+  g.triggers = {"<function="};
+  g.tags = {{"<function=add>", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", "</function>"}};
+  const GrammarSpec s = tool_call_grammar(g);
+  EXPECT_TRUE(complete(c, s, "<function=add>{\"a\": 1}</function>"));
+  EXPECT_FALSE(prefix_ok(c, s, "<function=add>{\"a\": \"x\""));
+  g.tags[0].parameters_schema = "{not json";
+  EXPECT_THROW(tool_call_grammar(g), Error);
+  EXPECT_THROW(tool_call_grammar(ToolCallGrammar{}), Error);
+}
+
+}  // namespace
+}  // namespace oxyd::grammar
