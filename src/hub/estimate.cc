@@ -87,16 +87,20 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   const bool any_dense = c.num_experts <= 0 || c.enable_moe_block || !c.mlp_only_layers.empty() || c.decoder_sparse_step > 1;
   int64_t ffn = any_dense ? c.intermediate_size : 0;
   for (int64_t w : c.intermediate_size_per_layer) ffn = std::max(ffn, any_dense ? w : 0);
+  // MoE: the grouped experts' gate / up [k·I] per token; a shared expert's [I_s] reuse them.
   if (c.num_experts > 0)
-    ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
+    ffn = std::max({ffn, c.num_experts_per_tok * c.moe_intermediate_size, c.shared_expert_intermediate_size});
   const int64_t H = c.hidden_size;
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
   const int64_t R = std::min(p.num_sequences, T);
   // MoE layers also hold the router logits [E], ids / weights / rows [3k] and the gathered expert
-  // inputs and outputs [2·k·H] per token (model/layers/moe.h). The DeltaNet buffers and a gated
+  // inputs and outputs [2·k·H] per token (model/layers/moe.h); a shared expert one more weight,
+  // row and output [2 + H]. The DeltaNet buffers and a gated
   // attention's gate (model::Transformer::gated_width) are held beside the dense ones; the gate:
   // q_proj holding twice the query rows (hybrid Qwen3.5 layers).
-  const int64_t moe = c.num_experts > 0 ? c.num_experts + 3 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
+  const int64_t shexp = c.shared_expert_intermediate_size > 0 ? 2 + H : 0;
+  const int64_t moe =
+      c.num_experts > 0 ? c.num_experts + 3 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H + shexp : 0;
   const int64_t gate = e.num_linear_layers > 0 ? c.num_attention_heads * c.head_dim : 0;
   const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe;
   const int64_t floats = T * per_token + R * H + R * c.vocab_size;

@@ -54,18 +54,34 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
       for (const Tensor* t : {&x.gate, &x.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
       m = std::max(m, be.matmul_scratch_bytes(x.down.dtype, T, x.down.dim(1)));
     }
+    for (const Tensor* t : {&L.shexp_gate, &L.shexp_up, &L.shexp_gate_inp})  // the shared expert on T rows
+      if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    if (L.shexp_down.data) m = std::max(m, be.matmul_scratch_bytes(L.shexp_down.dtype, T, L.shexp_down.dim(1)));
   }
   return m;
 }
 
 // Per-token floats of the MLP workspaces: gate / up of the widest dense or grouped-expert step,
-// and for MoE layers the router logits, ids / weights / rows, and the gathered inputs and outputs.
+// and for MoE layers the router logits, ids / weights / rows, and the gathered inputs and outputs
+// (with a shared expert: its gate / up, and one more weight, row and output per token).
+static int64_t gate_up_per_token(const Weights& w, const loader::ModelConfig& c, bool* moe, bool* shared) {
+  bool dense = false;
+  *moe = *shared = false;
+  for (const LayerWeights& L : w.layers) {
+    (L.router.data ? *moe : dense) = true;
+    if (L.shexp_down.data) *shared = true;
+  }
+  const int64_t k = c.num_experts_per_tok;
+  return std::max({dense ? c.intermediate_size : 0, *moe ? k * c.moe_intermediate_size : 0,
+                   *shared ? c.shared_expert_intermediate_size : 0});
+}
+
 static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
-  bool dense = false, moe = false;
-  for (const LayerWeights& L : w.layers) (L.router.data ? moe : dense) = true;
-  const int64_t k = c.num_experts_per_tok, H = c.hidden_size;
-  const int64_t gate_up = std::max(dense ? c.intermediate_size : 0, moe ? k * c.moe_intermediate_size : 0);
-  return 2 * gate_up + (moe ? c.num_experts + 3 * k + 2 * k * H : 0);
+  bool moe, shared;
+  const int64_t gate_up = gate_up_per_token(w, c, &moe, &shared);
+  const int64_t k = c.num_experts_per_tok, ks = k + (shared ? 1 : 0), H = c.hidden_size;
+  // logits, ids, weights + rows, xs, ys
+  return 2 * gate_up + (moe ? c.num_experts + k + 2 * ks + k * H + ks * H : 0);
 }
 
 int64_t Transformer::gated_width() const {
@@ -93,7 +109,7 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   const int64_t T = ws_tokens_, R = ws_logits_;
   const loader::ModelConfig& c = config_;
   const int64_t H = c.hidden_size, q_dim = c.num_attention_heads * c.head_dim;
-  const int64_t kv_dim = c.num_key_value_heads * c.head_dim, I = c.intermediate_size;
+  const int64_t kv_dim = c.num_key_value_heads * c.head_dim;
   x_.reserve(size_t(T * H));
   h_.reserve(size_t(T * H));
   sel_.reserve(size_t(R * H));
@@ -101,16 +117,17 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   attn_ws_.out.reserve(size_t(T * q_dim));
   attn_ws_.k.reserve(size_t(T * kv_dim));
   attn_ws_.v.reserve(size_t(T * kv_dim));
-  bool dense = false, moe = false;
-  for (const LayerWeights& L : weights_->layers) (L.router.data ? moe : dense) = true;
-  const int64_t k = c.num_experts_per_tok;
-  const int64_t gate_up = std::max(dense ? I : 0, moe ? k * c.moe_intermediate_size : 0);
+  bool moe, shared;
+  const int64_t gate_up = gate_up_per_token(*weights_, c, &moe, &shared);
+  const int64_t k = c.num_experts_per_tok, ks = k + (shared ? 1 : 0);  // ks: routed + shared rows
   mlp_ws_.gate.reserve(size_t(T * gate_up));
   mlp_ws_.up.reserve(size_t(T * gate_up));
   if (moe) {
     moe_ws_.logits.reserve(size_t(T * c.num_experts));
-    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * k));
-    for (Workspace* w : {&moe_ws_.xs, &moe_ws_.ys}) w->reserve(size_t(T * k * H));
+    moe_ws_.ids.reserve(size_t(T * k));
+    for (Workspace* w : {&moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * ks));
+    moe_ws_.xs.reserve(size_t(T * k * H));
+    moe_ws_.ys.reserve(size_t(T * ks * H));
   }
   if (spec_->attn_output_gate) attn_ws_.gate.reserve(size_t(T * q_dim));
   if (has_linear_) {

@@ -6,6 +6,8 @@
 // selected experts' weights. Batch invariance: a row's expert output does not depend on the other
 // rows of its group (the matmul kernels compute each row alone for a given weight), and each
 // token sums its k contributions in its own rank order (ops::moe_combine), never in group order.
+// A shared expert (w.shexp_down present: Qwen3.5-MoE style) runs on every token as a gated MLP;
+// its output, scaled by sigmoid(h · shexp_gate_inpᵀ), is added after the routed sum.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,8 @@ struct MoeWorkspace {
   Workspace ids, weights;  // [T, k] I32 (stored in F32 slots), [T, k] F32
   Workspace rows;          // [T, k] I32: where pair (t, j)'s expert output sits in ys
   Workspace xs, ys;        // [T·k, H] gathered inputs, expert outputs (grouped by expert)
+  // With a shared expert, weights, rows and ys hold T more entries after the routed ones: the
+  // sigmoid gates [T, 1], the rows T·k + t of ys [T, 1], and the shared outputs [T, H].
   std::vector<int32_t> gather;   // [T·k] token of each grouped row
   std::vector<int64_t> offsets;  // [E + 1] first grouped row of each expert
   std::vector<int64_t> next;     // [E] grouping cursor
