@@ -14,9 +14,14 @@
 namespace oxyd::model::archs {
 namespace {
 
-// Qwen3_5MoeTopKRouter always renormalizes the top-k weights; the config class has no
-// norm_topk_prob, so a config.json that still carries one (false) does not switch it off.
-void hf_extra(const loader::detail::Obj&, loader::ModelConfig& c) { c.norm_topk_prob = true; }
+// Qwen3_5MoeTopKRouter always renormalizes the top-k weights, and every decoder layer is an MoE
+// layer: the config class has no norm_topk_prob, decoder_sparse_step or mlp_only_layers, so a
+// config.json that still carries them (Qwen3-Next style) changes nothing.
+void hf_extra(const loader::detail::Obj&, loader::ModelConfig& c) {
+  c.norm_topk_prob = true;
+  c.decoder_sparse_step = 1;
+  c.mlp_only_layers.clear();
+}
 
 }  // namespace
 
