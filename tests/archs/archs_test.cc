@@ -22,10 +22,12 @@ namespace {
 // Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
 // the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16;
 // qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers);
-// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint.
+// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint; qwen3_5_moe_bf16: a BF16
+// hybrid (Gated DeltaNet) MoE checkpoint with a shared expert.
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out = registered_families();
-  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4"});
+  out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4",
+                         "qwen3_5_moe_bf16"});
   return out;
 }
 
