@@ -60,6 +60,10 @@ gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer v
 model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
 attention_k_eq_v full layers. No Gemma 4 GGUFs are written yet (tests/data/archs/README.md: how they
 were checked).
+qwen3_5_moe (Qwen3_5MoeForCausalLM): the qwen3_5 layer mix with an MoE block on every layer (top-2 of 8
+experts, width 32, saved per expert) and a shared expert (width 64)
+behind its sigmoid gate; GGUFs from the converter's qwen35moe arch (--no-mtp). qwen3_5_moe_bf16: the same
+architecture as a sharpened BF16 checkpoint, no GGUFs.
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -261,6 +265,30 @@ def family_configs():
             vision_config=dict(model_type="gemma4_vision", hidden_size=32, intermediate_size=64,
                                num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2, head_dim=16),
             audio_config=None)),
+        # Qwen3.5-MoE / Qwen3.6 MoE text model: the qwen3_5 layer mix with an MoE block on every layer
+        # (softmax router, top-2 of 8, always renormalized) plus a shared expert twice as wide as an
+        # expert (64 vs 32, so a width mix-up shows) behind its sigmoid gate. save_pretrained writes
+        # per-expert tensors (its in-memory fused gate_up_proj / down_proj: tests/archs/moe_fused_layout_test).
+        "qwen3_5_moe": ("Qwen3_5MoeTextConfig", dict(base, hidden_size=64, num_hidden_layers=4,
+                        num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
+                        linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                        linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                        num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                        shared_expert_intermediate_size=64,
+                        layer_types=["linear_attention"] * 3 + ["full_attention"],
+                        rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
+                                             mrope_section=[2, 1, 1], mrope_interleaved=True))),
+        # The same architecture as a BF16 checkpoint (sharpened as qwen3_bf16). HF only.
+        "qwen3_5_moe_bf16": ("Qwen3_5MoeTextConfig", dict(base, hidden_size=64, num_hidden_layers=4,
+                             num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
+                             linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                             linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                             num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                             shared_expert_intermediate_size=64,
+                             layer_types=["linear_attention"] * 3 + ["full_attention"],
+                             rope_parameters=dict(rope_type="default", rope_theta=10000.0,
+                                                  partial_rotary_factor=0.25, mrope_section=[2, 1, 1],
+                                                  mrope_interleaved=True))),
     }
 
 
@@ -271,13 +299,17 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
 NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4",
-           "gemma4", "gemma4_bf16", "gemma4_moe"}
+           "gemma4", "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"}
+# qwen3_5_moe: its 4-bit file is another model (the same-weights oracle's KL from F32 was 6.3 mean, 0 of
+# 16 greedy steps in common on every prompt: Gated DeltaNet state and router flips amplify the rounding),
+# so its logits say nothing about an engine; F16 and Q8_0 (with llama.cpp as second oracle) remain.
+NO_4BIT = {"qwen3_5_moe"}
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
-SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16",
-                "gemma4_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+                "gemma4_bf16": "bfloat16", "qwen3_5_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
-GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5"}  # RMSNorm computes x̂·(1 + w)
+GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_bf16"}  # RMSNorm computes x̂·(1 + w)
 PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
 ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration", "gemma4_moe": "Gemma4ForConditionalGeneration"}  # else from the config class name
 NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.", "model.embed_vision.", "model.audio_tower.",
@@ -707,6 +739,8 @@ def main():
             return conv.gguf.GGMLQuantizationType.Q4_0
         fmts = [] if family in NO_GGUF else [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
                 ("Q4_K" if kq else "Q4_0", "q8_0", force_k if kq else force_q40)]
+        if family in NO_4BIT:
+            fmts = [f for f in fmts if f[0] not in ("Q4_0", "Q4_K")]
         if family == "gpt_oss":  # experts MXFP4, everything else as Q8_0 (what gpt-oss GGUFs hold)
             fmts = [("F32", "f32", None), ("F16", "f16", None), ("Q8_0", "q8_0", None),
                     ("MXFP4", "q8_0", lambda nn: conv.gguf.GGMLQuantizationType.MXFP4 if "_exps." in nn else False)]
@@ -723,8 +757,8 @@ def main():
         for fmt, outtype, force in fmts:
             path = out / f"model-{fmt}.gguf"
             conv.real_vocab = bool(real_tok)
-            # qwen3_5 has no MTP block (the converter would look for one)
-            conv.convert(conv_dir, outtype, path, force, ["--no-mtp"] if family == "qwen3_5" else [])
+            # qwen3_5 / qwen3_5_moe have no MTP block (the converter would look for one)
+            conv.convert(conv_dir, outtype, path, force, ["--no-mtp"] if family.startswith("qwen3_5") else [])
             if fmt == "F32":
                 ne0 = conv.tensor_ne0(path)
                 if family not in KEEP_F32_GGUF:  # size budget: F16 + its own oracle checks the GGUF path
@@ -878,6 +912,10 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
         "linear_attn.in_proj_qkv.weight": "attn_qkv.weight", "linear_attn.in_proj_z.weight": "attn_gate.weight",
         "linear_attn.in_proj_a.weight": "ssm_alpha.weight", "linear_attn.in_proj_b.weight": "ssm_beta.weight",
         "linear_attn.out_proj.weight": "ssm_out.weight", "linear_attn.conv1d.weight": "ssm_conv1d.weight",
+        "mlp.shared_expert.gate_proj.weight": "ffn_gate_shexp.weight",
+        "mlp.shared_expert.up_proj.weight": "ffn_up_shexp.weight",
+        "mlp.shared_expert.down_proj.weight": "ffn_down_shexp.weight",
+        "mlp.shared_expert_gate.weight": "ffn_gate_inp_shexp.weight",
     }
     if m:
         key = f"blk.{m.group(1)}.{table.get(m.group(2), m.group(2))}"

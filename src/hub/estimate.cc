@@ -88,16 +88,20 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   int64_t ffn = any_dense ? c.intermediate_size : 0;
   if (any_dense && int64_t(c.layer_types.size()) == L)  // per-layer widths (double-wide MLPs)
     for (int64_t i = 0; i < L; ++i) ffn = std::max(ffn, c.layer_dims(i).intermediate_size);
+  // MoE: the grouped experts' gate / up [k·I] per token; a shared expert's [I_s] reuse them.
   if (c.num_experts > 0)
-    ffn = std::max(ffn, c.num_experts_per_tok * c.moe_intermediate_size + c.shared_expert_intermediate_size);
+    ffn = std::max({ffn, c.num_experts_per_tok * c.moe_intermediate_size, c.shared_expert_intermediate_size});
   const int64_t H = c.hidden_size;
   const int64_t T = std::min(p.max_batch_tokens, p.context_len * p.num_sequences);
   const int64_t R = std::min(p.num_sequences, T);
   // MoE layers also hold the router logits [E], ids / weights / rows / gather [4k] and the gathered
-  // expert inputs and outputs [2·k·H] per token, and E + 1 expert offsets (model/layers/moe.h). The DeltaNet buffers and a gated
+  // expert inputs and outputs [2·k·H] per token, and E + 1 expert offsets (model/layers/moe.h); a
+  // shared expert one more weight, row and output [2 + H]. The DeltaNet buffers and a gated
   // attention's gate (model::Transformer::gated_width) are held beside the dense ones; the gate:
   // q_proj holding twice the query rows (hybrid Qwen3.5 layers).
-  const int64_t moe = c.num_experts > 0 ? c.num_experts + 4 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H : 0;
+  const int64_t shexp = c.shared_expert_intermediate_size > 0 ? 2 + H : 0;
+  const int64_t moe =
+      c.num_experts > 0 ? c.num_experts + 4 * c.num_experts_per_tok + 2 * c.num_experts_per_tok * H + shexp : 0;
   const int64_t gate = e.num_linear_layers > 0 ? c.num_attention_heads * c.head_dim : 0;
   // An MoE block beside the dense MLP holds the router input and the experts' branch [2·H]; per-layer
   // input embeddings hold [T, L·P] twice and one layer's input and gate [2·P].

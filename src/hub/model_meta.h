@@ -37,6 +37,11 @@ struct ModelMeta {
   std::string chat_template_source;             // "tokenizer.chat_template", "chat_template.jinja", ...
 };
 
+/// Whether `name` is a routed expert's tensor (GGUF *_exps, HF *.experts.*): what
+/// expert_weight_bytes sums. A shared expert (GGUF *_shexp, HF *.shared_expert.*) runs on every
+/// token and is not one.
+bool is_expert_tensor(const std::string& name);
+
 /// Reads a local model's metadata (headers and small JSON files only).
 ModelMeta read_local_meta(const LocalModel& m);
 

@@ -102,8 +102,9 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
   line("Weights", e.weight_bytes, paren(std::to_string(meta.num_tensors) + " tensors" + moe_note(meta.config)));
   if (const int64_t active = active_weight_bytes(meta); active > 0)
     line("Per token", active, "(weights one decode token reads: " + std::to_string(meta.config.num_experts_per_tok) +
-                                  " of " + std::to_string(meta.config.num_experts) +
-                                  " experts; decode speed follows this, not the total)");
+                                  " of " + std::to_string(meta.config.num_experts) + " experts" +
+                                  (meta.config.shared_expert_intermediate_size > 0 ? " + the shared expert" : "") +
+                                  "; decode speed follows this, not the total)");
   line("KV cache", e.kv_bytes, paren(describe_kv(e, p)));
   if (p.kv_pool_tokens > 0)
     o << "  " << pad("", 10) << rpad(std::to_string(e.kv_bytes), 10) << "   (bytes: what `oxydllm start` with these "
@@ -211,7 +212,10 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
   row("Attention", att);
   if (c.num_experts > 0)
     row("MoE", std::to_string(c.num_experts) + " experts, " + std::to_string(c.num_experts_per_tok) +
-                   " active, expert width " + std::to_string(c.moe_intermediate_size));
+                   " active, expert width " + std::to_string(c.moe_intermediate_size) +
+                   (c.shared_expert_intermediate_size > 0
+                        ? ", shared expert width " + std::to_string(c.shared_expert_intermediate_size)
+                        : ""));
   std::string types;
   for (const auto& [t, n] : meta.tensor_types) types += (types.empty() ? "" : ", ") + t + " ×" + std::to_string(n);
   row("Quantization", (m.format == ModelFormat::GGUF ? meta.quantization : std::string("safetensors")) + " (" + types + ")");

@@ -61,6 +61,10 @@ struct TensorNames {
   TensorName expert_gate_bias{"", ""};
   TensorName expert_up_bias{"", ""};
   TensorName expert_down_bias{"", ""};
+  // Shared expert (empty = none): a gated MLP of width shared_expert_intermediate_size that every
+  // token of an MoE layer runs beside its routed experts, its output scaled by
+  // sigmoid(shexp_gate_inp · h) (a [1, H] gate; GGUF ffn_gate_inp_shexp) and added.
+  TensorName shexp_gate{"", ""}, shexp_up{"", ""}, shexp_down{"", ""}, shexp_gate_inp{"", ""};
   // Gated DeltaNet (linear_attention layers; empty = the family has none). A GGUF's lin_A_log
   // holds −exp(A_log) (llama.cpp's ssm_a), turned back into A_log at load.
   TensorName lin_qkv{"", ""}, lin_z{"", ""}, lin_b{"", ""}, lin_a{"", ""}, lin_out{"", ""};

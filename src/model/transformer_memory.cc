@@ -64,29 +64,37 @@ static int64_t max_scratch(const Weights& w, const loader::ModelConfig& c, int64
       for (const Tensor* t : {&x.gate, &x.up}) m = std::max(m, be.matmul_scratch_bytes(t->dtype, N, H));
       m = std::max(m, be.matmul_scratch_bytes(x.down.dtype, N, x.down.dim(1)));
     }
+    for (const Tensor* t : {&L.shexp_gate, &L.shexp_up, &L.shexp_gate_inp})  // the shared expert on T rows
+      if (t->data) m = std::max(m, be.matmul_scratch_bytes(t->dtype, T, H));
+    if (L.shexp_down.data) m = std::max(m, be.matmul_scratch_bytes(L.shexp_down.dtype, T, L.shexp_down.dim(1)));
   }
   return m;
 }
 
-// The widest dense MLP of any layer (0 if none) and whether some layer has experts.
-static std::pair<int64_t, bool> mlp_widths(const Weights& w) {
+// The widest gate / up rows per token of any layer: its dense MLP (an encoder's has no gate), k
+// routed experts, or its shared expert; and whether some layer has experts / a shared expert.
+static int64_t gate_up_per_token(const Weights& w, const loader::ModelConfig& c, bool* moe, bool* shared) {
   int64_t dense = 0;
-  bool moe = false;
+  *moe = *shared = false;
   for (const LayerWeights& L : w.layers) {
     if (L.up.data) dense = std::max(dense, L.up.dim(0));
-    moe = moe || L.router.data;
+    if (L.router.data) *moe = true;
+    if (L.shexp_down.data) *shared = true;
   }
-  return {dense, moe};
+  const int64_t k = c.num_experts_per_tok;
+  return std::max({dense, *moe ? k * c.moe_intermediate_size : 0, *shared ? c.shared_expert_intermediate_size : 0});
 }
 
 // Per-token floats of the MLP workspaces: gate / up of the widest dense or grouped-expert step,
 // and for MoE layers the router logits, ids / weights / rows / gather, and the gathered inputs and
-// outputs (the E + 1 expert offsets are counted once per step, in workspace_bytes).
+// outputs (the E + 1 expert offsets are counted once per step, in workspace_bytes); with a shared
+// expert, its gate / up, and one more weight, row and output per token.
 static int64_t mlp_floats_per_token(const Weights& w, const loader::ModelConfig& c) {
-  const auto [dense, moe] = mlp_widths(w);
-  const int64_t k = c.num_experts_per_tok, H = c.hidden_size;
-  const int64_t gate_up = std::max(dense, moe ? k * c.moe_intermediate_size : 0);
-  return 2 * gate_up + (moe ? c.num_experts + 4 * k + 2 * k * H : 0);
+  bool moe, shared;
+  const int64_t gate_up = gate_up_per_token(w, c, &moe, &shared);
+  const int64_t k = c.num_experts_per_tok, ks = k + (shared ? 1 : 0), H = c.hidden_size;
+  // logits, ids + gather, weights + rows, xs, ys
+  return 2 * gate_up + (moe ? c.num_experts + 2 * k + 2 * ks + k * H + ks * H : 0);
 }
 
 // The widest q and k/v rows of any attention layer.
@@ -151,16 +159,18 @@ void Transformer::reserve_workspace(int64_t max_num_tokens, int64_t max_num_logi
   attn_ws_.out.reserve(size_t(T * q_dim));
   attn_ws_.k.reserve(size_t(T * kv_dim));
   attn_ws_.v.reserve(size_t(T * kv_dim));
-  const auto [dense, moe] = mlp_widths(*weights_);
-  const int64_t k = c.num_experts_per_tok;
-  const int64_t gate_up = std::max(dense, moe ? k * c.moe_intermediate_size : 0);
+  bool moe, shared;
+  const int64_t gate_up = gate_up_per_token(*weights_, c, &moe, &shared);
+  const int64_t k = c.num_experts_per_tok, ks = k + (shared ? 1 : 0);  // ks: routed + shared rows
   mlp_ws_.gate.reserve(size_t(T * gate_up));
   mlp_ws_.up.reserve(size_t(T * gate_up));
   if (moe) {
     moe_ws_.logits.reserve(size_t(T * c.num_experts));
-    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.weights, &moe_ws_.rows, &moe_ws_.gather}) w->reserve(size_t(T * k));
+    for (Workspace* w : {&moe_ws_.ids, &moe_ws_.gather}) w->reserve(size_t(T * k));
+    for (Workspace* w : {&moe_ws_.weights, &moe_ws_.rows}) w->reserve(size_t(T * ks));
     moe_ws_.offsets.reserve(size_t(c.num_experts + 1));
-    for (Workspace* w : {&moe_ws_.xs, &moe_ws_.ys}) w->reserve(size_t(T * k * H));
+    moe_ws_.xs.reserve(size_t(T * k * H));
+    moe_ws_.ys.reserve(size_t(T * ks * H));
   }
   if (spec_->attn_output_gate) attn_ws_.gate.reserve(size_t(T * q_dim));
   if (has_linear_) {

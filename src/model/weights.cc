@@ -269,7 +269,8 @@ int64_t Weights::mapped_bytes() const {
   add(ple_model_proj);
   for (const LayerWeights& L : layers) {
     for (const Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.lin_qkv, &L.lin_z,
-                            &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj})
+                            &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj, &L.shexp_gate, &L.shexp_up,
+                      &L.shexp_down})
       if (!(t == &L.q && L.q_gate.data)) add(*t);  // q with an output gate: rows of an owned copy
     for (const LayerWeights::Expert& x : L.experts)
       for (const Tensor* t : {&x.gate, &x.up, &x.down}) add(*t);
@@ -296,7 +297,8 @@ void Weights::pack_for_matmul() {
   if (ple_model_proj.data && be.wants_packed(ple_model_proj)) todo.push_back(&ple_model_proj);
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
-                      &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj})
+                      &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj, &L.shexp_gate, &L.shexp_up,
+                      &L.shexp_down})
       if (t->data && be.wants_packed(*t)) todo.push_back(t);
     for (LayerWeights::Expert& x : L.experts)
       for (Tensor* t : {&x.gate, &x.up, &x.down})
@@ -453,6 +455,11 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       for (int64_t i = 0; i < H; ++i) L.router_norm.ptr<float>()[i] *= rs;
       L.expert_scale = im.vector_f32(im.find(n.expert_scale, l), E, 0.0f, im.describe(n.expert_scale, l));
     }
+    if (has_shared_expert(c, spec, im.gguf.has_value())) {  // its sigmoid gate [1, H] (GGUF: [H])
+      L.shexp_gate_inp = im.vector_f32(im.required(n.shexp_gate_inp, l), H, 0.0f, im.describe(n.shexp_gate_inp, l));
+      L.shexp_gate_inp.ndim = 2;
+      L.shexp_gate_inp.shape = {1, H};
+    }
   }
   for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
     using S = MatmulWeightRef::Slot;
@@ -474,6 +481,11 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     }
     if (r.slot == S::ROUTER) {
       L.router = row_slice(t, r.row0, r.rows);
+      continue;
+    }
+    if (r.slot >= S::SHEXP_GATE) {
+      Tensor* sh[] = {&L.shexp_gate, &L.shexp_up, &L.shexp_down};  // in Slot order
+      *sh[int(r.slot) - int(S::SHEXP_GATE)] = row_slice(t, r.row0, r.rows);
       continue;
     }
     if (r.slot == S::PLE_MODEL_PROJ || r.slot == S::PLE_GATE || r.slot == S::PLE_PROJ) {
@@ -584,6 +596,12 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
           expert(S::EXPERT_DOWN, n.expert_down, l, e, 0, H, H, Im);
         }
       }
+      if (has_shared_expert(c, spec, gguf)) {
+        const int64_t Is = c.shared_expert_intermediate_size;
+        whole(S::SHEXP_GATE, n.shexp_gate, l, Is, H);
+        whole(S::SHEXP_UP, n.shexp_up, l, Is, H);
+        whole(S::SHEXP_DOWN, n.shexp_down, l, H, Is);
+      }
       if (!spec.moe_beside_dense) continue;  // else the dense MLP follows
     }
     if (exists(n.gate_up, l)) {
@@ -644,6 +662,10 @@ std::string tensor_name(const std::string& name, int64_t layer, int64_t expert) 
   if (auto pos = s.find("{e}"); pos != std::string::npos && expert >= 0) s.replace(pos, 3, std::to_string(expert));
   if (auto pos = s.find("{}"); pos != std::string::npos) s.replace(pos, 2, std::to_string(layer));
   return s;
+}
+
+bool has_shared_expert(const loader::ModelConfig& c, const ArchSpec& spec, bool gguf) {
+  return c.shared_expert_intermediate_size > 0 && !(gguf ? spec.names.shexp_down.gguf : spec.names.shexp_down.hf).empty();
 }
 
 bool is_moe_layer(const loader::ModelConfig& c, int64_t l, const std::function<bool()>& has_router,

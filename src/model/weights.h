@@ -40,6 +40,9 @@ struct LayerWeights {
   // Per-layer input embeddings: gate [P, H], projection [H, P], post-norm [H] F32 (or absent).
   Tensor ple_gate, ple_proj, ple_post_norm;
   float layer_scale = 1.0f;                // learned residual scale (ArchSpec names.layer_scale)
+  // Shared expert of an MoE layer (absent unless the family names one): gate/up [I_s, H], down
+  // [H, I_s], and its sigmoid gate [1, H] F32.
+  Tensor shexp_gate, shexp_up, shexp_down, shexp_gate_inp;
   Tensor q_gate;                           // [nh·hd, H] output gate (ArchSpec::attn_output_gate) or absent
   // Gated DeltaNet (linear_attention layers; then q/k/v/o are absent). conv_dim = 2·Hk·dk + Hv·dv.
   Tensor lin_qkv, lin_z, lin_b, lin_a, lin_out;  // [conv_dim, H], [Hv·dv, H], [Hv, H], [Hv, H], [H, Hv·dv]
@@ -57,6 +60,10 @@ struct LayerWeights {
 /// dense MLP either (so a missing router is reported as such).
 bool is_moe_layer(const loader::ModelConfig& config, int64_t l, const std::function<bool()>& has_router,
                   const std::function<bool()>& has_dense_mlp);
+
+/// Whether the MoE layers of `config` have a shared expert in this format: the family names its
+/// tensors and the config gives its width (shared_expert_intermediate_size > 0).
+bool has_shared_expert(const loader::ModelConfig& config, const ArchSpec& spec, bool gguf);
 
 /// Where the weights come from.
 enum class WeightSource { GGUF, SAFETENSORS };
@@ -112,7 +119,8 @@ class Weights {
 /// per-expert name ("{e}") names a 2-D tensor of its own.
 struct MatmulWeightRef {
   enum class Slot { HEAD, Q, K, V, O, GATE, UP, DOWN, ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN,
-                    LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT, PLE_MODEL_PROJ, PLE_GATE, PLE_PROJ } slot;
+                    LIN_QKV, LIN_Z, LIN_B, LIN_A, LIN_OUT, PLE_MODEL_PROJ, PLE_GATE, PLE_PROJ, SHEXP_GATE, SHEXP_UP,
+                    SHEXP_DOWN } slot;
   const TensorName* name;  // in spec.names
   int64_t layer, row0, rows, total_rows, cols;
   int64_t expert = -1;
@@ -120,7 +128,8 @@ struct MatmulWeightRef {
 
 /// The matmul weights of a model of `config`: the head (lm_head unless tied or absent, else the
 /// embedding), then per layer q, k, v (or the fused qkv), o, gate, up (or gate_up), down; an MoE
-/// layer has the router and every expert's gate, up, down instead of the dense three.
+/// layer has the router and every expert's gate, up, down instead of the dense three, then its
+/// shared expert's gate, up, down where the family names one.
 /// `exists(name, layer)` says whether the checkpoint has a tensor, to choose between the fused
 /// and separate names and the head's. Weights::load and packed_weight_extra_bytes both bind
 /// through this, so the estimate counts the weights the engine packs.

@@ -22,13 +22,14 @@ namespace {
 // Folders under tests/data/archs: one per runnable family of the registry (model/archs/), then
 // the variants. llama_tok: Llama with the real Llama 2 vocabulary (32000); qwen3_bf16: BF16;
 // qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers);
-// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint.
+// olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint; qwen3_5_moe_bf16: a BF16
+// hybrid (Gated DeltaNet) MoE checkpoint with a shared expert.
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out;
   for (const std::string& f : registered_families())
     if (!arch_spec(f).encoder) out.push_back(f);  // encoders: tests/model/embed_test.cc
   out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4"});
-  for (const char* f : {"gemma4_bf16", "gemma4_moe"})  // Gemma 4 variants (tools/gen_tiny_models.py)
+  for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"})  // optional variants (tools/gen_tiny_models.py)
     if (std::filesystem::exists(std::filesystem::path(OXYD_SOURCE_DIR) / "tests/data/archs" / f / "goldens.json"))
       out.push_back(f);
   return out;

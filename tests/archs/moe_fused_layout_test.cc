@@ -1,8 +1,8 @@
 // The transformers-v5 in-memory expert layout (mlp.experts.gate_up_proj [E, 2I, H], gate rows
 // first, and mlp.experts.down_proj [E, H, I]), which save_pretrained in transformers 5.25 turns
-// back into per-expert tensors but a checkpoint written from a state_dict keeps: the tiny OLMoE
-// checkpoint rewritten in that layout must give the same logits, bit for bit, as the per-expert
-// file (which tests/archs checks against transformers).
+// back into per-expert tensors but a checkpoint written from a state_dict keeps: the tiny OLMoE and
+// Qwen3.5-MoE (hybrid, shared expert) checkpoints rewritten in that layout must give the same
+// logits, bit for bit, as the per-expert files (which tests/archs checks against transformers).
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(MoeFusedLayout, SameLogitsAsPerExpertTensors) {
-  const std::string fam = "olmoe";
+class MoeFusedLayout : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoeFusedLayout, SameLogitsAsPerExpertTensors) {
+  const std::string fam = GetParam();
   const auto src = loader::SafetensorsFile::open(arch_dir(fam) + "/model.safetensors");
   nlohmann::json cfg = nlohmann::json::parse(std::ifstream(arch_dir(fam) + "/config.json"));
   const int64_t E = cfg["num_experts"], L = cfg["num_hidden_layers"];
@@ -58,7 +60,7 @@ TEST(MoeFusedLayout, SameLogitsAsPerExpertTensors) {
   }
   ASSERT_EQ(fused, 2 * L);
 
-  const fs::path dir = fs::temp_directory_path() / "oxyd_moe_fused_layout";
+  const fs::path dir = fs::temp_directory_path() / ("oxyd_moe_fused_layout_" + fam);
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(arch_dir(fam) + "/config.json", dir / "config.json");
@@ -90,6 +92,9 @@ TEST(MoeFusedLayout, SameLogitsAsPerExpertTensors) {
   EXPECT_EQ(fused_model->memory_usage().weights_mapped, per_expert->memory_usage().weights_mapped);
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, MoeFusedLayout, ::testing::Values("olmoe", "qwen3_5_moe"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace oxyd::model::test

@@ -184,7 +184,8 @@ struct Built {
   std::string bytes;
   int64_t weight_bytes;
 };
-Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false) {
+// shexp: also a shared expert's up projection [128, 256] F16 (expert_shared_feed_forward_length).
+Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false, bool shexp = false) {
   loader::GgufWriter w;
   w.add_string("general.architecture", moe ? "qwen3moe" : "qwen3");
   const std::string a = moe ? "qwen3moe." : "qwen3.";
@@ -199,6 +200,7 @@ Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false) {
     w.add_scalar<uint32_t>(a + "expert_count", 8);
     w.add_scalar<uint32_t>(a + "expert_used_count", 2);
     w.add_scalar<uint32_t>(a + "expert_feed_forward_length", 128);
+    if (shexp) w.add_scalar<uint32_t>(a + "expert_shared_feed_forward_length", 128);
   }
   w.add_string("tokenizer.ggml.model", "gpt2");
   std::vector<std::string> toks;
@@ -215,6 +217,12 @@ Built qwen3_gguf(int64_t rows, int vocab, uint32_t seed, bool moe = false) {
     w.add_tensor("blk.0.ffn_up_exps.weight", DType::F16, {8, 128, 256},
                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(ex.data()), ex.size()));
     weights += int64_t(ex.size());
+  }
+  if (shexp) {
+    std::string sh = random_bytes(128 * 256 * 2, seed + 3);
+    w.add_tensor("blk.0.ffn_up_shexp.weight", DType::F16, {128, 256},
+                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(sh.data()), sh.size()));
+    weights += int64_t(sh.size());
   }
   std::string norm = random_bytes(256 * 4, seed + 2);
   w.add_tensor("output_norm.weight", DType::F32, {256},
@@ -260,6 +268,26 @@ TEST(Estimate, PrintsKvBytesPerTokenOfEachMode) {
   EXPECT_NE(r.find("lossless Q8 " + per_token(KvFormat::Q8)), std::string::npos) << r;
   EXPECT_NE(r.find("balanced Q6 " + per_token(KvFormat::Q6)), std::string::npos) << r;
   EXPECT_NE(r.find("aggressive Q5 " + per_token(KvFormat::Q5)), std::string::npos) << r;
+}
+
+// A shared expert (ffn_*_shexp; HF mlp.shared_expert.*) runs on every token: it is no routed
+// expert, so the per-token figure keeps all of it and drops only the unselected routed experts.
+TEST(Estimate, MoeSharedExpertCountedAsActive) {
+  TempDir tmp;
+  Built b = qwen3_gguf(64, 10, 5, /*moe=*/true, /*shexp=*/true);
+  write_file(tmp / "m/Moe-GGUF/Moe-F16.gguf", b.bytes);
+  LocalModel lm = local_model_for_path(tmp / "m/Moe-GGUF/Moe-F16.gguf");
+  ModelMeta meta = read_local_meta(lm);
+  EXPECT_EQ(meta.weight_bytes, b.weight_bytes);  // routed experts + the shared one + the rest
+  EXPECT_EQ(meta.config.shared_expert_intermediate_size, 128);
+  EXPECT_EQ(meta.expert_weight_bytes, 8 * 128 * 256 * 2);  // the routed experts only
+  EXPECT_EQ(active_weight_bytes(meta), b.weight_bytes - 6 * 128 * 256 * 2);
+  std::string r = render_local_estimate(lm, meta, EstimateParams{});
+  EXPECT_NE(r.find("2 of 8 experts + the shared expert"), std::string::npos) << r;
+  EXPECT_TRUE(is_expert_tensor("model.layers.0.mlp.experts.gate_up_proj"));
+  EXPECT_FALSE(is_expert_tensor("model.language_model.layers.0.mlp.shared_expert.gate_proj.weight"));
+  EXPECT_FALSE(is_expert_tensor("model.layers.0.mlp.shared_expert_gate.weight"));
+  EXPECT_FALSE(is_expert_tensor("blk.0.ffn_down_shexp.weight"));
 }
 
 // A valid safetensors file: "w" F32 [n] then "b" BF16 [1000], header padded to 8 bytes.

@@ -1,6 +1,8 @@
 // MoE MLP (see moe.h). Shapes: E experts, k per token, I = expert width, N = T·k grouped rows.
 #include "model/layers/moe.h"
 
+#include <algorithm>
+
 #include "ops/activation.h"
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
@@ -8,20 +10,44 @@
 #include "ops/moe.h"
 
 namespace oxyd::model::layers {
+namespace {
+
+// Rows [begin, begin + n) of a [*, cols] F32 workspace as a tensor.
+Tensor rows_of(const Workspace& w, int64_t begin, int64_t n, int64_t cols) {
+  Tensor t = w.view({n, cols});
+  t.data = w.data() + begin * cols;
+  return t;
+}
+
+}  // namespace
 void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, const Tensor& h, MlpWorkspace& mlp_ws,
              MoeWorkspace& ws, const Tensor& out) {
   const int64_t T = h.dim(0), H = h.dim(1), E = w.router.dim(0), k = s.route.top_k, N = T * k;
   const int64_t I = w.experts[0].gate.dim(0);
+  const bool shared = w.shexp_down.data != nullptr;
+  const int64_t Is = shared ? w.shexp_gate.dim(0) : 0, S = shared ? T : 0;  // S: shared rows after the N
   ws.logits.resize(T * E);
   ws.ids.resize(N);
-  ws.weights.resize(N);
-  ws.rows.resize(N);
+  ws.weights.resize(N + S);
+  ws.rows.resize(N + S);
   ws.offsets.resize(E + 1);
   ws.gather.resize(N);
   ws.xs.resize(N * H);
-  ws.ys.resize(N * H);
-  mlp_ws.gate.resize(N * I);
-  mlp_ws.up.resize(N * I);
+  ws.ys.resize((N + S) * H);
+  mlp_ws.gate.resize(std::max(N * I, S * Is));
+  mlp_ws.up.resize(std::max(N * I, S * Is));
+  if (shared) {  // before anything writes out, which may alias h
+    Tensor g = mlp_ws.gate.view({T, Is}), u = mlp_ws.up.view({T, Is});
+    ops::matmul(h, w.shexp_gate, g);
+    ops::matmul(h, w.shexp_up, u);
+    ops::glu(s.act, g, u, g);
+    ops::matmul(g, w.shexp_down, rows_of(ws.ys, N, T, H));
+    Tensor gate = rows_of(ws.weights, N, T, 1);
+    ops::matmul(h, w.shexp_gate_inp, gate);  // [T, 1]
+    ops::activation(backend::Activation::SIGMOID, gate, gate);
+    int32_t* row = reinterpret_cast<int32_t*>(ws.rows.data()) + N;  // host-side, as the ids are read
+    for (int64_t t = 0; t < T; ++t) row[t] = static_cast<int32_t>(N + t);
+  }
   Tensor logits = ws.logits.view({T, E});
   ops::matmul(router_in, w.router, logits);  // [T, E]
   if (w.router_bias.data) ops::add(logits, w.router_bias, logits);
@@ -52,6 +78,12 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   p.ys = ws.ys.view({N, H});
   ops::moe_experts(p);
   ops::moe_combine(ws.ys.view({N, H}), rows, weights, out);
+  if (shared) {  // out += sigmoid(gate_t) · shared_t (a one-column combine into the free xs)
+    Tensor srows(DType::I32, ws.rows.data() + N, {T, 1}, logits.device);
+    Tensor sx = ws.xs.view({T, H});
+    ops::moe_combine(ws.ys.view({N + T, H}), srows, rows_of(ws.weights, N, T, 1), sx);
+    ops::add(out, sx, out);
+  }
 }
 
 }  // namespace oxyd::model::layers

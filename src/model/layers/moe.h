@@ -6,6 +6,8 @@
 // only the selected experts' weights. Batch invariance: a row's expert output does not depend on the other
 // rows of its group (the matmul kernels compute each row alone for a given weight), and each
 // token sums its k contributions in its own rank order (ops::moe_combine), never in group order.
+// A shared expert (w.shexp_down present: Qwen3.5-MoE style) runs on every token as a gated MLP;
+// its output, scaled by sigmoid(h · shexp_gate_inpᵀ), is added after the routed sum.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,8 @@ struct MoeWorkspace {
   Workspace xs, ys;        // [T·k, H] gathered inputs, expert outputs (grouped by expert)
   Workspace gather;        // [T·k] I32: the token of each grouped row
   Workspace offsets;       // [E + 1] I32: the first grouped row of each expert
+  // With a shared expert, weights, rows and ys hold T more entries after the routed ones: the
+  // sigmoid gates [T, 1], the rows T·k + t of ys [T, 1], and the shared outputs [T, H].
 };
 
 /// h [T, H] → out [T, H] (may alias h). w.router and w.experts must be present. The router reads
