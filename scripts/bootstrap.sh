@@ -10,6 +10,7 @@ PACKAGES=(
   libpcre2-dev libutf8proc-dev libxxhash-dev libcli11-dev libedit-dev
   clang libclang-rt-14-dev
   python3 python3-venv
+  curl ca-certificates
 )
 
 missing=()
