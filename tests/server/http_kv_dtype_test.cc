@@ -57,14 +57,14 @@ TEST(HttpKvDtype, Bf16ServesTheGoldenAndIsReported) {
   fs::remove_all(dir);
 }
 
-// --kv-quant balanced (env OXYDLLM_KV_QUANT too): served, named Q3 in /metrics and the log.
+// --kv-quant balanced (env OXYDLLM_KV_QUANT too): served, named Q6 in /metrics and the log.
 TEST(HttpKvDtype, KvQuantServesAndIsReported) {
   const fs::path dir = make_store();
   ServerProcess s(dir, {"--port", "0", "--models-dir", (dir / "store").string(), "--model", kModelId, "--no-pull",
                         "--kv-quant", "balanced"},
                   {"OXYDLLM_KV_QUANT=aggressive"});
   ASSERT_GT(s.port(), 0) << s.stderr_text();
-  EXPECT_NE(s.stderr_text().find("KV cache Q3"), std::string::npos) << s.stderr_text();
+  EXPECT_NE(s.stderr_text().find("KV cache Q6"), std::string::npos) << s.stderr_text();
   auto c = s.client();
   const json req = {{"model", kModelId}, {"prompt", "Once upon a time"}, {"max_tokens", 8}, {"temperature", 0},
                     {"ignore_eos", true}};
@@ -74,7 +74,7 @@ TEST(HttpKvDtype, KvQuantServesAndIsReported) {
   EXPECT_EQ(json::parse(r->body)["usage"]["completion_tokens"], 8);
   auto mr = c.Get("/metrics");
   ASSERT_TRUE(mr);
-  EXPECT_NE(metric_line(mr->body, "oxydllm_kv_cache_info{").find("dtype=\"Q3\""), std::string::npos) << mr->body;
+  EXPECT_NE(metric_line(mr->body, "oxydllm_kv_cache_info{").find("dtype=\"Q6\""), std::string::npos) << mr->body;
   fs::remove_all(dir);
 }
 
