@@ -305,8 +305,9 @@ class GgufTokenizerBuilder {
     int32_t sep = id_key("tokenizer.ggml.seperator_token_id");
     if (cls < 0) cls = t_->bos_id_;
     if (sep < 0) sep = t_->eos_id_;
-    const bool add_sep = gguf_.get_bool("tokenizer.ggml.add_sep_token", true);
-    template_from_flags(t_->add_bos_ ? cls : -1, add_sep ? sep : -1);
+    // llama.cpp's WPM tokenizer brackets every special-tokens encode as [CLS] … [SEP] whatever
+    // add_bos / add_eos / add_sep say (its converter writes add_sep false for BERT files).
+    template_from_flags(cls, sep);
   }
 
   // SentencePiece unigram, tokenized as llama.cpp's UGM tokenizer does (llama-vocab.cpp): each
