@@ -17,20 +17,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// The corpus texts that are valid JSON strings ("t" entries), in file order.
-const std::vector<std::string>& corpus_texts() {
-  static const std::vector<std::string> v = [] {
-    std::vector<std::string> out;
-    std::ifstream f(data_dir() + "/corpus.jsonl");
-    std::string line;
-    while (std::getline(f, line)) {
-      json j = json::parse(line);
-      if (j.contains("t")) out.push_back(j["t"].get<std::string>());
-    }
-    return out;
-  }();
-  return v;
-}
 
 TEST(GgufPre, SmolLm2MatchesHfOnCorpus) {
   loader::GgufFile f = loader::GgufFile::open(data_dir() + "/gguf/smollm2.gguf");

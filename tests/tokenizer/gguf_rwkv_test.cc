@@ -10,50 +10,10 @@
 namespace oxyd::tokenizer::testing {
 namespace {
 
-using json = nlohmann::json;
-
-std::vector<std::string> corpus_texts() {
-  std::vector<std::string> out;
-  std::ifstream f(data_dir() + "/corpus.jsonl");
-  std::string line;
-  while (std::getline(f, line)) {
-    json j = json::parse(line);
-    if (j.contains("t")) out.push_back(j["t"].get<std::string>());
-  }
-  return out;
-}
-
 TEST(GgufRwkv, MatchesLlamaCppOnCorpus) {
   loader::GgufFile f = loader::GgufFile::open(data_dir() + "/gguf/rwkv.gguf");
   ASSERT_EQ(f.get_string("tokenizer.ggml.model"), "rwkv");
-  auto tok = Tokenizer::from_gguf(f);
-  std::ifstream in(data_dir() + "/rwkv_llamacpp.json");
-  const json g = json::parse(in);
-  const auto texts = corpus_texts();
-  ASSERT_EQ(g["num_texts"].get<size_t>(), texts.size());
-  size_t p_ok = 0, f_ok = 0, d_ok = 0, reported = 0;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const std::string k = std::to_string(i);
-    const auto want_p = g["p"][i].get<std::vector<int32_t>>();
-    const auto want_f = g["f"].contains(k) ? g["f"][k].get<std::vector<int32_t>>() : want_p;
-    const std::string want_d = g["d"].contains(k) ? g["d"][k].get<std::string>() : texts[i];
-    const auto got_p = tok->encode(texts[i], false, false);
-    const auto got_f = tok->encode(texts[i], true, true);
-    const std::string got_d = tok->decode(want_p, true);  // llama.cpp renders control tokens as nothing
-    p_ok += got_p == want_p;
-    f_ok += got_f == want_f;
-    d_ok += got_d == want_d;
-    if ((got_p != want_p || got_f != want_f || got_d != want_d) && ++reported <= 5)
-      ADD_FAILURE() << "text " << i << " " << jdump(texts[i].substr(0, 200)) << "\n ours p " << show_ids(got_p)
-                    << "\n llama p " << show_ids(want_p) << "\n ours f " << show_ids(got_f) << "\n llama f "
-                    << show_ids(want_f) << "\n ours d " << jdump(got_d).substr(0, 200) << "\n llama d "
-                    << jdump(want_d).substr(0, 200);
-  }
-  std::printf("rwkv.gguf: %zu/%zu texts match llama.cpp as user text, %zu with specials, %zu decode\n", p_ok,
-              texts.size(), f_ok, d_ok);
-  EXPECT_EQ(p_ok, texts.size());
-  EXPECT_EQ(f_ok, texts.size());
-  EXPECT_EQ(d_ok, texts.size());
+  expect_llamacpp_corpus(*Tokenizer::from_gguf(f), "rwkv_llamacpp.json", /*decode=*/true);
 }
 
 TEST(GgufRwkv, UnescapesPythonBytesRepr) {

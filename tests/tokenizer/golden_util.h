@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <functional>
@@ -130,6 +131,59 @@ inline const Tokenizer& hf_tokenizer(const std::string& vocab) {
   auto& slot = cache[vocab];
   if (!slot) slot = Tokenizer::from_hf_files(hf_dir(vocab) + "/tokenizer.json", hf_dir(vocab) + "/tokenizer_config.json");
   return *slot;
+}
+
+/// The corpus texts that are valid JSON strings ("t" entries), in file order: the texts the
+/// llama.cpp goldens of tools/gen_{ugm,rwkv,plamo2}_tokenizer_goldens.py and gguf_pre_test cover.
+inline const std::vector<std::string>& corpus_texts() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> out;
+    std::ifstream f(data_dir() + "/corpus.jsonl");
+    std::string line;
+    while (std::getline(f, line)) {
+      auto j = nlohmann::json::parse(line);
+      if (j.contains("t")) out.push_back(j["t"].get<std::string>());
+    }
+    return out;
+  }();
+  return v;
+}
+
+/// `tok` against a llama.cpp golden of every corpus_texts() text (data_dir()/golden): "p" the ids
+/// as user text; "f" the ids with specials, stored by index where they differ from p plus
+/// `f_suffix` (the tokens llama.cpp appends); with `decode`, "d" the decoding of p without control
+/// tokens, stored where it differs from the text. Every text must match; prints the counts.
+inline void expect_llamacpp_corpus(const Tokenizer& tok, const std::string& golden, bool decode,
+                                   const std::vector<int32_t>& f_suffix = {}) {
+  std::ifstream in(data_dir() + "/" + golden);
+  const nlohmann::json g = nlohmann::json::parse(in);
+  const auto& texts = corpus_texts();
+  ASSERT_EQ(g["num_texts"].get<size_t>(), texts.size());
+  size_t p_ok = 0, f_ok = 0, d_ok = 0, reported = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string k = std::to_string(i);
+    const auto want_p = g["p"][i].get<std::vector<int32_t>>();
+    std::vector<int32_t> want_f = want_p;
+    want_f.insert(want_f.end(), f_suffix.begin(), f_suffix.end());
+    if (g["f"].contains(k)) want_f = g["f"][k].get<std::vector<int32_t>>();
+    const std::string want_d = decode && g["d"].contains(k) ? g["d"][k].get<std::string>() : texts[i];
+    const auto got_p = tok.encode(texts[i], false, false);
+    const auto got_f = tok.encode(texts[i], true, true);
+    const std::string got_d = decode ? tok.decode(want_p, true) : texts[i];  // llama.cpp renders control tokens as nothing
+    p_ok += got_p == want_p;
+    f_ok += got_f == want_f;
+    d_ok += got_d == want_d;
+    if ((got_p != want_p || got_f != want_f || got_d != want_d) && ++reported <= 5)
+      ADD_FAILURE() << golden << " text " << i << " " << jdump(texts[i].substr(0, 200)) << "\n ours p "
+                    << show_ids(got_p) << "\n llama p " << show_ids(want_p) << "\n ours f " << show_ids(got_f)
+                    << "\n llama f " << show_ids(want_f) << "\n ours d " << jdump(got_d).substr(0, 200)
+                    << "\n llama d " << jdump(want_d).substr(0, 200);
+  }
+  std::printf("%s: %zu/%zu texts match llama.cpp as user text, %zu with specials%s\n", golden.c_str(), p_ok,
+              texts.size(), f_ok, decode ? (", " + std::to_string(d_ok) + " decode").c_str() : "");
+  EXPECT_EQ(p_ok, texts.size());
+  EXPECT_EQ(f_ok, texts.size());
+  EXPECT_EQ(d_ok, texts.size());
 }
 
 inline const std::vector<std::string>& all_vocabs() {
