@@ -25,6 +25,8 @@ enum class Activation : uint8_t { SILU, GELU_ERF, GELU_TANH, SIGMOID };
 ///   SIGMOID: w = sigmoid(logits[ids])
 ///   and then, if norm_topk_prob, w /= Σ w.
 ///   softmax_after_topk (gpt-oss): w = softmax over the k selected logits (scoring ignored).
+///   Last, if expert_scale has data (Gemma 4's per-expert scale, F32 [E] on the logits' device):
+///   w (rounded to F32) *= expert_scale[id].
 /// ids and weights come out in rank order (best first); callers sum expert outputs in that order.
 enum class RouterScoring : uint8_t { SOFTMAX, SIGMOID };
 struct RouterParams {
@@ -32,6 +34,7 @@ struct RouterParams {
   int top_k = 1;
   bool norm_topk_prob = false;
   bool softmax_after_topk = false;
+  Tensor expert_scale;  // absent: data == nullptr
 };
 
 /// One expert's gated MLP: gate / up [I, H], down [H, I]; absent biases have data == nullptr.

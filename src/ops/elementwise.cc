@@ -9,13 +9,20 @@
 namespace oxyd::ops {
 namespace {
 
-backend::Backend& check_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
+// column: b may also be [rows, 1], one value per row of a 2-D a (mul only).
+backend::Backend& check_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& y,
+                               bool column = false) {
   check::tensor(op, "a", a, DType::F32);
   check::tensor(op, "b", b, DType::F32);
   check::tensor(op, "y", y, DType::F32);
   check::same_shape(op, "a", a, "y", y);
-  if (b.ndim == 1 && a.ndim > 1) check::dim(op, "b", b, 0, a.cols(), "the last dim of a, broadcast over rows");
-  else check::same_shape(op, "a", a, "b", b);
+  if (b.ndim == 1 && a.ndim > 1) {
+    check::dim(op, "b", b, 0, a.cols(), "the last dim of a, broadcast over rows");
+  } else if (column && b.ndim == 2 && a.ndim == 2 && b.dim(1) == 1 && a.dim(1) > 1) {
+    check::dim(op, "b", b, 0, a.rows(), "the rows of a, a column broadcast over each row");
+  } else {
+    check::same_shape(op, "a", a, "b", b);
+  }
   return backend_for(op, {&a, &b, &y});
 }
 
@@ -33,7 +40,7 @@ void add(const Tensor& a, const Tensor& b, const Tensor& y) {
 }
 
 void mul(const Tensor& a, const Tensor& b, const Tensor& y) {
-  check_binary("mul", a, b, y).mul(a, b, y);
+  check_binary("mul", a, b, y, /*column=*/true).mul(a, b, y);
 }
 
 void scale(const Tensor& x, float s, const Tensor& y) {

@@ -8,7 +8,8 @@ namespace oxyd::ops {
 
 /// a [..., n] F32; b same shape or [n]; y same shape as a, may alias a or b.
 void add(const Tensor& a, const Tensor& b, const Tensor& y);
-/// a [..., n] F32; b same shape or [n]; y same shape as a, may alias a or b.
+/// a [..., n] F32; b same shape, [n], or (a 2-D [rows, n]) a column [rows, 1] scaling each row;
+/// y same shape as a, may alias a or b.
 void mul(const Tensor& a, const Tensor& b, const Tensor& y);
 /// y = s · x; x any shape F32; y same shape, may alias x.
 void scale(const Tensor& x, float s, const Tensor& y);

@@ -19,7 +19,11 @@ void moe_route(const Tensor& logits, const backend::RouterParams& p, const Tenso
   check::dim("moe_route", "ids", ids, 0, T, "num_tokens");
   check::dim("moe_route", "ids", ids, 1, p.top_k, "top_k");
   check::same_shape("moe_route", "ids", ids, "weights", weights);
-  backend_for("moe_route", {&logits, &ids, &weights}).moe_route(logits, p, ids, weights);
+  if (p.expert_scale.data) {
+    check::tensor("moe_route", "expert_scale", p.expert_scale, DType::F32, 1);
+    check::dim("moe_route", "expert_scale", p.expert_scale, 0, E, "num_experts");
+  }
+  backend_for("moe_route", {&logits, &ids, &weights, p.expert_scale.data ? &p.expert_scale : &logits}).moe_route(logits, p, ids, weights);
 }
 
 void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) {

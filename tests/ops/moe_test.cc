@@ -66,11 +66,17 @@ void check_route(const std::vector<float>& logits, int64_t T, int64_t E, const R
   }
 }
 
+RouterParams route(RouterScoring s, int k, bool norm, bool after) {
+  RouterParams p;
+  p.scoring = s, p.top_k = k, p.norm_topk_prob = norm, p.softmax_after_topk = after;
+  return p;
+}
+
 std::vector<RouterParams> variants(int k) {
   std::vector<RouterParams> out;
   for (bool norm : {false, true})
-    for (RouterScoring s : {RouterScoring::SOFTMAX, RouterScoring::SIGMOID}) out.push_back({s, k, norm, false});
-  out.push_back({RouterScoring::SOFTMAX, k, false, true});
+    for (RouterScoring s : {RouterScoring::SOFTMAX, RouterScoring::SIGMOID}) out.push_back(route(s, k, norm, false));
+  out.push_back(route(RouterScoring::SOFTMAX, k, false, true));
   return out;
 }
 
@@ -96,7 +102,7 @@ TEST(MoeRoute, TiesGoToTheLowerExpertIndex) {
   // Spelled out, independent of the definition above: softmax top-3 of token 0 is experts 1, 2, 4.
   HostTensor lt(DType::F32, {1, E}), ids(DType::I32, {1, 3}), w(DType::F32, {1, 3});
   std::copy(l.begin(), l.begin() + E, lt.f());
-  ops::moe_route(lt.t, {RouterScoring::SOFTMAX, 3, true, false}, ids.t, w.t);
+  ops::moe_route(lt.t, route(RouterScoring::SOFTMAX, 3, true, false), ids.t, w.t);
   EXPECT_EQ(std::vector<int32_t>(ids.i(), ids.i() + 3), (std::vector<int32_t>{1, 2, 4}));
   for (int j = 0; j < 3; ++j) EXPECT_NEAR(w.f()[j], 1.0 / 3.0, 1e-7);
 }
@@ -111,7 +117,7 @@ TEST(MoeRoute, TopKEqualsNumExperts) {
   // Softmax weights over all experts sum to 1 with or without renormalisation.
   HostTensor lt(DType::F32, {T, E}), ids(DType::I32, {T, E}), w(DType::F32, {T, E});
   std::copy(l.begin(), l.end(), lt.f());
-  ops::moe_route(lt.t, {RouterScoring::SOFTMAX, int(E), false, false}, ids.t, w.t);
+  ops::moe_route(lt.t, route(RouterScoring::SOFTMAX, int(E), false, false), ids.t, w.t);
   for (int64_t t = 0; t < T; ++t) {
     double s = 0;
     std::vector<int32_t> seen(ids.i() + t * E, ids.i() + (t + 1) * E);
@@ -122,11 +128,36 @@ TEST(MoeRoute, TopKEqualsNumExperts) {
   }
 }
 
+TEST(MoeRoute, ExpertScaleMultipliesTheRoutedWeights) {
+  // Gemma 4: the routed (renormalised) weights times a per-expert scale, gathered by expert id.
+  const int64_t T = 9, E = 8;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> d(0.0f, 1.5f);
+  std::vector<float> l(T * E);
+  for (float& x : l) x = d(rng);
+  HostTensor lt(DType::F32, {T, E}), scale(DType::F32, {E}), ids(DType::I32, {T, 2}), w(DType::F32, {T, 2});
+  std::copy(l.begin(), l.end(), lt.f());
+  for (int64_t e = 0; e < E; ++e) scale.f()[e] = 0.25f + 0.5f * float(e);
+  RouterParams p = route(RouterScoring::SOFTMAX, 2, true, false);
+  p.expert_scale = scale.t;
+  ops::moe_route(lt.t, p, ids.t, w.t);
+  for (int64_t t = 0; t < T; ++t) {
+    const Routed want = definition(std::vector<float>(l.begin() + t * E, l.begin() + (t + 1) * E), p);
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_EQ(ids.i()[t * 2 + j], want.ids[j]);
+      EXPECT_NEAR(w.f()[t * 2 + j], want.w[j] * (0.25 + 0.5 * want.ids[j]), 1e-6) << "token " << t;
+    }
+  }
+  HostTensor short_scale(DType::F32, {E - 1});
+  p.expert_scale = short_scale.t;
+  EXPECT_THROW(ops::moe_route(lt.t, p, ids.t, w.t), Error);
+}
+
 TEST(MoeRoute, RejectsBadTopK) {
   HostTensor l(DType::F32, {2, 4}), ids(DType::I32, {2, 5}), w(DType::F32, {2, 5});
-  EXPECT_THROW(ops::moe_route(l.t, {RouterScoring::SOFTMAX, 5, false, false}, ids.t, w.t), Error);
+  EXPECT_THROW(ops::moe_route(l.t, route(RouterScoring::SOFTMAX, 5, false, false), ids.t, w.t), Error);
   HostTensor ids0(DType::I32, {2, 1}), w0(DType::F32, {2, 1});
-  EXPECT_THROW(ops::moe_route(l.t, {RouterScoring::SOFTMAX, 0, false, false}, ids0.t, w0.t), Error);
+  EXPECT_THROW(ops::moe_route(l.t, route(RouterScoring::SOFTMAX, 0, false, false), ids0.t, w0.t), Error);
 }
 
 TEST(MoeCombine, SumsInRankOrderAndMatchesFloat64) {

@@ -6,6 +6,7 @@
 #include "backend/reference/activation.h"
 #include "backend/reference/elementwise.h"
 #include "backend/reference/softmax.h"
+#include "core/error.h"
 #include "op_test_util.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
@@ -156,6 +157,19 @@ TEST_P(PointwiseTest, AddMulBroadcastScaleSoftcap) {
     backend::reference::mul(a.t, v.t, want.t);
     ops::mul(a.t, v.t, a.t);  // in place, broadcast
     expect_close(a.f(), want.f(), want.n(), kTol, "mul broadcast in place" + w);
+    if (n > 1) {  // a column [rows, 1]: each row scaled by its own value, in place too
+      HostTensor c(DType::F32, {rows, 1});
+      fill_uniform(c, -2, 2, 9);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < n; ++i) want.f()[r * n + i] = a.f()[r * n + i] * c.f()[r];
+      ops::mul(a.t, c.t, got.t);
+      expect_close(got.f(), want.f(), want.n(), kTol, "mul column" + w);
+      backend::reference::mul(a.t, c.t, got.t);
+      expect_close(got.f(), want.f(), want.n(), kTol, "reference mul column" + w);
+      ops::mul(a.t, c.t, a.t);
+      expect_close(a.f(), want.f(), want.n(), kTol, "mul column in place" + w);
+      EXPECT_THROW(ops::add(a.t, c.t, a.t), Error) << "add takes no column" << w;
+    }
   }
 }
 

@@ -28,7 +28,14 @@ void binary(Op op, const Tensor& a, const Tensor& b, const Tensor& y) {
     });
     return;
   }
-  const int64_t n = a.cols();  // b is one row broadcast over a's rows
+  const int64_t n = a.cols();
+  if (b.ndim == 2 && b.dim(1) == 1 && b.dim(0) == a.rows()) {  // mul by a column: y[r] = b[r] · a[r]
+    parallel_for(a.rows(), row_grain(n), [&](int64_t s, int64_t e) {
+      for (int64_t r = s; r < e; ++r) k(SCALE, a.row<float>(r), nullptr, y.row<float>(r), n, b.ptr<float>()[r]);
+    });
+    return;
+  }
+  // b is one row broadcast over a's rows
   parallel_for(a.rows(), row_grain(n), [&](int64_t s, int64_t e) {
     for (int64_t r = s; r < e; ++r) k(op, a.row<float>(r), b.ptr<float>(), y.row<float>(r), n, 0.0f);
   });

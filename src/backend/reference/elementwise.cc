@@ -6,16 +6,17 @@
 namespace oxyd::backend::reference {
 namespace {
 
-// b is either the same shape as a or one row broadcast over a's rows.
+// b is the same shape as a, one row broadcast over a's rows, or a column [rows, 1] (one per row).
 template <typename F>
 void binary(const Tensor& a, const Tensor& b, const Tensor& y, F f) {
   const int64_t rows = a.rows(), n = a.cols();
-  const bool bcast = b.numel() != a.numel();
+  const bool column = n > 1 && b.ndim == 2 && b.dim(1) == 1 && b.dim(0) == rows;
+  const bool bcast = !column && b.numel() != a.numel();
   for (int64_t r = 0; r < rows; ++r) {
     const float* ar = a.row<float>(r);
-    const float* br = b.ptr<float>() + (bcast ? 0 : r * n);
+    const float* br = b.ptr<float>() + (column ? r : bcast ? 0 : r * n);
     float* yr = y.row<float>(r);
-    for (int64_t i = 0; i < n; ++i) yr[i] = float(f(double(ar[i]), double(br[i])));
+    for (int64_t i = 0; i < n; ++i) yr[i] = float(f(double(ar[i]), double(br[column ? 0 : i])));
   }
 }
 

@@ -37,7 +37,9 @@ void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, c
       for (int64_t j = 0; j < k; ++j) sum += w[j];
       for (int64_t j = 0; j < k; ++j) w[j] /= sum;
     }
-    for (int64_t j = 0; j < k; ++j) weights.ptr<float>()[t * k + j] = static_cast<float>(w[j]);
+    const float* scale = p.expert_scale.data ? p.expert_scale.ptr<float>() : nullptr;
+    for (int64_t j = 0; j < k; ++j)
+      weights.ptr<float>()[t * k + j] = static_cast<float>(w[j]) * (scale ? scale[id[j]] : 1.0f);
   }
 }
 

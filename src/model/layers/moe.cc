@@ -29,7 +29,7 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   ws.logits.resize(T * E);
   ws.ids.resize(N);
   ws.weights.resize(N + S);
-  ws.rows.resize(N + S);
+  ws.rows.resize(N);
   ws.offsets.resize(E + 1);
   ws.gather.resize(N);
   ws.xs.resize(N * H);
@@ -45,8 +45,6 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
     Tensor gate = rows_of(ws.weights, N, T, 1);
     ops::matmul(h, w.shexp_gate_inp, gate);  // [T, 1]
     ops::activation(backend::Activation::SIGMOID, gate, gate);
-    int32_t* row = reinterpret_cast<int32_t*>(ws.rows.data()) + N;  // host-side, as the ids are read
-    for (int64_t t = 0; t < T; ++t) row[t] = static_cast<int32_t>(N + t);
   }
   Tensor logits = ws.logits.view({T, E});
   ops::matmul(router_in, w.router, logits);  // [T, E]
@@ -54,12 +52,9 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   Tensor ids(DType::I32, ws.ids.data(), {T, k}, logits.device);
   Tensor rows(DType::I32, ws.rows.data(), {T, k}, logits.device);
   Tensor weights = ws.weights.view({T, k});
-  ops::moe_route(logits, s.route, ids, weights);
-  if (w.expert_scale.data) {  // host-side, as the ids are read below
-    const int32_t* idp = ids.ptr<int32_t>();
-    float* wp = weights.ptr<float>();
-    for (int64_t i = 0; i < N; ++i) wp[i] *= w.expert_scale.ptr<float>()[idp[i]];
-  }
+  backend::RouterParams route = s.route;
+  route.expert_scale = w.expert_scale;
+  ops::moe_route(logits, route, ids, weights);
 
   // Group the (token, rank) pairs by expert, gather each pair's input row, run the experts.
   Tensor offsets(DType::I32, ws.offsets.data(), {E + 1}, logits.device);
@@ -78,11 +73,10 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   p.ys = ws.ys.view({N, H});
   ops::moe_experts(p);
   ops::moe_combine(ws.ys.view({N, H}), rows, weights, out);
-  if (shared) {  // out += sigmoid(gate_t) · shared_t (a one-column combine into the free xs)
-    Tensor srows(DType::I32, ws.rows.data() + N, {T, 1}, logits.device);
-    Tensor sx = ws.xs.view({T, H});
-    ops::moe_combine(ws.ys.view({N + T, H}), srows, rows_of(ws.weights, N, T, 1), sx);
-    ops::add(out, sx, out);
+  if (shared) {  // out += sigmoid(gate_t) · shared_t
+    const Tensor sy = rows_of(ws.ys, N, T, H);
+    ops::mul(sy, rows_of(ws.weights, N, T, 1), sy);
+    ops::add(out, sy, out);
   }
 }
 
