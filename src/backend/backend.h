@@ -86,7 +86,8 @@ class Backend {
 
   // Ops (inputs validated by ops/).
   virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& y) = 0;
-  virtual void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) = 0;
+  /// ids: I32 [num_ids] on this device (range-checked by ops/ only where host-readable).
+  virtual void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) = 0;
   virtual void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) = 0;
   virtual void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps,
                           const Tensor& y) = 0;
@@ -127,6 +128,9 @@ class Backend {
   virtual void zero(const Tensor& y) = 0;
   /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
+  /// Copies dst.nbytes() bytes of host memory src into dst (contiguous, this device): a step's
+  /// batch arrays, RoPE tables.
+  virtual void copy_from_host(const void* src, const Tensor& dst) = 0;
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;

@@ -11,7 +11,6 @@
 #include "hub/report.h"
 #include "hub/store.h"
 #include "model/weights.h"
-#include "ops/dispatch.h"
 
 namespace oxyd::cli {
 
@@ -52,10 +51,6 @@ void register_estimate(CLI::App& app, int& exit_code) {
     p.server_kv = hub::ServerKvFlags{o->context_len, o->num_sequences, o->kv_cache_mb << 20};
     p.kv_format = parse_kv_format(o->kv_dtype, o->kv_quant);  // default: the server's (kDefaultKvFormat)
     p.max_batch_tokens = o->max_batch_tokens;
-    p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
-      const auto dt = dtype_from_name(type);  // this machine's CPU kernels
-      return dt ? ops::device_backend(Device::CPU).matmul_scratch_bytes(*dt, m, k) : hub::default_matmul_scratch(type, m, k);
-    };
     // The copies this machine's matmul packs weights into (a family the engine lacks: as stored).
     p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
       return model::packed_weight_extra_bytes(c, tensors);

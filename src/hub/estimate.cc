@@ -1,32 +1,28 @@
 #include "hub/estimate.h"
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <fstream>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "hub/progress.h"
+#include "ops/dispatch.h"
 
 namespace oxyd::hub {
 namespace {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 }  // namespace
 
 std::string kv_format_name(const EstimateParams& p) { return kv_format_description(p.kv_format); }
 
-int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k) {
-  const std::string t = lower(weight_dtype);
-  if (m <= 0 || k <= 0 || t == "f32" || t == "f16" || t == "f64" || t.rfind("i", 0) == 0) return 0;
-  return (2 * m + 2 * round_up(m, 32)) * round_up(k, 32) + 64;
+int64_t cpu_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k) {
+  const std::optional<DType> dt = dtype_from_name(weight_dtype);
+  return dt ? ops::device_backend(Device::CPU).matmul_scratch_bytes(*dt, m, k) : 0;
 }
 
 MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_bytes, const EstimateParams& p,
@@ -110,7 +106,7 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
   const int64_t per_token = 2 * H + 2 * max_q_dim + 2 * max_kv_dim + 2 * ffn + gdn_width + gate + moe + beside + ple;
   const int64_t floats = T * per_token + R * H + R * c.vocab_size + (c.num_experts > 0 ? c.num_experts + 1 : 0);
   // Largest matmul scratch: layer matmuls on T rows (k = hidden, q_dim or ffn), the head on R.
-  const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(default_matmul_scratch);
+  const MatmulScratchFn& fn = p.matmul_scratch ? p.matmul_scratch : MatmulScratchFn(cpu_matmul_scratch);
   int64_t scratch = 0;
   auto each_type = [&](auto&& f) {
     if (tensor_types.empty()) return f(std::string("Q8_0"));

@@ -75,13 +75,13 @@ struct EstimateParams {
   /// Set: context_len, num_sequences and kv_pool_tokens are resolved from these flags by
   /// plan_kv_pool for each model (with_server_pool), as `oxydllm start` resolves them.
   std::optional<ServerKvFlags> server_kv;
-  MatmulScratchFn matmul_scratch;   // null: default_matmul_scratch
+  MatmulScratchFn matmul_scratch;   // null: cpu_matmul_scratch
   PackedExtraFn packed_extra;       // null: weights counted as stored
 };
 
-/// The largest scratch any CPU matmul kernel prepares (AMX: bf16 rows + packed tiles) for
-/// quantized and BF16 weights, 0 for F32/F16: (2·m + 2·round_up(m, 32)) × round_up(k, 32) + 64.
-int64_t default_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k);
+/// The scratch this machine's CPU backend prepares for one matmul of m rows of width k against a
+/// weight of that dtype name (GGUF / safetensors spelling); 0 for a name it does not know.
+int64_t cpu_matmul_scratch(const std::string& weight_dtype, int64_t m, int64_t k);
 
 /// "F16", "lossless 4-bit + f32 norm", ... (core/kv_format.h kv_format_description).
 std::string kv_format_name(const EstimateParams& p);

@@ -26,9 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 Tensor f32(const Workspace& w, std::initializer_list<int64_t> dims) { return w.view(dims); }
-Tensor i32(std::span<const int32_t> s) {
-  return Tensor(DType::I32, const_cast<int32_t*>(s.data()), {static_cast<int64_t>(s.size())});
-}
 
 ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::ModelConfig& c,
                             bool use_tensor_factors) {
@@ -183,6 +180,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     }
     t->attn_.push_back(as);
   }
+  for (layers::RopeTable& rt : t->rope_) layers::place_rope_table(rt, t->weights_->lm_head.device);
   for (int64_t l = 0; l < L; ++l) {
     const LayerWeights& lw = t->weights_->layers[l];
     if (lw.router.data && t->spec_->moe_beside_dense && !lw.gate.data)
@@ -227,6 +225,10 @@ void Transformer::validate(const ForwardBatch& b, const KvCache& cache) const {
     if (i < 0 || i >= T) bad("logits index " + std::to_string(i) + " outside [0, num_tokens)");
   for (int32_t p : b.positions)
     if (p < 0) bad("negative position");
+  for (int64_t i = 0; i < T; ++i)  // checked here, on the host, whatever device runs the step
+    if (b.token_ids[i] < 0 || b.token_ids[i] >= weights_->embed.dim(0))
+      bad("token id " + std::to_string(b.token_ids[i]) + " at position " + std::to_string(i) +
+          " is outside the vocabulary [0, " + std::to_string(weights_->embed.dim(0)) + ")");
   if (cache.num_blocks() <= 0) bad("empty KV cache");
   if (!b.rope_lens.empty()) {
     if (static_cast<int64_t>(b.rope_lens.size()) != R) bad("rope_lens must be empty or have num_reqs entries");
@@ -290,8 +292,8 @@ void Transformer::run_decoder_layers(const layers::BatchMeta& meta, KvCache& cac
       ple_l_.resize(T * P);
       ple_g_.resize(T * P);
       Tensor pl = f32(ple_l_, {T, P}), pg = f32(ple_g_, {T, P});
-      for (int64_t i = 0; i < T; ++i) ple_rows_[size_t(i)] = static_cast<int32_t>(i * L + l);
-      ops::embedding(f32(ple_, {T * L, P}), ple_rows_.data(), T, pl);
+      const Tensor rows(DType::I32, ple_rows_dev_.ptr<int32_t>() + l * T, {T}, ple_rows_dev_.device);
+      ops::embedding(f32(ple_, {T * L, P}), rows, pl);
       ops::matmul(X, lw.ple_gate, pg);
       ops::glu(spec_->act, pg, pl, pg);
       ops::matmul(pg, lw.ple_proj, Hn);
@@ -319,16 +321,28 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   x_.resize(T * H);
   h_.resize(T * H);
   Tensor X = f32(x_, {T, H});
-  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
-                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
-                                {b.num_reqs(), b.max_blocks_per_req}),
-                         i32(b.slot_mapping), b.rope_lens};
+  const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0, L = c.num_hidden_layers;
+  const int64_t R = b.num_reqs();
+  if (P > 0) {
+    ple_rows_.resize(static_cast<size_t>(T * L));
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t i = 0; i < T; ++i) ple_rows_[size_t(l * T + i)] = static_cast<int32_t>(i * L + l);
+  }
+  const Device dev = weights_->lm_head.device;
+  upload_.begin(dev, 3 * T + 2 * R + 1 + R * b.max_blocks_per_req + num_logits + (has_linear_ ? R : 0) +
+                         (P > 0 ? T * L : 0));
+  layers::BatchMeta meta{upload_.add(b.positions), upload_.add(b.query_start_loc), upload_.add(b.seq_lens),
+                         upload_.add(b.block_table, {R, b.max_blocks_per_req}), upload_.add(b.slot_mapping),
+                         b.rope_lens, b.query_start_loc};
+  const Tensor token_ids = upload_.add(b.token_ids), logits_rows = upload_.add(b.logits_indices);
+  const Tensor state_slots = has_linear_ ? upload_.add(b.state_slots) : Tensor{};
+  ple_rows_dev_ = P > 0 ? upload_.add(ple_rows_) : Tensor{};
+  upload_.flush();
 
-  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
+  ops::embedding(w.embed, token_ids, X);  // [T, H]
   float emb_scale = static_cast<float>(c.embedding_multiplier);
   if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
   if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
-  const int64_t P = w.ple_embed.data ? c.hidden_size_per_layer_input : 0, L = c.num_hidden_layers;
   if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
     ple_.resize(T * L * P);
     ple_tmp_.resize(T * L * P);
@@ -336,16 +350,13 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
     ops::matmul(X, w.ple_model_proj, ple);
     ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
     ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
-    ops::embedding(w.ple_embed, b.token_ids.data(), T, tok);
+    ops::embedding(w.ple_embed, token_ids, tok);
     ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
     ops::add(ple, tok, ple);
     ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
-    ple_rows_.resize(static_cast<size_t>(T));
   }
 
-  Tensor state_slots;
   if (has_linear_) {
-    state_slots = i32(b.state_slots);
     for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
       if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
         cache.zero_state(b.state_slots[r]);
@@ -353,19 +364,18 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   run_decoder_layers(meta, cache, false, T, state_slots);
 
   // Final norm and head only on the rows that need logits.
-  const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
-  const Device dev = weights_->lm_head.device;
-  if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need)
+  const int64_t NL = num_logits, V = c.vocab_size;
+  if (const size_t need = sizeof(float) * std::max<int64_t>(NL, 1) * V; logits_.size() < need)
     logits_ = ops::device_backend(dev).allocate(need);
-  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);
-  out.shape[0] = R;
-  if (R == 0) return out;
+  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(NL, 1), V}, dev);
+  out.shape[0] = NL;
+  if (NL == 0) return out;
   // The rows are gathered by the weights' backend (the residual stream lives on its device).
-  sel_.resize(R * H);
-  Tensor S = f32(sel_, {R, H});
-  ops::embedding(f32(x_, {T, H}), b.logits_indices.data(), R, S);
+  sel_.resize(NL * H);
+  Tensor S = f32(sel_, {NL, H});
+  ops::embedding(f32(x_, {T, H}), logits_rows, S);
   ops::rms_norm(S, &w.final_norm, eps, S);
-  ops::matmul(S, w.lm_head, out);  // [R, V]
+  ops::matmul(S, w.lm_head, out);  // [NL, V]
   if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);
   if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
     ops::softcap(out, static_cast<float>(*c.final_logit_softcapping), out);

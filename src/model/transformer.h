@@ -17,6 +17,7 @@
 #include "model/layers/gated_delta_net.h"
 #include "model/layers/mlp.h"
 #include "model/layers/moe.h"
+#include "model/step_upload.h"
 #include "model/weights.h"
 
 namespace oxyd::model {
@@ -134,7 +135,9 @@ class Transformer {
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
   Workspace moe_in_, moe_out_;               // ArchSpec::moe_beside_dense: router input, experts' branch [T, H]
   Workspace ple_, ple_tmp_, ple_l_, ple_g_;  // PLE: [T, L·P] ×2, this layer's [T, P], its gate [T, P]
-  std::vector<int32_t> ple_rows_;            // rows of ple_ viewed [T·L, P] that layer l reads
+  std::vector<int32_t> ple_rows_;            // rows of ple_ viewed [T·L, P]: layer l reads [l·T, (l+1)·T)
+  Tensor ple_rows_dev_;                      // ple_rows_ on the model's device for this step
+  StepUpload upload_;                        // this step's host arrays on the model's device
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.

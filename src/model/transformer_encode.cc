@@ -24,10 +24,6 @@ namespace {
 
 constexpr int64_t kEncodeBlock = 16;  // tokens per block of the scratch cache
 
-Tensor i32(const std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
-  return Tensor(DType::I32, const_cast<int32_t*>(v.data()), dims);
-}
-
 }  // namespace
 
 bool Transformer::can_embed() const {
@@ -78,6 +74,10 @@ Tensor Transformer::encode(const EncodeBatch& b) {
     longest = std::max(longest, n);
     num_blocks += (n + kEncodeBlock - 1) / kEncodeBlock;
   }
+  for (int64_t i = 0; i < T; ++i)  // checked here, on the host, whatever device runs the step
+    if (b.token_ids[i] < 0 || b.token_ids[i] >= w.embed.dim(0))
+      bad("token id " + std::to_string(b.token_ids[i]) + " at position " + std::to_string(i) +
+          " is outside the vocabulary [0, " + std::to_string(w.embed.dim(0)) + ")");
   if (!b.token_type_ids.empty()) {
     const int64_t types = w.type_embed.data ? w.type_embed.dim(0) : 1;
     for (int32_t t : b.token_type_ids)
@@ -112,18 +112,28 @@ Tensor Transformer::encode(const EncodeBatch& b) {
   x_.resize(T * H);
   h_.resize(T * H);
   Tensor X = x_.view({T, H}), Hn = h_.view({T, H});
-  ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
-  layers::BatchMeta meta{i32(positions, {T}), i32(qsl, {T + 1}), i32(seq_lens, {T}), i32(table, {T, width}),
-                         i32(slots, {T})};
+  std::vector<int32_t> pos_ids, type_ids;
   if (spec_->encoder) {
-    std::vector<int32_t> ids(T);
-    for (int64_t t = 0; t < T; ++t) ids[t] = positions[t] + static_cast<int32_t>(c.position_offset);
-    ops::embedding(w.pos_embed, ids.data(), T, Hn);
-    ops::add(X, Hn, X);
+    pos_ids.resize(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) pos_ids[t] = positions[t] + static_cast<int32_t>(c.position_offset);
     if (w.type_embed.data) {
-      if (b.token_type_ids.empty()) std::fill(ids.begin(), ids.end(), 0);
-      else std::copy(b.token_type_ids.begin(), b.token_type_ids.end(), ids.begin());
-      ops::embedding(w.type_embed, ids.data(), T, Hn);
+      if (b.token_type_ids.empty()) type_ids.assign(static_cast<size_t>(T), 0);
+      else type_ids.assign(b.token_type_ids.begin(), b.token_type_ids.end());
+    }
+  }
+  upload_.begin(dev, 7 * T + 1 + T * width);
+  const Tensor token_ids = upload_.add(b.token_ids);
+  layers::BatchMeta meta{upload_.add(positions), upload_.add(qsl), upload_.add(seq_lens),
+                         upload_.add(table, {T, width}), upload_.add(slots), {}, qsl};
+  const Tensor pos_t = pos_ids.empty() ? Tensor{} : upload_.add(pos_ids);
+  const Tensor type_t = type_ids.empty() ? Tensor{} : upload_.add(type_ids);
+  upload_.flush();
+  ops::embedding(w.embed, token_ids, X);  // [T, H]
+  if (spec_->encoder) {
+    ops::embedding(w.pos_embed, pos_t, Hn);
+    ops::add(X, Hn, X);
+    if (type_t.data) {
+      ops::embedding(w.type_embed, type_t, Hn);
       ops::add(X, Hn, X);
     }
     ops::layer_norm(X, &w.embed_norm, w.embed_norm_bias.data ? &w.embed_norm_bias : nullptr,
@@ -152,7 +162,10 @@ std::vector<float> Transformer::embed(const EncodeBatch& b) {
     const int64_t labels = config_.num_labels;
     sel_.resize(S * H);
     Tensor F = sel_.view({S, H}), P = h_.view({S, H});
-    ops::embedding(X, first.data(), S, F);
+    upload_.begin(X.device, S);
+    const Tensor first_t = upload_.add(first);
+    upload_.flush();
+    ops::embedding(X, first_t, F);
     if (w.cls_dense.data) {
       ops::matmul(F, w.cls_dense, P);
       if (w.cls_dense_bias.data) ops::add(P, w.cls_dense_bias, P);

@@ -59,6 +59,12 @@ void copy_to_host(const Tensor& x, void* dst) {
   backend_for("copy_to_host", {&x}).copy_to_host(x, dst);
 }
 
+void copy_from_host(const void* src, const Tensor& dst) {
+  if (dst.data == nullptr && dst.numel() > 0) check::fail("copy_from_host", "dst has no data");
+  if (src == nullptr && dst.nbytes() > 0) check::fail("copy_from_host", "no source");
+  backend_for("copy_from_host", {&dst}).copy_from_host(src, dst);
+}
+
 void zero(const Tensor& y) {
   check::tensor("zero", "y", y, DType::F32);
   backend_for("zero", {&y}).zero(y);

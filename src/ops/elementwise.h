@@ -17,6 +17,8 @@ void scale(const Tensor& x, float s, const Tensor& y);
 void softcap(const Tensor& x, float cap, const Tensor& y);
 /// Copies x (any dtype, contiguous, on any device) into host memory dst of x.nbytes() bytes.
 void copy_to_host(const Tensor& x, void* dst);
+/// Copies dst.nbytes() bytes of host memory src into dst (contiguous, on any device).
+void copy_from_host(const void* src, const Tensor& dst);
 /// y = min(max(x, -limit), limit) (OLMoE's clip_qkv), limit > 0; y same shape, may alias x.
 void clamp(const Tensor& x, float limit, const Tensor& y);
 /// y = 0 (F32, any shape, contiguous): on the tensor's device.

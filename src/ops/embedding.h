@@ -8,8 +8,9 @@
 
 namespace oxyd::ops {
 
-/// table [vocab, dim] (any matmul weight dtype), ids [num_ids], out [num_ids, dim] F32.
-/// Throws Error(INVALID_ARGUMENT) for an id outside [0, vocab) or mismatched shapes.
-void embedding(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out);
+/// table [vocab, dim] (any matmul weight dtype), ids I32 [num_ids] on the table's device, out
+/// [num_ids, dim] F32. Throws Error(INVALID_ARGUMENT) for mismatched shapes or devices, and, where
+/// the ids are host-readable (CPU), for an id outside [0, vocab).
+void embedding(const Tensor& table, const Tensor& ids, const Tensor& out);
 
 }  // namespace oxyd::ops

@@ -116,10 +116,7 @@ hub::MemoryEstimate estimate_for(const std::string& path, int64_t ctx, int64_t s
   p.context_len = ctx;
   p.kv_format = kv;
   p.num_sequences = seqs;
-  p.matmul_scratch = [](const std::string& type, int64_t m, int64_t k) -> int64_t {
-    const auto dt = dtype_from_name(type);
-    return dt ? ops::device_backend(Device::CPU).matmul_scratch_bytes(*dt, m, k) : 0;
-  };
+  // matmul scratch: the default, this machine's CPU backend (hub::cpu_matmul_scratch)
   p.packed_extra = [](const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
     return model::packed_weight_extra_bytes(c, tensors);
   };

@@ -5,6 +5,8 @@
 // local estimate of the same file; safetensors sizes from the index or the header length.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 
 #include "fake_hub.h"
@@ -164,8 +166,13 @@ TEST(Estimate, RuntimeBuffersFollowTheWrittenFormula) {
   // up (2·9728) f32; one row into the head (2560) and its logits (151936).
   const int64_t per_token = 2 * 2560 + 2 * 32 * 128 + 2 * 8 * 128 + 2 * 9728;
   const int64_t rows = 2560 + 151936;
-  // Default scratch for quantized weights: bf16 rows + AMX tiles of the widest input (9728).
-  EXPECT_EQ(estimate_memory(cfg, 0, p).runtime_bytes, (int64_t(1024) * per_token + rows) * 4 + 4 * 1024 * 9728 + 64);
+  // Default scratch: this machine's CPU kernels (the test lists no tensor types: Q8_0 weights),
+  // over the widest input (9728) or the head (one row of 2560).
+  const int64_t scratch = std::max({cpu_matmul_scratch("Q8_0", 1024, 2560), cpu_matmul_scratch("Q8_0", 1024, 4096),
+                                    cpu_matmul_scratch("Q8_0", 1024, 9728), cpu_matmul_scratch("Q8_0", 1, 2560)});
+  EXPECT_GT(scratch, 0);
+  EXPECT_EQ(estimate_memory(cfg, 0, p).runtime_bytes, (int64_t(1024) * per_token + rows) * 4 + scratch);
+  EXPECT_EQ(cpu_matmul_scratch("NOT_A_TYPE", 1024, 9728), 0);
   // F32 / F16 weights are read as they are: no scratch.
   EXPECT_EQ(estimate_memory(cfg, 0, p, {{"F16", 3}, {"F32", 2}}).runtime_bytes, (int64_t(1024) * per_token + rows) * 4);
   // The machine's own figure when given (the CLI passes the CPU backend's).

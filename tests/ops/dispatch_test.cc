@@ -48,9 +48,8 @@ class FakeCuda final : public backend::Backend {
   Device device() const override { return Device::CUDA; }
   std::string_view name() const override { return "fake-cuda"; }
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override { got("matmul", {&x, &w, &y}); }
-  void get_rows(const Tensor& t, const int32_t* ids, int64_t n, const Tensor& out) override {
-    got("get_rows", {&t, &out}, {double(n)});
-    ptrs.push_back(ids);
+  void get_rows(const Tensor& t, const Tensor& ids, const Tensor& out) override {
+    got("get_rows", {&t, &out, &ids}, {double(ids.numel())});
   }
   void rms_norm(const Tensor& x, const Tensor* w, float eps, const Tensor& y) override { got("rms_norm", {&x, w, &y}, {eps}); }
   void layer_norm(const Tensor& x, const Tensor* w, const Tensor* b, float eps, const Tensor& y) override {
@@ -87,6 +86,10 @@ class FakeCuda final : public backend::Backend {
   void scale(const Tensor& x, float s, const Tensor& y) override { got("scale", {&x, &y}, {s}); }
   void softcap(const Tensor& x, float c, const Tensor& y) override { got("softcap", {&x, &y}, {c}); }
   void copy_to_host(const Tensor& x, void* dst) override { got("copy_to_host", {&x}); last_dst = dst; }
+  void copy_from_host(const void* src, const Tensor& x) override {
+    got("copy_from_host", {&x});
+    last_dst = const_cast<void*>(src);
+  }
   void clamp(const Tensor& x, float l, const Tensor& y) override { got("clamp", {&x, &y}, {l}); }
   void paged_attention(const AttentionParams& p) override { got("paged_attention", {&p.q, &p.k_cache, &p.out}, {p.scale}); }
   void reshape_and_cache(const Tensor& k, const Tensor& v, const Tensor& kc, const Tensor& vc, const Tensor& sm,
@@ -149,11 +152,15 @@ TEST(Dispatch, RegisteredDeviceReceivesTheOpWithItsArguments) {
   ops::matmul(cx, on_cuda(wm), on_cuda(ym));
   EXPECT_EQ(f.op, "matmul");
   EXPECT_EQ(f.ptrs, (P{x.t.data, wm.t.data, ym.t.data}));
-  const int32_t ids[2] = {1, 5};
-  HostTensor rows(DType::F32, {2, 8});
-  ops::embedding(on_cuda(wm), ids, 2, on_cuda(rows));
+  HostTensor ids(DType::I32, {2}), rows(DType::F32, {2, 8});
+  ids.i()[0] = 1, ids.i()[1] = 5;
+  ops::embedding(on_cuda(wm), on_cuda(ids), on_cuda(rows));
   EXPECT_EQ(f.op, "get_rows");
-  EXPECT_EQ(f.ptrs, (P{wm.t.data, rows.t.data, ids}));
+  EXPECT_EQ(f.ptrs, (P{wm.t.data, rows.t.data, ids.t.data}));
+  EXPECT_THROW(ops::embedding(on_cuda(wm), ids.t, on_cuda(rows)), Error) << "host ids for a device table";
+  ops::copy_from_host(ids.t.data, on_cuda(ids));
+  EXPECT_EQ(f.op, "copy_from_host");
+  EXPECT_EQ(f.last_dst, ids.t.data);
   ops::softmax(cx, cy, 0.5f);
   EXPECT_EQ(f.op, "softmax");
   EXPECT_EQ(f.scalars, std::vector<double>{0.5});
@@ -290,7 +297,8 @@ TEST(Dispatch, CpuBackendGivesWhatBackendCpuGives) {
   same_as_cpu(ym, [&](const Tensor& y) { be.matmul(x.t, wm.t, y); }, [&](const Tensor& y) { cpu::matmul(x.t, wm.t, y); }, "matmul");
   same_as_cpu(ym, [&](const Tensor& y) { ops::matmul(x.t, wm.t, y); }, [&](const Tensor& y) { cpu::matmul(x.t, wm.t, y); }, "ops::matmul");
   const int32_t ids[5] = {0, 3, 23, 3, 7};
-  same_as_cpu(x, [&](const Tensor& o) { be.get_rows(wm.t, ids, 5, o); }, [&](const Tensor& o) { cpu::get_rows(wm.t, ids, 5, o); }, "get_rows");
+  const Tensor ids_t(DType::I32, const_cast<int32_t*>(ids), {5});
+  same_as_cpu(x, [&](const Tensor& o) { be.get_rows(wm.t, ids_t, o); }, [&](const Tensor& o) { cpu::get_rows(wm.t, ids, 5, o); }, "get_rows");
   same_as_cpu(x, [&](const Tensor& y) { be.rms_norm(x.t, &w.t, 1e-6f, y); }, [&](const Tensor& y) { cpu::rms_norm(x.t, &w.t, 1e-6f, y); }, "rms_norm");
   same_as_cpu(x, [&](const Tensor& y) { be.layer_norm(x.t, &w.t, &bias.t, 1e-5f, y); },
               [&](const Tensor& y) { cpu::layer_norm(x.t, &w.t, &bias.t, 1e-5f, y); }, "layer_norm");

@@ -33,6 +33,11 @@
 namespace oxyd {
 namespace {
 
+// Host ids as the I32 tensor ops::embedding takes.
+Tensor host_ids(const std::vector<int32_t>& ids) {
+  return Tensor(DType::I32, const_cast<int32_t*>(ids.data()), {static_cast<int64_t>(ids.size())});
+}
+
 using backend::cpu::Isa;
 
 const DType kFormats[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,   DType::Q5_0,
@@ -444,7 +449,7 @@ TEST_P(MatmulPacked, GetRowsOfPackedTableMatchReference) {
     SCOPED_TRACE(testing::Message() << "layout " << int(layout));
     std::vector<float> out(size_t(num * dim));
     const PackedWeight pw(table, layout);
-    ops::embedding(pw.tensor, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
+    ops::embedding(pw.tensor, host_ids(ids), Tensor(DType::F32, out.data(), {num, dim}));
     for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
   }
 }
@@ -530,7 +535,7 @@ TEST_P(MatmulFormat, GetRowsMatchesReference) {
   std::vector<float> out(size_t(num * dim)), ref(size_t(num * dim));
   Tensor table(t, wb.data(), {vocab, dim});
   backend::reference::get_rows(table, ids.data(), num, Tensor(DType::F32, ref.data(), {num, dim}));
-  ops::embedding(table, ids.data(), num, Tensor(DType::F32, out.data(), {num, dim}));
+  ops::embedding(table, host_ids(ids), Tensor(DType::F32, out.data(), {num, dim}));
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], ref[i]) << "element " << i;
 }
 
@@ -655,12 +660,12 @@ TEST(MatmulOps, RejectsBadInput) {
   EXPECT_EQ(code([&] { ops::matmul(Tensor(DType::F16, x.data(), {4, 64}), Tensor(DType::Q8_0, w.data(), {8, 64}), ty); }),
             ErrorCode::INVALID_ARGUMENT);
   // embedding id out of range
-  const int32_t ids[] = {0, 8};
+  const std::vector<int32_t> ids = {0, 8};
   std::vector<float> out(2 * 64);
-  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), ids, 2, Tensor(DType::F32, out.data(), {2, 64})); }),
+  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), host_ids(ids), Tensor(DType::F32, out.data(), {2, 64})); }),
             ErrorCode::INVALID_ARGUMENT);
-  const int32_t neg[] = {-1};
-  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), neg, 1, Tensor(DType::F32, out.data(), {1, 64})); }),
+  const std::vector<int32_t> neg = {-1};
+  EXPECT_EQ(code([&] { ops::embedding(Tensor(DType::Q8_0, w.data(), {8, 64}), host_ids(neg), Tensor(DType::F32, out.data(), {1, 64})); }),
             ErrorCode::INVALID_ARGUMENT);
 }
 

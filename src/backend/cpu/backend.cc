@@ -28,8 +28,8 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
 
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override { cpu::matmul(x, w, y); }
-  void get_rows(const Tensor& table, const int32_t* ids, int64_t num_ids, const Tensor& out) override {
-    cpu::get_rows(table, ids, num_ids, out);
+  void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) override {
+    cpu::get_rows(table, ids.ptr<int32_t>(), ids.numel(), out);
   }
   void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) override {
     cpu::rms_norm(x, weight, eps, y);
@@ -73,6 +73,9 @@ class CpuBackend final : public Backend {
   void softcap(const Tensor& x, float cap, const Tensor& y) override { cpu::softcap(x, cap, y); }
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
+  }
+  void copy_from_host(const void* src, const Tensor& dst) override {
+    if (dst.nbytes() > 0 && src != dst.data) std::memcpy(dst.data, src, size_t(dst.nbytes()));
   }
   void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }

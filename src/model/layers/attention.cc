@@ -2,6 +2,7 @@
 #include "model/layers/attention.h"
 
 #include "ops/activation.h"
+#include "ops/dispatch.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -9,6 +10,28 @@
 #include "ops/rope.h"
 
 namespace oxyd::model::layers {
+
+void place_rope_table(RopeTable& t, Device d) {
+  const std::vector<float>* parts[3] = {&t.inv_freq, &t.freq_factors, &t.short_inv_freq};
+  Tensor* views[3] = {&t.inv, &t.factors, &t.short_inv};
+  size_t total = 0;
+  for (const std::vector<float>* v : parts) total += v->size();
+  if (d != Device::CPU && total > 0) t.device_copy = ops::device_backend(d).allocate(total * sizeof(float));
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<float>& v = *parts[i];
+    const int64_t n = static_cast<int64_t>(v.size());
+    if (n == 0) {
+      *views[i] = Tensor{};
+    } else if (d == Device::CPU) {
+      *views[i] = Tensor(DType::F32, const_cast<float*>(v.data()), {n});
+    } else {
+      *views[i] = Tensor(DType::F32, t.device_copy.as<float>() + at, {n}, d);
+      ops::copy_from_host(v.data(), *views[i]);
+      at += v.size();
+    }
+  }
+}
 
 void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMeta& meta,
                     const Tensor& k_cache, const Tensor& v_cache, KvFormat kv_format, const Tensor& h,
@@ -47,21 +70,16 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
 
   if (s.rope) {  // none: absolute position embeddings (encoders)
     const RopeTable& rt = *s.rope;
-    Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
-    Tensor ff;
-    if (!rt.freq_factors.empty())
-      ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
-                  {static_cast<int64_t>(rt.freq_factors.size())});
-    const Tensor* ffp = ff.data ? &ff : nullptr;
-    if (rt.short_inv_freq.empty() || meta.rope_lens.empty()) {
+    const Tensor& inv = rt.inv;
+    const Tensor* ffp = rt.factors.data ? &rt.factors : nullptr;
+    if (!rt.short_inv.data || meta.rope_lens.empty()) {
       ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
       if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
     } else {
       // Length-dependent tables: each run of requests on the same side of switch_len gets one table.
-      const Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
-                             {static_cast<int64_t>(rt.short_inv_freq.size())});
-      const int32_t* qsl = meta.query_start_loc.ptr<int32_t>();  // host arrays (ForwardBatch)
-      const int32_t* pos = meta.positions.ptr<int32_t>();
+      const Tensor& short_inv = rt.short_inv;
+      const int32_t* qsl = meta.host_query_start_loc.data();
+      const int32_t* pos = meta.positions.ptr<int32_t>();  // device memory: only offset, never read
       const int64_t num_reqs = static_cast<int64_t>(meta.rope_lens.size());
       auto is_long = [&](int64_t r) { return meta.rope_lens[r] > rt.switch_len; };
       for (int64_t r = 0; r < num_reqs;) {

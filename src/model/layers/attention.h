@@ -25,7 +25,15 @@ struct RopeTable {
   /// scheduler recomputes a sequence's KV once it grows past switch_len. Empty: inv_freq always.
   std::vector<float> short_inv_freq;  // [rot/2]
   int64_t switch_len = 0;
+  /// The vectors above as F32 tensors of the model's device (place_rope_table); factors and
+  /// short_inv have data == nullptr where their vector is empty.
+  Tensor inv, factors, short_inv;
+  backend::Allocation device_copy;  // their memory, off the CPU
 };
+
+/// Makes t's tensors from its final vectors: views of them on the CPU (t must not move after),
+/// one copy in d's memory elsewhere.
+void place_rope_table(RopeTable& t, Device d);
 
 struct AttentionSpec {
   int64_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
@@ -54,6 +62,7 @@ struct BatchMeta {
   Tensor block_table;      // [num_reqs, max_blocks_per_req]
   Tensor slot_mapping;     // [num_tokens]
   std::span<const int32_t> rope_lens;  // [num_reqs] host: picks length-dependent RoPE tables
+  std::span<const int32_t> host_query_start_loc;  // [num_reqs + 1] host copy, read with rope_lens
 };
 
 /// Scratch reused across layers and steps (grows, never shrinks).

@@ -60,7 +60,7 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   Tensor offsets(DType::I32, ws.offsets.data(), {E + 1}, logits.device);
   Tensor gather(DType::I32, ws.gather.data(), {N}, logits.device);
   ops::moe_group(ids, offsets, gather, rows);
-  ops::embedding(h, gather.ptr<int32_t>(), N, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
+  ops::embedding(h, gather, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
   backend::MoeExpertsParams p;
   p.xs = ws.xs.view({N, H});
   p.offsets = offsets;
