@@ -87,6 +87,10 @@ class FakeCuda final : public backend::Backend {
   void scale(const Tensor& x, float s, const Tensor& y) override { got("scale", {&x, &y}, {s}); }
   void softcap(const Tensor& x, float c, const Tensor& y) override { got("softcap", {&x, &y}, {c}); }
   void copy_to_host(const Tensor& x, void* dst) override { got("copy_to_host", {&x}); last_dst = dst; }
+  void copy_from_host(const void* src, const Tensor& y) override {
+    got("copy_from_host", {&y});
+    ptrs.push_back(src);
+  }
   void clamp(const Tensor& x, float l, const Tensor& y) override { got("clamp", {&x, &y}, {l}); }
   void paged_attention(const AttentionParams& p) override { got("paged_attention", {&p.q, &p.k_cache, &p.out}, {p.scale}); }
   void reshape_and_cache(const Tensor& k, const Tensor& v, const Tensor& kc, const Tensor& vc, const Tensor& sm,

@@ -74,6 +74,9 @@ class CpuBackend final : public Backend {
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
   }
+  void copy_from_host(const void* src, const Tensor& dst) override {
+    if (dst.nbytes() > 0) std::memcpy(dst.data, src, size_t(dst.nbytes()));
+  }
   void clamp(const Tensor& x, float limit, const Tensor& y) override { cpu::clamp(x, limit, y); }
   void paged_attention(const AttentionParams& p) override { cpu::paged_attention(p); }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
