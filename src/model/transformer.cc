@@ -6,6 +6,7 @@
 #include "model/transformer.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 
@@ -59,8 +60,9 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
 
 }  // namespace
 
-std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
+std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device device) {
   std::unique_ptr<Transformer> t(new Transformer());
+  t->device_ = device;
   if (fs::is_directory(path)) {
     t->config_ = load_hf_config((fs::path(path) / "config.json").string());
   } else if (fs::path(path).extension() == ".gguf") {
@@ -77,8 +79,9 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   if (linear && (c.gguf_arch.empty() ? t->spec_->names.lin_qkv.hf : t->spec_->names.lin_qkv.gguf).empty())
     throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are not supported "
                                                    "for this family from this format");
-  t->weights_ = Weights::load(path, c, *t->spec_);
-  const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
+  t->weights_ = Weights::load(path, c, *t->spec_, device);  // still host rows: uploaded at the end
+  const Device dev = device;  // the workspaces live where the weights will
+  t->meta_.set_device(dev);
   for (Workspace* w : {&t->moe_in_, &t->moe_out_, &t->ple_, &t->ple_tmp_, &t->ple_l_, &t->ple_g_})
     w->set_device(dev);
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
@@ -189,7 +192,79 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
       throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": layer " + std::to_string(l) +
                                                    " has an MoE block but no dense MLP beside it");
   }
+  // Last: the tables above read host rows (rope factors).
+  if (device != Device::CPU) t->weights_->upload_to(device);
+  t->place_rope_tables();
   return t;
+}
+
+void Transformer::place_rope_tables() {
+  auto tables = [](layers::RopeTable& r) {
+    return std::array<std::pair<std::vector<float>*, Tensor*>, 3>{
+        {{&r.inv_freq, &r.inv_freq_t}, {&r.freq_factors, &r.freq_factors_t}, {&r.short_inv_freq, &r.short_inv_freq_t}}};
+  };
+  size_t total = 0;  // floats, each table 64-float aligned
+  for (layers::RopeTable& r : rope_)
+    for (auto [v, t] : tables(r)) total += (v->size() + 63) / 64 * 64;
+  float* base = nullptr;
+  backend::Backend& be = ops::device_backend(device_, "Transformer::load");
+  if (device_ != Device::CPU && total > 0) {
+    rope_device_ = be.allocate(total * sizeof(float));
+    base = rope_device_.as<float>();
+  }
+  size_t at = 0;
+  for (layers::RopeTable& r : rope_)
+    for (auto [v, t] : tables(r)) {
+      *t = Tensor{};
+      if (v->empty()) continue;
+      *t = Tensor(DType::F32, v->data(), {static_cast<int64_t>(v->size())});
+      if (base) {
+        Tensor d = *t;
+        d.data = base + at;
+        d.device = device_;
+        be.copy_from_host(v->data(), d);
+        *t = d;
+        at += (v->size() + 63) / 64 * 64;
+      }
+    }
+}
+
+layers::BatchMeta Transformer::place_meta(std::span<const int32_t> positions, std::span<const int32_t> qsl,
+                                          std::span<const int32_t> seq_lens, std::span<const int32_t> block_table,
+                                          int64_t max_blocks_per_req, std::span<const int32_t> slot_mapping,
+                                          std::span<const int32_t> rope_lens, std::span<const int32_t> state_slots,
+                                          Tensor* slots_out) {
+  const int64_t R = static_cast<int64_t>(seq_lens.size());
+  auto i2 = [](std::span<const int32_t> s, int64_t rows, int64_t cols) {
+    return Tensor(DType::I32, const_cast<int32_t*>(s.data()), {rows, cols});
+  };
+  if (device_ == Device::CPU) {
+    layers::BatchMeta m{i32(positions), i32(qsl), i32(seq_lens), i2(block_table, R, max_blocks_per_req),
+                        i32(slot_mapping), rope_lens, qsl};
+    if (!state_slots.empty()) *slots_out = i32(state_slots);
+    return m;
+  }
+  // One host buffer, one copy: [positions | qsl | seq_lens | block_table | slot_mapping | state_slots].
+  std::vector<int32_t> host;
+  std::array<size_t, 7> at{};
+  const std::span<const int32_t> parts[6] = {positions, qsl, seq_lens, block_table, slot_mapping, state_slots};
+  for (int i = 0; i < 6; ++i) {
+    at[size_t(i)] = host.size();
+    host.insert(host.end(), parts[i].begin(), parts[i].end());
+  }
+  at[6] = host.size();
+  meta_.resize(std::max<int64_t>(1, static_cast<int64_t>(host.size())));
+  static_assert(sizeof(float) == sizeof(int32_t));
+  const Tensor all(DType::I32, meta_.data(), {static_cast<int64_t>(host.size())}, device_);
+  ops::device_backend(device_).copy_from_host(host.data(), all);
+  auto dev = [&](int i, std::initializer_list<int64_t> dims) {
+    return Tensor(DType::I32, reinterpret_cast<int32_t*>(meta_.data()) + at[size_t(i)], dims, device_);
+  };
+  const int64_t T = static_cast<int64_t>(positions.size());
+  layers::BatchMeta m{dev(0, {T}), dev(1, {R + 1}), dev(2, {R}), dev(3, {R, max_blocks_per_req}), dev(4, {T}),
+                      rope_lens, qsl};
+  if (!state_slots.empty()) *slots_out = dev(5, {static_cast<int64_t>(state_slots.size())});
+  return m;
 }
 
 KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format,
@@ -319,10 +394,10 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   x_.resize(T * H);
   h_.resize(T * H);
   Tensor X = f32(x_, {T, H});
-  layers::BatchMeta meta{i32(b.positions), i32(b.query_start_loc), i32(b.seq_lens),
-                         Tensor(DType::I32, const_cast<int32_t*>(b.block_table.data()),
-                                {b.num_reqs(), b.max_blocks_per_req}),
-                         i32(b.slot_mapping), b.rope_lens};
+  Tensor state_slots;
+  const layers::BatchMeta meta =
+      place_meta(b.positions, b.query_start_loc, b.seq_lens, b.block_table, b.max_blocks_per_req, b.slot_mapping,
+                 b.rope_lens, has_linear_ ? b.state_slots : std::span<const int32_t>{}, &state_slots);
 
   ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
   float emb_scale = static_cast<float>(c.embedding_multiplier);
@@ -343,9 +418,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
     ple_rows_.resize(static_cast<size_t>(T));
   }
 
-  Tensor state_slots;
   if (has_linear_) {
-    state_slots = i32(b.state_slots);
     for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
       if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
         cache.zero_state(b.state_slots[r]);
@@ -354,7 +427,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
 
   // Final norm and head only on the rows that need logits.
   const int64_t R = static_cast<int64_t>(b.logits_indices.size()), V = c.vocab_size;
-  const Device dev = weights_->lm_head.device;
+  const Device dev = device_;
   if (const size_t need = sizeof(float) * std::max<int64_t>(R, 1) * V; logits_.size() < need)
     logits_ = ops::device_backend(dev).allocate(need);
   Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(R, 1), V}, dev);

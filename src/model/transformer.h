@@ -42,8 +42,13 @@ struct EncodeBatch {
 
 class Transformer {
  public:
-  /// Loads a GGUF file or a Hugging Face directory (config.json + *.safetensors).
-  static std::unique_ptr<Transformer> load(const std::string& path);
+  /// Loads a GGUF file or a Hugging Face directory (config.json + *.safetensors). `device`: where
+  /// the forward pass runs; its backend (ops::device_backend) must be registered. Off the CPU the
+  /// weights, RoPE tables, workspaces, KV cache and logits live in that device's memory, and each
+  /// step uploads its batch metadata once; forward() still returns the logits on the device.
+  static std::unique_ptr<Transformer> load(const std::string& path, Device device = Device::CPU);
+  /// The device the forward pass runs on.
+  Device device() const { return device_; }
 
   const loader::ModelConfig& config() const { return config_; }
   const ArchSpec& spec() const { return *spec_; }
@@ -116,6 +121,18 @@ class Transformer {
   void run_decoder_layers(const layers::BatchMeta& meta, KvCache& cache, bool shared_kv, int64_t T,
                           const Tensor& state_slots);
   void run_encoder_layers(const layers::BatchMeta& meta, KvCache& cache, int64_t T);
+  /// The step's metadata as tensors of device_: views of the host arrays on the CPU, else one
+  /// upload of all of them into meta_. state_slots may be empty (then *slots_out is left alone).
+  layers::BatchMeta place_meta(std::span<const int32_t> positions, std::span<const int32_t> query_start_loc,
+                               std::span<const int32_t> seq_lens, std::span<const int32_t> block_table,
+                               int64_t max_blocks_per_req, std::span<const int32_t> slot_mapping,
+                               std::span<const int32_t> rope_lens, std::span<const int32_t> state_slots,
+                               Tensor* slots_out);
+  /// Points each RoPE table's tensors at its vectors (CPU) or at an upload of them.
+  void place_rope_tables();
+  Device device_ = Device::CPU;
+  Workspace meta_;                           // off the CPU: the step's metadata (I32 in F32 slots)
+  backend::Allocation rope_device_;          // off the CPU: every RoPE table
   loader::ModelConfig config_;
   std::unique_ptr<KvCache> encode_cache_;  // encode(): one layer of K/V for the batch, reused
   const ArchSpec* spec_ = nullptr;

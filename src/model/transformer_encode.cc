@@ -24,9 +24,6 @@ namespace {
 
 constexpr int64_t kEncodeBlock = 16;  // tokens per block of the scratch cache
 
-Tensor i32(const std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
-  return Tensor(DType::I32, const_cast<int32_t*>(v.data()), dims);
-}
 
 }  // namespace
 
@@ -113,8 +110,7 @@ Tensor Transformer::encode(const EncodeBatch& b) {
   h_.resize(T * H);
   Tensor X = x_.view({T, H}), Hn = h_.view({T, H});
   ops::embedding(w.embed, b.token_ids.data(), T, X);  // [T, H]; validates the ids
-  layers::BatchMeta meta{i32(positions, {T}), i32(qsl, {T + 1}), i32(seq_lens, {T}), i32(table, {T, width}),
-                         i32(slots, {T})};
+  const layers::BatchMeta meta = place_meta(positions, qsl, seq_lens, table, width, slots, {}, {}, nullptr);
   if (spec_->encoder) {
     std::vector<int32_t> ids(T);
     for (int64_t t = 0; t < T; ++t) ids[t] = positions[t] + static_cast<int32_t>(c.position_offset);

@@ -52,6 +52,12 @@ void copy_to_host(const Tensor& x, void* dst) {
   backend_for("copy_to_host", {&x}).copy_to_host(x, dst);
 }
 
+void copy_from_host(const void* src, const Tensor& y) {
+  if (y.data == nullptr && y.numel() > 0) check::fail("copy_from_host", "y has no data");
+  if (src == nullptr && y.nbytes() > 0) check::fail("copy_from_host", "no source");
+  backend_for("copy_from_host", {&y}).copy_from_host(src, y);
+}
+
 void zero(const Tensor& y) {
   check::tensor("zero", "y", y, DType::F32);
   backend_for("zero", {&y}).zero(y);

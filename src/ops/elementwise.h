@@ -16,6 +16,8 @@ void scale(const Tensor& x, float s, const Tensor& y);
 void softcap(const Tensor& x, float cap, const Tensor& y);
 /// Copies x (any dtype, contiguous, on any device) into host memory dst of x.nbytes() bytes.
 void copy_to_host(const Tensor& x, void* dst);
+/// y's bytes from host memory src (y contiguous, any device): batch metadata, load-time copies.
+void copy_from_host(const void* src, const Tensor& y);
 /// y = min(max(x, -limit), limit) (OLMoE's clip_qkv), limit > 0; y same shape, may alias x.
 void clamp(const Tensor& x, float limit, const Tensor& y);
 /// y = 0 (F32, any shape, contiguous): on the tensor's device.

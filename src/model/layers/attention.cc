@@ -47,21 +47,16 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
 
   if (s.rope) {  // none: absolute position embeddings (encoders)
     const RopeTable& rt = *s.rope;
-    Tensor inv(DType::F32, const_cast<float*>(rt.inv_freq.data()), {static_cast<int64_t>(rt.inv_freq.size())});
-    Tensor ff;
-    if (!rt.freq_factors.empty())
-      ff = Tensor(DType::F32, const_cast<float*>(rt.freq_factors.data()),
-                  {static_cast<int64_t>(rt.freq_factors.size())});
-    const Tensor* ffp = ff.data ? &ff : nullptr;
+    const Tensor& inv = rt.inv_freq_t;
+    const Tensor* ffp = rt.freq_factors_t.data ? &rt.freq_factors_t : nullptr;
     if (rt.short_inv_freq.empty() || meta.rope_lens.empty()) {
       ops::rope(q, meta.positions, inv, ffp, rt.style, rt.attention_factor, q);
       if (!s.reuse_kv) ops::rope(k, meta.positions, inv, ffp, rt.style, rt.attention_factor, k);
     } else {
       // Length-dependent tables: each run of requests on the same side of switch_len gets one table.
-      const Tensor short_inv(DType::F32, const_cast<float*>(rt.short_inv_freq.data()),
-                             {static_cast<int64_t>(rt.short_inv_freq.size())});
-      const int32_t* qsl = meta.query_start_loc.ptr<int32_t>();  // host arrays (ForwardBatch)
-      const int32_t* pos = meta.positions.ptr<int32_t>();
+      const Tensor& short_inv = rt.short_inv_freq_t;
+      const int32_t* qsl = meta.host_query_start_loc.data();  // host: the runs are found here
+      const int32_t* pos = meta.positions.ptr<int32_t>();        // only offset, never read here
       const int64_t num_reqs = static_cast<int64_t>(meta.rope_lens.size());
       auto is_long = [&](int64_t r) { return meta.rope_lens[r] > rt.switch_len; };
       for (int64_t r = 0; r < num_reqs;) {

@@ -25,6 +25,9 @@ struct RopeTable {
   /// scheduler recomputes a sequence's KV once it grows past switch_len. Empty: inv_freq always.
   std::vector<float> short_inv_freq;  // [rot/2]
   int64_t switch_len = 0;
+  // The three tables above as F32 tensors of the model's device (views of the vectors on the CPU,
+  // an upload of them elsewhere: Transformer::load); absent ones have no data.
+  Tensor inv_freq_t, freq_factors_t, short_inv_freq_t;
 };
 
 struct AttentionSpec {
@@ -54,6 +57,7 @@ struct BatchMeta {
   Tensor block_table;      // [num_reqs, max_blocks_per_req]
   Tensor slot_mapping;     // [num_tokens]
   std::span<const int32_t> rope_lens;  // [num_reqs] host: picks length-dependent RoPE tables
+  std::span<const int32_t> host_query_start_loc;  // query_start_loc in host memory (with rope_lens)
 };
 
 /// Scratch reused across layers and steps (grows, never shrinks).

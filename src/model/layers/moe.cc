@@ -2,6 +2,7 @@
 #include "model/layers/moe.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "ops/activation.h"
 #include "ops/elementwise.h"
@@ -45,8 +46,9 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
     Tensor gate = rows_of(ws.weights, N, T, 1);
     ops::matmul(h, w.shexp_gate_inp, gate);  // [T, 1]
     ops::activation(backend::Activation::SIGMOID, gate, gate);
-    int32_t* row = reinterpret_cast<int32_t*>(ws.rows.data()) + N;  // host-side, as the ids are read
-    for (int64_t t = 0; t < T; ++t) row[t] = static_cast<int32_t>(N + t);
+    std::vector<int32_t> row(static_cast<size_t>(T));  // the shared rows N.. of ys, one per token
+    for (int64_t t = 0; t < T; ++t) row[size_t(t)] = static_cast<int32_t>(N + t);
+    ops::copy_from_host(row.data(), Tensor(DType::I32, ws.rows.data() + N, {T}, h.device));
   }
   Tensor logits = ws.logits.view({T, E});
   ops::matmul(router_in, w.router, logits);  // [T, E]
@@ -55,17 +57,28 @@ void moe_mlp(const LayerWeights& w, const MoeSpec& s, const Tensor& router_in, c
   Tensor rows(DType::I32, ws.rows.data(), {T, k}, logits.device);
   Tensor weights = ws.weights.view({T, k});
   ops::moe_route(logits, s.route, ids, weights);
-  if (w.expert_scale.data) {  // host-side, as the ids are read below
-    const int32_t* idp = ids.ptr<int32_t>();
-    float* wp = weights.ptr<float>();
-    for (int64_t i = 0; i < N; ++i) wp[i] *= w.expert_scale.ptr<float>()[idp[i]];
+  if (w.expert_scale.data) {  // host-side (the device's copies come and go; on the CPU plain copies)
+    std::vector<int32_t> idh(static_cast<size_t>(N));
+    std::vector<float> wh(static_cast<size_t>(N)), sh(static_cast<size_t>(E));
+    ops::copy_to_host(ids, idh.data());
+    ops::copy_to_host(weights, wh.data());
+    ops::copy_to_host(w.expert_scale, sh.data());
+    for (int64_t i = 0; i < N; ++i) wh[size_t(i)] *= sh[size_t(idh[size_t(i)])];
+    ops::copy_from_host(wh.data(), weights);
   }
 
   // Group the (token, rank) pairs by expert, gather each pair's input row, run the experts.
   Tensor offsets(DType::I32, ws.offsets.data(), {E + 1}, logits.device);
   Tensor gather(DType::I32, ws.gather.data(), {N}, logits.device);
   ops::moe_group(ids, offsets, gather, rows);
-  ops::embedding(h, gather.ptr<int32_t>(), N, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
+  const int32_t* gather_ids = gather.ptr<int32_t>();  // get_rows takes host ids
+  std::vector<int32_t> gather_host;
+  if (gather.device != Device::CPU) {
+    gather_host.resize(static_cast<size_t>(N));
+    ops::copy_to_host(gather, gather_host.data());
+    gather_ids = gather_host.data();
+  }
+  ops::embedding(h, gather_ids, N, ws.xs.view({N, H}));  // xs[r] = h[gather[r]]
   backend::MoeExpertsParams p;
   p.xs = ws.xs.view({N, H});
   p.offsets = offsets;
