@@ -64,7 +64,6 @@ echo "== whole models on the GPU vs the CPU path (tests/cuda_model)"
 ctest -L gpu --output-on-failure --timeout 300 -j4 -R '^Tiny/CudaModel'
 rc_models=$?
 rc=$(( rc_kernels != 0 ? rc_kernels : rc_models ))
-rc=$?
 set -e
 echo "== cuda_ops_bench (bandwidth of the simple ops vs device copy)"
 timeout 120 ./cuda_ops_bench || echo "cuda_ops_bench FAILED or timed out"
