@@ -5,14 +5,16 @@
 #   tools/gpu_check.sh prepare   # HERE, in the repo root: copies GoogleTest's source and the
 #                                # nlohmann/json headers into .gpu_deps/ (git-ignored, ~5 MB)
 #   tools/gpu_check.sh           # THERE: builds tools/gpu_check/CMakeLists.txt for sm_90 only
-#                                # (core, backend/reference, sample, backend/cuda, tests/cuda),
-#                                # runs `ctest -L gpu`, then bench/cuda/ops_bench.cc and
+#                                # (core, backend, backend/reference, backend/cpu, ops, loader,
+#                                # model, sample, backend/cuda, tests/cuda, tests/cuda_model),
+#                                # runs `ctest -L gpu` (kernels, then whole tiny models against
+#                                # the CPU path), then bench/cuda/ops_bench.cc and
 #                                # bench/cuda/matmul_bench.cc (gemv GB/s, decode attention,
 #                                # prefill matmul); prints device, build time, test results, the
 #                                # tables, and a closing summary (the SUMMARY lines)
 #
 # With the device tool: run(command="tools/gpu_check.sh", carry=[".gpu_deps"], timeout_s=420).
-# Expect about 1 minute of building on 16 cores. Env: OXYD_CUDA_ARCH (default 90), BUILD_DIR
+# Expect about 2-3 minutes of building on 16 cores (the CPU path is the whole-model oracle). Env: OXYD_CUDA_ARCH (default 90), BUILD_DIR
 # (default build-gpu). The log is also written to $OUT/gpu_check.log when $OUT is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +47,7 @@ cmake -S tools/gpu_check -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   > "$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
 echo "== build"
 set +e
-cmake --build "$BUILD" -j"$(nproc)" --target test_cuda cuda_ops_bench cuda_matmul_bench \
+cmake --build "$BUILD" -j"$(nproc)" --target test_cuda test_cuda_model cuda_ops_bench cuda_matmul_bench \
   > "$BUILD/build.log" 2>&1
 build_rc=$?
 set -e
@@ -56,14 +58,20 @@ cd "$BUILD"
 ./test_cuda --gtest_filter=CudaDevice.Query 2>&1 | grep -E "^device|OK|FAILED" || true
 echo "== ctest -L gpu"
 set +e
-ctest -L gpu --output-on-failure --timeout 300 -j4
-rc=$?
+ctest -L gpu --output-on-failure --timeout 300 -j4 -E '^Tiny/CudaModel'
+rc_kernels=$?
+echo "== whole models on the GPU vs the CPU path (tests/cuda_model)"
+ctest -L gpu --output-on-failure --timeout 300 -j4 -R '^Tiny/CudaModel'
+rc_models=$?
+rc=$(( rc_kernels != 0 ? rc_kernels : rc_models ))
 set -e
 echo "== cuda_ops_bench (bandwidth of the simple ops vs device copy)"
 timeout 120 ./cuda_ops_bench || echo "cuda_ops_bench FAILED or timed out"
 echo "== cuda_matmul_bench (gemv, decode attention, prefill matmul)"
 timeout 180 ./cuda_matmul_bench | tee matmul_bench.log || echo "cuda_matmul_bench FAILED or timed out"
 echo "== summary"
+echo "kernel tests: $( [[ $rc_kernels -eq 0 ]] && echo passed || echo "FAILED (ctest rc $rc_kernels)" )"
+echo "whole-model tests: $( [[ $rc_models -eq 0 ]] && echo passed || echo "FAILED (ctest rc $rc_models)" )"
 echo "tests: $( [[ $rc -eq 0 ]] && echo passed || echo "FAILED (ctest rc $rc)" ); total $(( $(date +%s) - t0 )) s"
 grep '^SUMMARY' matmul_bench.log || true
 exit $rc

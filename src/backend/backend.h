@@ -128,9 +128,16 @@ class Backend {
   virtual void zero(const Tensor& y) = 0;
   /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
-  /// Copies dst.nbytes() bytes of host memory src into dst (contiguous, this device): a step's
-  /// batch arrays, RoPE tables.
+  /// Copies dst.nbytes() bytes of host memory src into dst (contiguous, this device's memory): a
+  /// step's batch metadata and the weights at load. src may be reused once this returns.
   virtual void copy_from_host(const void* src, const Tensor& dst) = 0;
+
+  /// Free and total bytes of this device's memory; {0, 0} where the backend does not manage a
+  /// memory of its own (the CPU: host memory is planned elsewhere).
+  struct MemoryInfo {
+    int64_t free_bytes = 0, total_bytes = 0;
+  };
+  virtual MemoryInfo memory_info() const { return {}; }
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;

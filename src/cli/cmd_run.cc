@@ -39,7 +39,8 @@ void require(bool cond, ErrorCode code, const std::string& msg) {
 
 struct RunOpts {
   std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = kv_dtype_flag(kDefaultKvFormat),
-                                                                 kv_quant = "off";
+                                                                 kv_quant = "off", device = "auto";
+  double gpu_memory_utilization = 0.9;
   bool raw = false, stats = false;
   // An answer ends at the model's end-of-turn / EOS tokens; this bounds one that never emits them
   // (a base model looping until the context was full took 161 s, issue 21).
@@ -120,6 +121,8 @@ int run(const RunOpts& o) {
   mo.max_context_len = o.max_context_len;
   mo.max_num_seqs = 1;
   mo.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
+  mo.device = prepare_device(o.device);
+  mo.gpu_memory_utilization = o.gpu_memory_utilization;
   if (!o.chat_template_file.empty()) mo.chat_template = read_text_file(o.chat_template_file);
   const auto t_load = std::chrono::steady_clock::now();
   std::unique_ptr<engine::LLMEngine> model = engine::LLMEngine::create(o.model, path, mo);
@@ -164,6 +167,7 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--kv-quant", o->kv_quant,
                   "KV-cache quantization: off, " + kv_quant_help() + " (seed: 4/3/2 bits, too lossy; q2..q6/q8 pick a width)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
+  add_device_options(cmd, o->device, o->gpu_memory_utilization);
   cmd->add_option("--temperature", o->temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();
   cmd->add_option("--top-p", o->top_p, "nucleus sampling mass in [0, 1] (0: the top token only)")

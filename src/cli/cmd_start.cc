@@ -31,7 +31,8 @@ constexpr const char* kDefaultVariant = "Q4_K_M";
 struct StartOpts {
   std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
       kv_dtype = kv_dtype_flag(kDefaultKvFormat), kv_quant = "off", log_level = "info", enable_thinking,
-      reasoning_effort;
+      reasoning_effort, device = "auto";
+  double gpu_memory_utilization = 0.9;
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
   int64_t keep_alive = 900, memory_budget_mb = 0, kv_cache_mb = 0, max_body_mb = 8;
@@ -89,6 +90,13 @@ void validate(const StartOpts& o) {
   } catch (const Error& e) {
     require(false, e.what());
   }
+  try {
+    engine::parse_device_choice(o.device);
+  } catch (const Error& e) {
+    require(false, e.what());
+  }
+  require(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1,
+          "--gpu-memory-utilization must be in (0, 1], got " + std::to_string(o.gpu_memory_utilization));
   require(o.log_level == "info" || o.log_level == "debug", "--log-level must be info or debug, got '" + o.log_level + "'");
   require(o.max_body_mb >= 1 && o.max_body_mb <= 4096, "--max-body-mb must be in 1..4096, got " + std::to_string(o.max_body_mb));
 }
@@ -153,6 +161,8 @@ int run_start(const StartOpts& o) {
   mo.model.kv_cache_bytes = o.kv_cache_mb << 20;
   mo.model.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   mo.model.enable_prefix_caching = !o.no_prefix_caching;
+  mo.model.device = prepare_device(o.device);
+  mo.model.gpu_memory_utilization = o.gpu_memory_utilization;
   if (!o.chat_template_file.empty()) mo.model.chat_template = read_template(o.chat_template_file);
 
   server::ServerOptions so;
@@ -290,6 +300,7 @@ void register_start(CLI::App& app, int& exit_code) {
       ->envname("OXYDLLM_THREADS")->capture_default_str();
   cmd->add_option("--chat-template", o->chat_template_file, "Jinja chat template file overriding the model's")
       ->envname("OXYDLLM_CHAT_TEMPLATE");
+  add_device_options(cmd, o->device, o->gpu_memory_utilization);
   cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache")
       ->envname("OXYDLLM_NO_PREFIX_CACHING");
   cmd->add_option("--max-body-mb", o->max_body_mb, "largest request body in MB (larger: 413)")

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "engine/device_plan.h"
 
 namespace oxyd::cli {
 
@@ -18,6 +19,14 @@ void register_show(CLI::App& app, int& exit_code);
 void register_estimate(CLI::App& app, int& exit_code);
 void register_run(CLI::App& app, int& exit_code);
 void register_start(CLI::App& app, int& exit_code);
+
+/// Adds --device (cpu | cuda | auto, env OXYDLLM_DEVICE) and --gpu-memory-utilization (env
+/// OXYDLLM_GPU_MEMORY_UTILIZATION) bound to `device` and `util` (cli/device_flags.cc).
+void add_device_options(CLI::App* cmd, std::string& device, double& util);
+/// Parses --device (Error(INVALID_ARGUMENT) when bad) and, unless it is cpu, registers the CUDA
+/// backend where this build has one and a GPU is present; elsewhere auto falls back to the CPU
+/// and cuda fails at load, both saying why (engine/device_plan.h).
+engine::DeviceChoice prepare_device(const std::string& device);
 
 /// Adds --models-dir (env OXYDLLM_MODELS_DIR) bound to `dir`.
 void add_models_dir_option(CLI::App* cmd, std::string& dir);

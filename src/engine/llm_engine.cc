@@ -13,6 +13,7 @@
 #include "chat/fallback_template.h"
 #include "chat/output_format.h"
 #include "core/error.h"
+#include "backend/backend.h"
 #include "core/file_util.h"
 #include "engine/grammar_vocab.h"
 #include "hub/estimate.h"
@@ -58,6 +59,54 @@ int64_t weights_bytes_of(const model::Weights& w) {
   return n;
 }
 
+// The registered CUDA backend (the CLI registers it when built with CUDA and a GPU is there).
+class RegisteredDeviceProbe final : public DeviceProbe {
+ public:
+  bool cuda_present() const override { return backend::registered_backend(Device::CUDA) != nullptr; }
+  int64_t cuda_free_bytes() const override {
+    return backend::registered_backend(Device::CUDA)->memory_info().free_bytes;
+  }
+  int64_t cuda_total_bytes() const override {
+    return backend::registered_backend(Device::CUDA)->memory_info().total_bytes;
+  }
+};
+
+// Bytes of the checkpoint's weight files (what the upload copies, tokenizer metadata aside).
+int64_t checkpoint_bytes(const std::string& path) {
+  if (!fs::is_directory(path)) return int64_t(fs::file_size(path));
+  int64_t n = 0;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.is_regular_file() && e.path().extension() == ".safetensors") n += int64_t(e.file_size());
+  return n;
+}
+
+// Where the model runs: plan_device over the checkpoint's size, one step's workspaces and the KV of
+// one context (min(trained context, 4096), or --max-context-len), as hub::estimate_memory counts
+// them. The CPU without asking anything when --device cpu or no GPU backend is registered.
+DevicePlan choose_device(const std::string& path, const ModelOptions& opts, const DeviceProbe& probe) {
+  DevicePlanRequest r;
+  r.choice = opts.device;
+  r.gpu_memory_utilization = opts.gpu_memory_utilization;
+  r.kv_cache_bytes = opts.kv_cache_bytes;
+  if (opts.device != DeviceChoice::CPU && probe.cuda_present()) {
+    const loader::ModelConfig c = fs::is_directory(path) ? model::load_hf_config((fs::path(path) / "config.json").string())
+                                                         : model::model_config_from_gguf(loader::GgufFile::open(path));
+    r.weight_bytes = checkpoint_bytes(path);
+    hub::EstimateParams ep;
+    const int64_t trained = c.max_position_embeddings > 0 ? c.max_position_embeddings : 4096;
+    ep.context_len = opts.max_context_len > 0 ? opts.max_context_len : std::min<int64_t>(trained, 4096);
+    ep.num_sequences = 1;
+    ep.kv_format = opts.kv_format;
+    ep.block_size = opts.block_size;
+    ep.max_batch_tokens = opts.max_num_batched_tokens;
+    ep.matmul_scratch = [](const std::string&, int64_t, int64_t) { return int64_t(0); };  // device scratch: its own
+    const hub::MemoryEstimate e = hub::estimate_memory(c, r.weight_bytes, ep);
+    r.workspace_bytes = e.runtime_bytes;
+    r.min_kv_bytes = e.kv_bytes + e.state_bytes;
+  }
+  return plan_device(r, probe);
+}
+
 }  // namespace
 
 std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::string& path, const ModelOptions& opts) {
@@ -73,7 +122,21 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   std::unique_ptr<LLMEngine> lm(new LLMEngine());
   lm->id_ = id;
   lm->path_ = path;
-  lm->model_ = model::Transformer::load(path);
+  const DevicePlan dp = choose_device(path, opts, RegisteredDeviceProbe());
+  lm->device_ = dp.device;
+  lm->device_reason_ = dp.reason;
+  if (dp.device != Device::CPU || opts.device != DeviceChoice::CPU)  // say why when a GPU was an option
+    std::fprintf(stderr, "oxydllm: %s: %s\n", id.c_str(), dp.reason.c_str());
+  try {
+    lm->model_ = model::Transformer::load(path, dp.device);
+  } catch (const Error& e) {
+    // auto: a weight format the GPU has no kernel for is a reason to stay on the CPU, said so.
+    if (dp.device == Device::CPU || opts.device != DeviceChoice::AUTO || e.code() != ErrorCode::UNSUPPORTED) throw;
+    lm->device_ = Device::CPU;
+    lm->device_reason_ = std::string("device cpu (--device auto: ") + e.what() + ")";
+    std::fprintf(stderr, "oxydllm: %s: %s\n", id.c_str(), lm->device_reason_.c_str());
+    lm->model_ = model::Transformer::load(path, Device::CPU);
+  }
   const model::Transformer& m = *lm->model_;
   const loader::ModelConfig& c = m.config();
   std::string model_template;
@@ -120,6 +183,10 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   kr.block_size = opts.block_size;
   kr.memory_available = hub::mem_available_bytes();
   kr.memory_cap_bytes = hub::kv_memory_cap(kr.memory_available);
+  if (lm->device_ != Device::CPU) {  // the GPU's room (plan_device), all of it the pool's by default
+    kr.memory_available = kr.memory_cap_bytes = dp.kv_budget_bytes;
+    if (kr.kv_cache_bytes == 0) kr.kv_cache_bytes = dp.kv_budget_bytes;
+  }
   const hub::KvPlan plan = hub::plan_kv_pool(kr, id);
   lm->max_context_len_ = int32_t(plan.context_len);
   lm->max_num_seqs_ = int32_t(plan.max_num_seqs);

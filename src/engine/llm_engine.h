@@ -15,6 +15,7 @@
 #include "chat/output_parser.h"
 #include "core/kv_format.h"
 #include "engine/async_engine.h"
+#include "engine/device_plan.h"
 #include "engine/embedding_queue.h"
 #include "grammar/grammar.h"
 #include "loader/model_config.h"
@@ -37,6 +38,8 @@ struct ModelOptions {
   int32_t block_size = 16;
   KvFormat kv_format = kDefaultKvFormat;  // what the KV pool holds (core/kv_format.h)
   bool enable_prefix_caching = true;
+  DeviceChoice device = DeviceChoice::AUTO;  // --device (engine/device_plan.h)
+  double gpu_memory_utilization = 0.9;      // share of the GPU's memory the engine may use
   std::string chat_template;              // non-empty: Jinja source overriding the model's template;
                                           // else the model's, else a fallback from its vocabulary
                                           // (chat/fallback_template.h: Gemma turns, ChatML)
@@ -95,6 +98,9 @@ class LLMEngine {
   /// "F16", "BF16", or "Q4", "Q3", "Q2" (--kv-quant lossless, balanced, aggressive).
   KvFormat kv_format() const { return kv_format_; }
   int64_t num_kv_blocks() const { return num_kv_blocks_; }
+  /// Where the forward pass runs, and the one-line reason (the startup log prints it).
+  Device device() const { return device_; }
+  const std::string& device_reason() const { return device_reason_; }
   /// The grammar compiler for this model's vocabulary (built on first use: ~0.1–1 s for a 150k
   /// vocabulary). Thread-safe.
   const grammar::GrammarCompiler& grammar_compiler();
@@ -115,6 +121,8 @@ class LLMEngine {
   int32_t max_context_len_ = 0, max_num_seqs_ = 0;
   int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
   KvFormat kv_format_ = kDefaultKvFormat;
+  Device device_ = Device::CPU;
+  std::string device_reason_;
   std::atomic<int64_t> next_id_{1};
   std::once_flag grammar_once_;
   std::unique_ptr<grammar::GrammarCompiler> grammar_;

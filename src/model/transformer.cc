@@ -56,8 +56,9 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
 
 }  // namespace
 
-std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
+std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device device) {
   std::unique_ptr<Transformer> t(new Transformer());
+  t->device_ = device;
   if (fs::is_directory(path)) {
     t->config_ = load_hf_config((fs::path(path) / "config.json").string());
   } else if (fs::path(path).extension() == ".gguf") {
@@ -74,8 +75,8 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
   if (linear && (c.gguf_arch.empty() ? t->spec_->names.lin_qkv.hf : t->spec_->names.lin_qkv.gguf).empty())
     throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are not supported "
                                                    "for this family from this format");
-  t->weights_ = Weights::load(path, c, *t->spec_);
-  const Device dev = t->weights_->lm_head.device;  // the workspaces live where the weights do
+  t->weights_ = Weights::load(path, c, *t->spec_, device);  // still host rows: uploaded at the end
+  const Device dev = device;  // the workspaces live where the weights will
   for (Workspace* w : {&t->moe_in_, &t->moe_out_, &t->ple_, &t->ple_tmp_, &t->ple_l_, &t->ple_g_})
     w->set_device(dev);
   for (Workspace* w : {&t->x_, &t->h_, &t->sel_, &t->attn_ws_.q, &t->attn_ws_.k, &t->attn_ws_.v, &t->attn_ws_.out,
@@ -180,13 +181,15 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path) {
     }
     t->attn_.push_back(as);
   }
-  for (layers::RopeTable& rt : t->rope_) layers::place_rope_table(rt, t->weights_->lm_head.device);
   for (int64_t l = 0; l < L; ++l) {
     const LayerWeights& lw = t->weights_->layers[l];
     if (lw.router.data && t->spec_->moe_beside_dense && !lw.gate.data)
       throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": layer " + std::to_string(l) +
                                                    " has an MoE block but no dense MLP beside it");
   }
+  // Last: the tables above read host rows (rope factors).
+  if (device != Device::CPU) t->weights_->upload_to(device);
+  for (layers::RopeTable& rt : t->rope_) layers::place_rope_table(rt, device);
   return t;
 }
 
@@ -196,7 +199,7 @@ KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFor
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
     if (config_.layer_types[l] != loader::kLinearAttention && kv_layer_[l] == l)
       shapes[l] = {attn_[l].num_kv_heads, attn_[l].head_dim};
-  KvCache cache(shapes, num_blocks, block_size, format, weights_->lm_head.device);
+  KvCache cache(shapes, num_blocks, block_size, format, device_);
   for (int64_t l = 0; l < config_.num_hidden_layers; ++l)
     if (config_.layer_types[l] == loader::kLinearAttention)
       cache.add_linear_state(l, num_state_slots, lin_.conv_kernel - 1, lin_.conv_dim(), lin_.num_v_heads,
@@ -313,7 +316,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
   last_num_logits_ = num_logits;
   if (b.num_tokens() > ws_tokens_ || num_logits > ws_logits_)
     reserve_workspace(std::max(b.num_tokens(), ws_tokens_), std::max(num_logits, ws_logits_));
-  ops::device_backend(weights_->lm_head.device).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
+  ops::device_backend(device_).matmul_reserve_scratch(reserved_scratch_bytes_);  // no-op once held
   const loader::ModelConfig& c = config_;
   const Weights& w = *weights_;
   const int64_t T = b.num_tokens(), H = c.hidden_size;
@@ -328,7 +331,7 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
     for (int64_t l = 0; l < L; ++l)
       for (int64_t i = 0; i < T; ++i) ple_rows_[size_t(l * T + i)] = static_cast<int32_t>(i * L + l);
   }
-  const Device dev = weights_->lm_head.device;
+  const Device dev = device_;
   upload_.begin(dev, 3 * T + 2 * R + 1 + R * b.max_blocks_per_req + num_logits + (has_linear_ ? R : 0) +
                          (P > 0 ? T * L : 0));
   layers::BatchMeta meta{upload_.add(b.positions), upload_.add(b.query_start_loc), upload_.add(b.seq_lens),

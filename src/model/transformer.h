@@ -43,8 +43,13 @@ struct EncodeBatch {
 
 class Transformer {
  public:
-  /// Loads a GGUF file or a Hugging Face directory (config.json + *.safetensors).
-  static std::unique_ptr<Transformer> load(const std::string& path);
+  /// Loads a GGUF file or a Hugging Face directory (config.json + *.safetensors). `device`: where
+  /// the forward pass runs; its backend (ops::device_backend) must be registered. Off the CPU the
+  /// weights, RoPE tables, workspaces, KV cache and logits live in that device's memory, and each
+  /// step uploads its batch metadata once; forward() still returns the logits on the device.
+  static std::unique_ptr<Transformer> load(const std::string& path, Device device = Device::CPU);
+  /// The device the forward pass runs on.
+  Device device() const { return device_; }
 
   const loader::ModelConfig& config() const { return config_; }
   const ArchSpec& spec() const { return *spec_; }
@@ -117,6 +122,7 @@ class Transformer {
   void run_decoder_layers(const layers::BatchMeta& meta, KvCache& cache, bool shared_kv, int64_t T,
                           const Tensor& state_slots);
   void run_encoder_layers(const layers::BatchMeta& meta, KvCache& cache, int64_t T);
+  Device device_ = Device::CPU;
   loader::ModelConfig config_;
   std::unique_ptr<KvCache> encode_cache_;  // encode(): one layer of K/V for the batch, reused
   const ArchSpec* spec_ = nullptr;

@@ -326,7 +326,7 @@ int64_t Weights::owned_bytes() const {
 }
 
 std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
-                                       const ArchSpec& spec) {
+                                       const ArchSpec& spec, Device device) {
   std::unique_ptr<Weights> w(new Weights());
   w->impl_ = std::make_unique<Impl>();
   Impl& im = *w->impl_;
@@ -518,7 +518,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     w->lm_head = Tensor{};
     w->lm_head.device = w->embed.device;
   }
-  w->pack_for_matmul();
+  if (device == Device::CPU) w->pack_for_matmul();  // elsewhere: the caller uploads (upload_to) once bound
   im.rewritten.clear();
   im.transient.clear();
   // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),

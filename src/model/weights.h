@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "backend/op_params.h"
 #include "core/tensor.h"
 #include "loader/gguf.h"
@@ -73,8 +74,11 @@ class Weights {
   /// Opens a .gguf file, or a Hugging Face directory / .safetensors file, and binds every tensor
   /// of `spec` for `config`. Missing required tensors and shape mismatches throw
   /// Error(INVALID_ARGUMENT) naming the file and tensor.
+  /// `device`: where the forward pass runs. On the CPU the weights its matmul reads faster packed
+  /// get their packed copies; for another device nothing is packed and the caller (Transformer::load,
+  /// once it has read what it needs from the host rows) calls upload_to.
   static std::unique_ptr<Weights> load(const std::string& path, const loader::ModelConfig& config,
-                                       const ArchSpec& spec);
+                                       const ArchSpec& spec, Device device = Device::CPU);
   ~Weights();
 
   WeightSource source() const { return source_; }
@@ -85,6 +89,11 @@ class Weights {
   /// Bytes of the copies made at load (every 1-D tensor as F32, Gemma's 1 + w, rope factors,
   /// experts rewritten from another layout).
   int64_t owned_bytes() const;
+  /// Copies every tensor into memory of `d`'s backend (one allocation, 256-byte aligned slices;
+  /// a tensor bound twice, such as a tied head, is copied once) and rebinds it there; the host rows
+  /// stay mapped. Error(UNSUPPORTED) naming the dtype, before anything is copied, when d's backend
+  /// has no kernel for one of the weights.
+  void upload_to(Device d);
   Tensor embed;        // [vocab, H]
   Tensor final_norm;   // [H] F32
   Tensor lm_head;      // [vocab, H] (the embedding when tied)
@@ -106,6 +115,7 @@ class Weights {
   /// Gives every 2-D weight that the CPU matmul reads faster packed (backend Backend::wants_packed) its
   /// packed copy, owned here, and releases the file pages of the original rows.
   void pack_for_matmul();
+  backend::Allocation device_copy_;  // upload_to's
   struct Impl;
   std::unique_ptr<Impl> impl_;
   WeightSource source_ = WeightSource::GGUF;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/transformer.h"
+#include "ops/elementwise.h"
 
 namespace oxyd::model::test {
 
@@ -108,7 +109,9 @@ inline std::vector<float> step(Transformer& m, KvCache& cache, std::vector<Seq*>
   b.logits_indices = logits_idx;
   if (m.has_linear_attention()) b.state_slots = state_slots;
   Tensor out = m.forward(b, cache);
-  return std::vector<float>(out.ptr<float>(), out.ptr<float>() + out.numel());
+  std::vector<float> host(static_cast<size_t>(out.numel()));
+  ops::copy_to_host(out, host.data());  // the logits of a model on another device come back here
+  return host;
 }
 
 /// A sequence with room for max_tokens, taking blocks first_block, first_block + stride, ...

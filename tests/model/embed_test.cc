@@ -160,7 +160,7 @@ TEST(EmbedErrors, TooLongEmptyAndGenerateAreRejected) {
   EXPECT_THROW(m->embed({two, types, ok_starts}), Error);  // type 5 outside the 2-row table
   KvCache cache = m->make_kv_cache(1, 16);
   std::vector<int32_t> pos{0}, qsl{0, 1}, lens{1}, table{0}, slots{0}, logits{0};
-  ForwardBatch fb{std::span<const int32_t>(two).first(1), pos, qsl, lens, table, 1, slots, logits, {}};
+  ForwardBatch fb{std::span<const int32_t>(two).first(1), pos, qsl, lens, table, 1, slots, logits, {}, {}};
   try {
     m->forward(fb, cache);
     FAIL() << "expected UNSUPPORTED";

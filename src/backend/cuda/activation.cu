@@ -20,6 +20,17 @@ __device__ __forceinline__ float gelu_tanh(float x) {
   return x / (1.0f + expf(-kTwoSqrt2OverPi * fmaf(0.044715f * x, x * x, x)));
 }
 
+// gpt-oss's clamped SwiGLU (reference glu_oai): g = min(gate, limit), u = clamp(up, ±limit),
+// y = (u + 1)·g·σ(alpha·g).
+struct OaiOp {
+  static constexpr bool kBinary = true;
+  float alpha, limit;
+  __device__ float operator()(float a, float b) const {
+    const float g = fminf(a, limit), u = fminf(fmaxf(b, -limit), limit);
+    return (u + 1.0f) * g / (1.0f + expf(-alpha * g));
+  }
+};
+
 // kGated: y = act(a)·b; otherwise y = act(a).
 template <Activation kAct, bool kGated> struct ActOp {
   static constexpr bool kBinary = kGated;
@@ -76,6 +87,16 @@ void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y, const Str
     const T* g = gate_up.ptr<const T>();
     launch_act<true>(act, MapArgs<T>{g, 2 * ff, g + ff, 2 * ff, y.ptr<T>(), y.rows(), ff},
                      stream.handle());
+  });
+}
+
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y,
+             const Stream& stream) {
+  dispatch_map("glu_oai", y, {&gate, &up}, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t n = y.numel();
+    launch_map(MapArgs<T>{gate.ptr<const T>(), n, up.ptr<const T>(), n, y.ptr<T>(), 1, n}, OaiOp{alpha, limit},
+               stream.handle());
   });
 }
 

@@ -19,4 +19,9 @@ void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y,
 /// gate_up [rows, 2·ff] (first half of each row is the gate) → y [rows, ff].
 void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y, const Stream& stream);
 
+/// gpt-oss's clamped SwiGLU: y = (clamp(up, ±limit) + 1)·g·σ(alpha·g), g = min(gate, limit);
+/// gate, up, y the same shape; y may alias gate or up.
+void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y,
+             const Stream& stream);
+
 }  // namespace oxyd::backend::cuda

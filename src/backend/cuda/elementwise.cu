@@ -25,6 +25,12 @@ struct SoftcapOp {
   __device__ float operator()(float a, float) const { return cap * tanhf(a * inv_cap); }
 };
 
+struct ClampOp {
+  static constexpr bool kBinary = false;
+  float limit;
+  __device__ float operator()(float a, float) const { return a > limit ? limit : (a < -limit ? -limit : a); }
+};
+
 template <typename Op> void binary(const char* name, const Tensor& a, const Tensor& b,
                                    const Tensor& y, const Stream& stream) {
   dispatch_map(name, y, {&a, &b}, [&](auto tag) {
@@ -66,6 +72,10 @@ void scale(const Tensor& x, float s, const Tensor& y, const Stream& stream) {
 void softcap(const Tensor& x, float cap, const Tensor& y, const Stream& stream) {
   OXYD_CHECK(cap > 0.0f, "softcap: cap must be > 0");
   unary("softcap", x, SoftcapOp{cap, 1.0f / cap}, y, stream);
+}
+
+void clamp(const Tensor& x, float limit, const Tensor& y, const Stream& stream) {
+  unary("clamp", x, ClampOp{limit}, y, stream);
 }
 
 }  // namespace oxyd::backend::cuda

@@ -1,5 +1,5 @@
 // CUDA elementwise ops, mirroring backend/reference/elementwise.h: add, mul (b the same shape as
-// a, or a vector [cols] broadcast over rows), scale, and logit soft-capping cap·tanh(x/cap).
+// a, or a vector [cols] broadcast over rows), scale, logit soft-capping cap·tanh(x/cap) and clamp to ±limit.
 // fp32 math on F32 | BF16 | F16 storage; every tensor the same dtype, in device memory.
 #pragma once
 
@@ -16,5 +16,8 @@ void mul(const Tensor& a, const Tensor& b, const Tensor& y, const Stream& stream
 void scale(const Tensor& x, float s, const Tensor& y, const Stream& stream);
 /// y = cap · tanh(x / cap), cap > 0; any shape; y may alias x.
 void softcap(const Tensor& x, float cap, const Tensor& y, const Stream& stream);
+
+/// y = x clamped to [−limit, limit]; any shape; y may alias x.
+void clamp(const Tensor& x, float limit, const Tensor& y, const Stream& stream);
 
 }  // namespace oxyd::backend::cuda

@@ -106,6 +106,34 @@ void Gemm::gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream&
 #endif
 }
 
+void Gemm::gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
+  require_device(x, "gemm_f32", "x");
+  require_device(w, "gemm_f32", "w");
+  require_device(y, "gemm_f32", "y");
+  require_dtype(x, DType::F32, "gemm_f32", "x");
+  require_dtype(w, DType::F32, "gemm_f32", "w");
+  require_dtype(y, DType::F32, "gemm_f32", "y");
+  const int64_t m = x.rows(), k = x.cols(), n = w.rows();
+  if (w.ndim != 2 || w.cols() != k || y.rows() != m || y.cols() != n || m > INT32_MAX || n > INT32_MAX ||
+      k > INT32_MAX)
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda gemm_f32: x " + x.shape_str() + ", w " + w.shape_str() +
+                                                 ", y " + y.shape_str() + " do not make y = x·wᵀ");
+  if (m == 0 || n == 0) return;
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+  cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
+  check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+  const float alpha = 1.0f, beta = 0.0f;
+  // CUBLAS_COMPUTE_32F (not _FAST_TF32): full fp32 products, as the CPU path computes.
+  check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data, CUDA_R_32F,
+                            int(k), x.data, CUDA_R_32F, int(k), &beta, y.data, CUDA_R_32F, int(n),
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+#else
+  (void)stream;
+  no_cublas();
+#endif
+}
+
 void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
   const int64_t m = x.rows(), k = x.cols(), n = w.rows();
   if (m <= kGemvMaxRows) return gemv(x, w, y, stream);

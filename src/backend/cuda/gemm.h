@@ -26,6 +26,8 @@ class Gemm {
   /// x [m, k] and w [n, k] both F16 or both BF16; y [m, n] F32 or x's dtype. fp32 accumulation.
   void gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
 
+  /// x, w, y all F32 (F32 checkpoints and the tiny test models): full-fp32 cuBLAS GEMM.
+  void gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
   /// x F32 [m, k], w [n, k] (F16, BF16 or a block format gemv() takes), y F32 [m, n].
   /// m ≤ kGemvMaxRows: gemv(). Otherwise x is converted to BF16 (or w's F16), quantized w is
   /// dequantized to BF16 in chunks of rows in the workspace, and each chunk goes through gemm().

@@ -90,9 +90,10 @@ void launch_gemv(const float* x, const uint8_t* w, float* y, int m, int n, int k
   gemv_kernel<Dec, M, R, U><<<ceil_div(n, R), kGemvThreads, 0, stream.handle()>>>(x, w, y, m, n, k, rb);
 }
 
+// Output row r is w's row ids[r] (ids == nullptr: row r).
 template <class Dec, typename T>
 __global__ void dequantize_kernel(const uint8_t* __restrict__ w, T* __restrict__ out, int64_t rows,
-                                  int k, int64_t row_bytes) {
+                                  int k, int64_t row_bytes, const int32_t* __restrict__ ids) {
   constexpr int P = Dec::kPiece;
   const int pieces = k / P;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -100,7 +101,7 @@ __global__ void dequantize_kernel(const uint8_t* __restrict__ w, T* __restrict__
   const int64_t r = i / pieces;
   const int p = int(i % pieces);
   float v[P];
-  Dec::decode(w + r * row_bytes, p, v);
+  Dec::decode(w + (ids ? int64_t(ids[r]) : r) * row_bytes, p, v);
   T* o = out + r * k + int64_t(p) * P;
 #pragma unroll
   for (int j = 0; j < P; ++j) o[j] = from_float<T>(v[j]);
@@ -171,9 +172,27 @@ void dequantize(const Tensor& w, const Tensor& out, const Stream& stream) {
       using T = decltype(tag);
       const int64_t total = w.rows() * (w.cols() / Dec::kPiece);
       dequantize_kernel<Dec, T><<<ceil_div(total, 256), 256, 0, stream.handle()>>>(
-          w.ptr<const uint8_t>(), out.ptr<T>(), w.rows(), int(w.cols()), w.row_bytes());
+          w.ptr<const uint8_t>(), out.ptr<T>(), w.rows(), int(w.cols()), w.row_bytes(), nullptr);
       OXYD_CUDA_CHECK_LAUNCH();
     });
+  });
+}
+
+void dequantize_rows(const Tensor& w, const int32_t* ids, int64_t num_ids, const Tensor& out,
+                     const Stream& stream) {
+  check_weight(w, "get_rows");
+  require_device(out, "get_rows", "out");
+  require_dtype(out, DType::F32, "get_rows", "out");
+  if (out.rows() != num_ids || out.cols() != w.cols())
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda get_rows: out " + out.shape_str() + " must be [" +
+                                                 std::to_string(num_ids) + ", " + std::to_string(w.cols()) + "]");
+  if (num_ids == 0 || w.cols() == 0) return;
+  dispatch_weight(w.dtype, [&](auto dec) {
+    using Dec = decltype(dec);
+    const int64_t total = num_ids * (w.cols() / Dec::kPiece);
+    dequantize_kernel<Dec, float><<<ceil_div(total, 256), 256, 0, stream.handle()>>>(
+        w.ptr<const uint8_t>(), out.ptr<float>(), num_ids, int(w.cols()), w.row_bytes(), ids);
+    OXYD_CUDA_CHECK_LAUNCH();
   });
 }
 

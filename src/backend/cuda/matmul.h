@@ -26,4 +26,9 @@ void gemv(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& strea
 /// w [n, k] (gemv_supports) → out [n, k] F32 | BF16 | F16 (F32: bit-identical to dequantize_row).
 void dequantize(const Tensor& w, const Tensor& out, const Stream& stream);
 
+/// out F32 [num_ids, k] = rows ids[i] of w [n, k] (gemv_supports), decoded as dequantize() does;
+/// ids [num_ids] in device memory, each in [0, n) (the caller checked). get_rows of a weight table.
+void dequantize_rows(const Tensor& w, const int32_t* ids, int64_t num_ids, const Tensor& out,
+                     const Stream& stream);
+
 }  // namespace oxyd::backend::cuda

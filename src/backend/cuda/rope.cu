@@ -56,7 +56,34 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(
   }
 }
 
+// Llama 4's attention temperature: y[t, :] = x[t, :]·(1 + beta·log(1 + floor(pos_t / floor_scale))),
+// the scale formed in float64 as the CPU backend does. One block row per token.
+__global__ void attn_temperature_kernel(const float* x, float* y, const int32_t* __restrict__ positions,
+                                        int64_t row, float beta, double floor_scale) {
+  const int64_t t = blockIdx.y;
+  const float s = float(1.0 + double(beta) * log(1.0 + floor(double(positions[t]) / floor_scale)));
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < row; i += int64_t(gridDim.x) * blockDim.x)
+    y[t * row + i] = x[t * row + i] * s;
+}
+
 }  // namespace
+
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                      const Tensor& y, const Stream& stream) {
+  require_device(x, "attn_temperature", "x");
+  require_device(y, "attn_temperature", "y");
+  require_device(positions, "attn_temperature", "positions");
+  require_dtype(x, DType::F32, "attn_temperature", "x");
+  require_dtype(y, DType::F32, "attn_temperature", "y");
+  const int64_t num_tokens = x.dim(0), row = x.numel() / std::max<int64_t>(num_tokens, 1);
+  if (num_tokens == 0 || row == 0) return;
+  OXYD_CHECK(num_tokens <= 65535, "attn_temperature: at most 65535 tokens per call");
+  const dim3 grid(std::min<unsigned>(ceil_div(row, kThreads), 64u), unsigned(num_tokens));
+  attn_temperature_kernel<<<grid, kThreads, 0, stream.handle()>>>(x.ptr<const float>(), y.ptr<float>(),
+                                                                   positions.ptr<const int32_t>(), row, beta,
+                                                                   double(floor_scale));
+  OXYD_CUDA_CHECK_LAUNCH();
+}
 
 void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
           const Tensor* freq_factors, RopeStyle style, float attention_factor, const Tensor& y,

@@ -18,4 +18,9 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
           const Tensor* freq_factors, RopeStyle style, float attention_factor, const Tensor& y,
           const Stream& stream);
 
+/// x, y [num_tokens, num_heads, head_dim] F32 (y may alias x); positions [num_tokens] I32:
+/// y = x·(1 + beta·log(1 + floor(pos / floor_scale))) per token (Llama 4's attn_temperature).
+void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                      const Tensor& y, const Stream& stream);
+
 }  // namespace oxyd::backend::cuda

@@ -1,26 +1,26 @@
-// A stand-in device for tests of the device seam: registered for Device::CUDA, its memory is host
-// memory and every op runs the CPU backend's kernel on it, so a model whose tensors are tagged
-// CUDA computes what the CPU computes. It counts the host↔device copies and allocations, which is
-// what a test of "model/ never touches device memory on the host" checks.
+// HostDevice: a backend registered for Device::CUDA whose memory is host memory and whose ops are
+// the CPU backend's, so a CPU machine runs everything a GPU run does outside the kernels (uploads,
+// per-step metadata, device tensors everywhere, copies back). It counts the host copies and
+// reports the memory_info a test sets. It cannot see a host read of device memory (both are host
+// memory here): the real check of that is the GPU run (tests/cuda_model).
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/backend.h"
 #include "backend/cpu/backend.h"
-#include "core/tensor.h"
+#include "core/error.h"
 
-namespace oxyd::test {
+namespace oxyd::model::test {
 
 class HostDevice final : public backend::Backend {
  public:
-  int copies_from_host = 0, copies_to_host = 0, allocations = 0;
-
-  HostDevice() { backend::register_backend(*this); }
-  ~HostDevice() override { backend::unregister_backend(*this); }
+  int64_t uploads = 0, downloads = 0;
+  MemoryInfo memory{};  // what memory_info() reports (the engine's device plan reads it)
 
   Device device() const override { return Device::CUDA; }
-  std::string_view name() const override { return "host-as-cuda"; }
+  std::string_view name() const override { return "host-device"; }
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override { cpu().matmul(x, w, y); }
   void get_rows(const Tensor& t, const Tensor& ids, const Tensor& out) override { cpu().get_rows(t, ids, out); }
   void rms_norm(const Tensor& x, const Tensor* w, float eps, const Tensor& y) override { cpu().rms_norm(x, w, eps, y); }
@@ -31,8 +31,8 @@ class HostDevice final : public backend::Backend {
             const Tensor& y) override {
     cpu().rope(x, pos, inv, ff, s, af, y);
   }
-  void attn_temperature(const Tensor& x, const Tensor& pos, float beta, int64_t floor, const Tensor& y) override {
-    cpu().attn_temperature(x, pos, beta, floor, y);
+  void attn_temperature(const Tensor& x, const Tensor& pos, float beta, int64_t fl, const Tensor& y) override {
+    cpu().attn_temperature(x, pos, beta, fl, y);
   }
   void causal_conv1d(const Tensor& x, const Tensor& w, const Tensor& st, const Tensor& qsl, const Tensor& sl,
                      const Tensor& y) override {
@@ -72,30 +72,31 @@ class HostDevice final : public backend::Backend {
   void moe_group(const Tensor& ids, const Tensor& o, const Tensor& g, const Tensor& r) override {
     cpu().moe_group(ids, o, g, r);
   }
-  void moe_experts(const backend::MoeExpertsParams& p) override { cpu().moe_experts(p); }
   void zero(const Tensor& y) override { cpu().zero(y); }
-  void copy_to_host(const Tensor& src, void* dst) override {
-    ++copies_to_host;
-    if (src.nbytes() > 0) std::memcpy(dst, src.data, size_t(src.nbytes()));
+  void copy_to_host(const Tensor& x, void* dst) override {
+    ++downloads;
+    if (x.nbytes() > 0) std::memcpy(dst, x.data, size_t(x.nbytes()));
   }
-  void copy_from_host(const void* src, const Tensor& dst) override {
-    ++copies_from_host;
-    if (dst.nbytes() > 0) std::memcpy(dst.data, src, size_t(dst.nbytes()));
+  void copy_from_host(const void* src, const Tensor& y) override {
+    ++uploads;
+    if (y.nbytes() > 0) std::memcpy(y.data, src, size_t(y.nbytes()));
   }
+  MemoryInfo memory_info() const override { return memory; }
   bool has_weight_kernel(DType t) const override { return cpu().has_weight_kernel(t); }
-  int64_t matmul_scratch_bytes(DType t, int64_t m, int64_t k) const override { return cpu().matmul_scratch_bytes(t, m, k); }
+  int64_t matmul_scratch_bytes(DType t, int64_t m, int64_t k) const override {
+    return cpu().matmul_scratch_bytes(t, m, k);
+  }
 
  protected:
   void* raw_allocate(size_t bytes, void** handle) override {
-    ++allocations;
-    auto* b = new Buffer(bytes);
-    *handle = b;
-    return b->data();
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (!p) throw Error(ErrorCode::OUT_OF_MEMORY, "host-device: out of memory");
+    return *handle = p;
   }
-  void raw_release(void*, void* handle, size_t) noexcept override { delete static_cast<Buffer*>(handle); }
+  void raw_release(void* data, void*, size_t) noexcept override { std::free(data); }
 
  private:
   static backend::Backend& cpu() { return backend::cpu::cpu_backend(); }
 };
 
-}  // namespace oxyd::test
+}  // namespace oxyd::model::test

@@ -1,0 +1,179 @@
+// CudaBackend (see backend.h): each virtual checks what only this backend can (device memory,
+// kernel limits) and queues the kernel of the same name on stream_. Every operand is device
+// memory (model/step_upload.h uploads a step's host arrays, get_rows' ids included).
+#include "backend/cuda/backend.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+
+#include "backend/cuda/activation.h"
+#include "backend/cuda/attention.h"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
+#include "backend/cuda/elementwise.h"
+#include "backend/cuda/gated_delta_net.h"
+#include "backend/cuda/gemm.h"
+#include "backend/cuda/get_rows.h"
+#include "backend/cuda/layer_norm.h"
+#include "backend/cuda/matmul.h"
+#include "backend/cuda/moe.h"
+#include "backend/cuda/rms_norm.h"
+#include "backend/cuda/rope.h"
+#include "backend/cuda/softmax.h"
+#include "backend/cuda/workspace.h"
+#include "core/error.h"
+
+namespace oxyd::backend::cuda {
+namespace {
+
+bool is_plain_kv(KvFormat f) { return !kv_format_quantized(f); }
+
+[[noreturn]] void unsupported_kv(const char* op, KvFormat f) {
+  throw Error(ErrorCode::UNSUPPORTED, std::string("cuda ") + op + ": the KV cache format " +
+                                          std::string(kv_format_name(f)) +
+                                          " (--kv-quant) has no CUDA kernel yet; use an F32, F16 or BF16 cache");
+}
+
+class CudaBackend final : public Backend {
+ public:
+  Device device() const override { return Device::CUDA; }
+  std::string_view name() const override { return "cuda"; }
+
+  void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override {
+    if (w.dtype == DType::F32) gemm().gemm_f32(x, w, y, stream_);
+    else gemm().matmul(x, w, y, stream_);
+  }
+  void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) override {
+    if (ids.numel() == 0) return;
+    cuda::get_rows(table, ids.ptr<const int32_t>(), ids.numel(), out, stream_);
+  }
+  void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) override {
+    cuda::rms_norm(x, weight, eps, y, stream_);
+  }
+  void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps, const Tensor& y) override {
+    cuda::layer_norm(x, weight, bias, eps, y, stream_);
+  }
+  void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
+            RopeStyle style, float attention_factor, const Tensor& y) override {
+    cuda::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y, stream_);
+  }
+  void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
+                        const Tensor& y) override {
+    cuda::attn_temperature(x, positions, beta, floor_scale, y, stream_);
+  }
+  void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_state, const Tensor& query_start_loc,
+                     const Tensor& state_slots, const Tensor& y) override {
+    cuda::causal_conv1d(x, weight, conv_state, query_start_loc, state_slots, y, stream_);
+  }
+  void gdn_gating(const Tensor& a, const Tensor& b, const Tensor& A_log, const Tensor& dt_bias, const Tensor& g,
+                  const Tensor& beta) override {
+    cuda::gdn_gating(a, b, A_log, dt_bias, g, beta, stream_);
+  }
+  void gated_delta_rule(const Tensor& qkv, int64_t num_k_heads, const Tensor& g, const Tensor& beta,
+                        const Tensor& state, const Tensor& query_start_loc, const Tensor& state_slots,
+                        const Tensor& out) override {
+    cuda::gated_delta_rule(qkv, num_k_heads, g, beta, state, query_start_loc, state_slots, out, stream_);
+  }
+  void softmax(const Tensor& x, float scale, const Tensor& y) override { cuda::softmax(x, scale, y, stream_); }
+  void activation(Activation act, const Tensor& x, const Tensor& y) override {
+    cuda::activation(act, x, y, stream_);
+  }
+  void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) override {
+    cuda::glu(act, gate, up, y, stream_);
+  }
+  void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) override {
+    cuda::glu_fused(act, gate_up, y, stream_);
+  }
+  void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) override {
+    cuda::glu_oai(gate, up, alpha, limit, y, stream_);
+  }
+  void add(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::add(a, b, y, stream_); }
+  void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::mul(a, b, y, stream_); }
+  void scale(const Tensor& x, float s, const Tensor& y) override { cuda::scale(x, s, y, stream_); }
+  void softcap(const Tensor& x, float cap, const Tensor& y) override { cuda::softcap(x, cap, y, stream_); }
+  void clamp(const Tensor& x, float limit, const Tensor& y) override { cuda::clamp(x, limit, y, stream_); }
+  void paged_attention(const AttentionParams& p) override {
+    if (!is_plain_kv(p.kv_format)) unsupported_kv("paged_attention", p.kv_format);
+    cuda::paged_attention(p, attn_ws_, stream_);
+  }
+  void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
+                         const Tensor& slot_mapping, KvFormat kv_format) override {
+    if (!is_plain_kv(kv_format)) unsupported_kv("reshape_and_cache", kv_format);
+    cuda::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, stream_);
+  }
+  void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) override {
+    cuda::moe_route(logits, p, ids, weights, stream_);
+  }
+  void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) override {
+    cuda::moe_combine(expert_out, rows, weights, y, stream_);
+  }
+  void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows) override {
+    cuda::moe_group(ids, offsets, gather, rows, stream_);
+  }
+  void zero(const Tensor& y) override {
+    if (y.nbytes() > 0) memset_async(y.data, 0, size_t(y.nbytes()), stream_);
+  }
+  void copy_to_host(const Tensor& src, void* dst) override {
+    if (src.nbytes() == 0) return;
+    copy_to_host_async(dst, src.data, size_t(src.nbytes()), stream_);
+    stream_.synchronize();
+  }
+  void copy_from_host(const void* src, const Tensor& dst) override {
+    if (dst.nbytes() == 0) return;
+    copy_to_device_async(dst.data, src, size_t(dst.nbytes()), stream_);
+    stream_.synchronize();  // src may be freed or rewritten by the caller from now on
+  }
+  MemoryInfo memory_info() const override {
+    size_t free_b = 0, total_b = 0;
+    OXYD_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return {int64_t(free_b), int64_t(total_b)};
+  }
+
+  bool has_weight_kernel(DType t) const override { return t == DType::F32 || gemv_supports(t); }
+  // Device scratch lives in this backend's workspaces, not in per-thread host scratch.
+  int64_t matmul_scratch_bytes(DType, int64_t, int64_t) const override { return 0; }
+
+ protected:
+  void* raw_allocate(size_t bytes, void** handle) override {
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      (void)cudaMemGetInfo(&free_b, &total_b);
+      throw Error(ErrorCode::OUT_OF_MEMORY, "cuda: cudaMalloc of " + std::to_string(bytes) + " bytes failed (" +
+                                                cudaGetErrorString(err) + "); " + std::to_string(free_b) +
+                                                " of " + std::to_string(total_b) + " bytes free");
+    }
+    *handle = nullptr;
+    return p;
+  }
+  void raw_release(void* data, void*, size_t) noexcept override { (void)cudaFree(data); }
+
+ private:
+  // cuBLAS needs a device; created on the first matmul, not at registration.
+  Gemm& gemm() {
+    std::call_once(gemm_once_, [this] { gemm_ = std::make_unique<Gemm>(); });
+    return *gemm_;
+  }
+  Stream stream_;
+  std::once_flag gemm_once_;
+  std::unique_ptr<Gemm> gemm_;
+  Workspace attn_ws_;
+};
+
+}  // namespace
+
+Backend* register_cuda_backend() {
+  static Backend* b = []() -> Backend* {
+    if (!cuda_available()) return nullptr;
+    static CudaBackend backend;
+    register_backend(backend);
+    return &backend;
+  }();
+  return b;
+}
+
+}  // namespace oxyd::backend::cuda
