@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_parse.h"
+#include "loader/quant_checkpoint.h"
 #include "loader/model_validate.h"
 #include "model/model_config.h"
 
@@ -163,6 +164,15 @@ ModelMeta read_local_meta(const LocalModel& lm) {
     for (auto& d : loader::tensor_descs(h.tensors)) tensors.push_back(std::move(d));
   }
   loader::validate_model_tensors(m.config, tensors, -1, lm.dir);
+  // FP8 / AWQ / GPTQ linears are held repacked (loader/quant_checkpoint.h): their bytes and format.
+  m.weight_bytes += loader::repack_delta_bytes(m.config, tensors);
+  for (const loader::QuantizedLinear& q : loader::quantized_linears(m.config, tensors)) {
+    const std::string to = std::string(dtype_name(q.repacked));
+    m.tensor_types[to] += 1;
+    if (m.quantization.find(to) == std::string::npos)
+      m.quantization += (m.quantization.empty() ? m.config.quantization_config->quant_method + ", repacked at load to "
+                                                : std::string(" / ")) + to;
+  }
   hf_tokenizer_and_template(lm.dir, m);
   return m;
 }
