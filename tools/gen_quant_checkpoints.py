@@ -6,7 +6,11 @@ Command (from the repository root; torch, transformers, safetensors, numpy):
 
     /work/main/.venv/bin/python tools/gen_quant_checkpoints.py
 
-Writes tests/data/archs/<name>/ for name in qwen3_fp8, qwen3_awq, qwen3_gptq, qwen3_gptq_act:
+    # or some of them: ... tools/gen_quant_checkpoints.py qwen3_moe_fp8 qwen3_moe_awq
+
+Writes tests/data/archs/<name>/ for name in qwen3_fp8, qwen3_awq, qwen3_gptq, qwen3_gptq_act (from
+qwen3_bf16) and qwen3_moe_fp8, qwen3_moe_awq (from the sharpened MoE qwen3_moe_bf16, per-expert tensors
+as Qwen3-MoE's quantized releases ship them, the router left BF16):
   config.json (qwen3_bf16's, plus the quantization_config the published tools write),
   model.safetensors (every decoder-layer nn.Linear quantized; embeddings, head, norms stay BF16 as in
   the published checkpoints), tokenizer files (copied), goldens.json, logits.bin.

@@ -48,8 +48,9 @@ std::string safetensors_format(const ModelMeta& meta) {
 }  // namespace
 
 int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p) {
-  if (!p.packed_extra || meta.gguf_tensors.empty()) return meta.weight_bytes;
-  return meta.weight_bytes + p.packed_extra(meta.config, meta.gguf_tensors);
+  const int64_t w = meta.weight_bytes + meta.vector_f32_extra_bytes;
+  if (!p.packed_extra || meta.gguf_tensors.empty()) return w;
+  return w + p.packed_extra(meta.config, meta.gguf_tensors);
 }
 
 std::string format_count(int64_t n) {
