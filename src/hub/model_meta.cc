@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_parse.h"
+#include "loader/quant_checkpoint.h"
 #include "loader/model_validate.h"
 #include "model/model_config.h"
 
@@ -92,10 +93,15 @@ bool is_tower_tensor(const std::string& name) {
 
 // Parameters a tensor holds: its elements, except for MXFP4 experts stored as gpt-oss checkpoints
 // are (U8 `<name>_blocks`, two 4-bit values a byte, and `<name>_scales`, one shared exponent per
-// 32 values, which is no parameter of its own).
+// 32 values, which is no parameter of its own) and the int4 / FP8 checkpoints below.
 int64_t tensor_params(const loader::SafetensorsTensorInfo& t) {
   if (t.dtype == DType::U8 && t.name.ends_with("_blocks")) return 2 * t.numel();
   if (t.dtype == DType::U8 && t.name.ends_with("_scales")) return 0;
+  // AWQ / GPTQ int4 (loader/quant_checkpoint.h): 8 weights an int32; zeros, scales, g_idx and FP8
+  // block scales are no parameters of their own.
+  if (t.dtype == DType::I32 && t.name.ends_with(".qweight")) return 8 * t.numel();
+  for (const char* aux : {".qzeros", ".scales", ".g_idx", ".weight_scale_inv"})
+    if (t.name.ends_with(aux)) return 0;
   return t.numel();
 }
 
@@ -109,9 +115,23 @@ void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
     }
     m.weight_bytes += int64_t(t.nbytes());
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
+    if (t.shape.size() == 1 && (t.dtype == DType::F16 || t.dtype == DType::BF16))
+      m.vector_f32_extra_bytes += 4 * t.numel() - int64_t(t.nbytes());
     m.num_params += tensor_params(t);
     m.num_tensors += 1;
     m.tensor_types[std::string(dtype_name(t.dtype))] += 1;
+  }
+}
+
+// FP8 / AWQ / GPTQ linears are held repacked (loader/quant_checkpoint.h): their bytes and format.
+static void add_repacked(const std::vector<loader::TensorDesc>& tensors, ModelMeta& m) {
+  m.weight_bytes += loader::repack_delta_bytes(m.config, tensors);
+  for (const loader::QuantizedLinear& q : loader::quantized_linears(m.config, tensors)) {
+    const std::string to = std::string(dtype_name(q.repacked));
+    m.tensor_types[to] += 1;
+    if (m.quantization.find(to) == std::string::npos)
+      m.quantization += (m.quantization.empty() ? m.config.quantization_config->quant_method + ", repacked at load to "
+                                                : std::string(" / ")) + to;
   }
 }
 
@@ -163,6 +183,7 @@ ModelMeta read_local_meta(const LocalModel& lm) {
     for (auto& d : loader::tensor_descs(h.tensors)) tensors.push_back(std::move(d));
   }
   loader::validate_model_tensors(m.config, tensors, -1, lm.dir);
+  add_repacked(tensors, m);
   hf_tokenizer_and_template(lm.dir, m);
   return m;
 }
@@ -213,11 +234,18 @@ ModelMeta read_remote_meta(HubClient& hub, const RepoInfo& info, const std::stri
       return m;
     }
   }
+  // (A sharded checkpoint sized from its index's total_size above counts FP8 / AWQ / GPTQ linears
+  // at their file bytes: the repacked size needs the tensor headers.)
+  std::vector<loader::TensorDesc> tensors;
   for (const auto& f : v.files) {
     if (f.path.size() < 12 || f.path.compare(f.path.size() - 12, 12, ".safetensors") != 0) continue;
     auto read = [&](int64_t first, int64_t count) { return hub.read_range(repo, rev, f.path, first, count); };
-    add_safetensors_header(read_safetensors_header(repo + "/" + f.path, uint64_t(std::max<int64_t>(0, f.size)), read), m);
+    const loader::SafetensorsHeader h =
+        read_safetensors_header(repo + "/" + f.path, uint64_t(std::max<int64_t>(0, f.size)), read);
+    add_safetensors_header(h, m);
+    for (auto& d : loader::tensor_descs(h.tensors)) tensors.push_back(std::move(d));
   }
+  add_repacked(tensors, m);
   return m;
 }
 

@@ -29,9 +29,13 @@ struct ModelMeta {
   /// Of weight_bytes, the routed experts' tensors (GGUF *_exps, HF *.experts.*); 0 when unknown
   /// (a remote checkpoint sized from its index) or dense.
   int64_t expert_weight_bytes = 0;
+  // safetensors: what the loader's F32 copies of F16 / BF16 vectors (norms, biases) add to their
+  // file bytes (model/weights.h); resident_weight_bytes counts it.
+  int64_t vector_f32_extra_bytes = 0;
   std::map<std::string, int64_t> tensor_types;  // "Q4_K" → tensor count
   std::vector<loader::GgufTensorInfo> gguf_tensors;  // a GGUF's tensor table (empty for safetensors)
-  std::string quantization;                     // GGUF: from the tensors (hub/quant_name.h); "" otherwise
+  std::string quantization;                     // GGUF: from the tensors (hub/quant_name.h); safetensors:
+                                                // "fp8, repacked at load to Q8_0" (FP8 / AWQ / GPTQ); "" otherwise
   std::string tokenizer_kind;                   // "gpt2 (BPE)", "llama (SentencePiece)", "BPE", ...
   bool has_chat_template = false;
   std::string chat_template_source;             // "tokenizer.chat_template", "chat_template.jinja", ...

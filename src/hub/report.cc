@@ -40,9 +40,17 @@ int64_t active_weight_bytes(const ModelMeta& meta) {
   return meta.weight_bytes - unused;
 }
 
+namespace {
+// "safetensors", or "safetensors (awq, repacked at load to Q4_1)" for a quantized checkpoint.
+std::string safetensors_format(const ModelMeta& meta) {
+  return meta.quantization.empty() ? std::string("safetensors") : "safetensors (" + meta.quantization + ")";
+}
+}  // namespace
+
 int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p) {
-  if (!p.packed_extra || meta.gguf_tensors.empty()) return meta.weight_bytes;
-  return meta.weight_bytes + p.packed_extra(meta.config, meta.gguf_tensors);
+  const int64_t w = meta.weight_bytes + meta.vector_f32_extra_bytes;
+  if (!p.packed_extra || meta.gguf_tensors.empty()) return w;
+  return w + p.packed_extra(meta.config, meta.gguf_tensors);
 }
 
 std::string format_count(int64_t n) {
@@ -89,7 +97,7 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
   o << "  Model     " << m.id << "\n";
   o << "  File      " << m.weight_files.front() << (m.weight_files.size() > 1 ? " (+" + std::to_string(m.weight_files.size() - 1) + " more)" : "") << "\n";
   o << "  Arch      " << (meta.config.gguf_arch.empty() ? meta.config.model_type : meta.config.gguf_arch) << "\n";
-  o << "  Format    " << (m.format == ModelFormat::GGUF ? meta.quantization : "safetensors") << "\n\n";
+  o << "  Format    " << (m.format == ModelFormat::GGUF ? meta.quantization : safetensors_format(meta)) << "\n\n";
   auto line = [&](const std::string& name, int64_t bytes, const std::string& note) {
     o << "  " << pad(name, 10) << rpad(format_bytes(bytes), 10) << "   " << note << "\n";
   };
@@ -218,7 +226,7 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
                         : ""));
   std::string types;
   for (const auto& [t, n] : meta.tensor_types) types += (types.empty() ? "" : ", ") + t + " ×" + std::to_string(n);
-  row("Quantization", (m.format == ModelFormat::GGUF ? meta.quantization : std::string("safetensors")) + " (" + types + ")");
+  row("Quantization", (m.format == ModelFormat::GGUF ? meta.quantization : safetensors_format(meta)) + " (" + types + ")");
   row("Vocabulary", std::to_string(c.vocab_size));
   if (!c.unsupported_inputs.empty()) {
     std::string what;

@@ -49,13 +49,19 @@ struct RopeParameters {
   bool operator==(const RopeParameters&) const = default;
 };
 
-/// HF quantization_config (block FP8 checkpoints, docs/architecture.md §9; mxfp4 for gpt-oss).
+/// HF quantization_config (block FP8 checkpoints, docs/architecture.md §9; mxfp4 for gpt-oss;
+/// AutoAWQ / GPTQ int4, loader/quant_checkpoint.h).
 struct QuantizationConfig {
-  std::string quant_method;                     // "fp8", "mxfp4", …
+  std::string quant_method;                     // "fp8", "mxfp4", "awq", "gptq", …
   std::string fmt;                              // "e4m3"
   std::string activation_scheme;                // "dynamic"
   std::vector<int64_t> weight_block_size;       // [128, 128]
   std::vector<std::string> modules_to_not_convert;
+  int64_t bits = 0;                             // awq / gptq: 4
+  int64_t group_size = 0;                       // awq / gptq: 128 (-1: one group per row)
+  bool desc_act = false;                        // gptq: act-order (g_idx permutes the groups)
+  std::string version;                          // awq: "gemm" (the only layout read)
+  std::string checkpoint_format;                // gptq: "gptq" (v1: zeros stored − 1) or "gptq_v2"
 };
 
 /// Sanity bound on num_hidden_layers (per-layer vectors are sized from it); real models have < 200.

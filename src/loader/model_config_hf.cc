@@ -275,6 +275,13 @@ void read_dtype_and_quantization(const Obj& top, const Obj& t, ModelConfig& c) {
   out.modules_to_not_convert = q.str_list("modules_to_not_convert");
   if (out.quant_method == "fp8" && !out.weight_block_size.empty() && out.weight_block_size.size() != 2)
     q.bad("weight_block_size", "two integers [rows, cols]");
+  // AutoAWQ writes w_bit / q_group_size in its own quant_config.json; transformers' config.json
+  // carries bits / group_size (both spellings accepted).
+  out.bits = q.opt_int("bits").value_or(q.get_int("w_bit", 0));
+  out.group_size = q.opt_int("group_size").value_or(q.get_int("q_group_size", 0));
+  out.desc_act = q.get_bool("desc_act", false);
+  out.version = q.opt_str("version").value_or("");
+  out.checkpoint_format = q.opt_str("checkpoint_format").value_or("");
   c.quantization_config = std::move(out);
 }
 

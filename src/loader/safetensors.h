@@ -68,6 +68,10 @@ class SafetensorsFile {
   std::span<const uint8_t> tensor_data(const SafetensorsTensorInfo& t) const;
   /// Tensor view into the mapping (read-only memory). Throws for more than 4 dims.
   Tensor view(const SafetensorsTensorInfo& t) const;
+  /// Releases the whole pages of tensor bytes [p, p + n) that are no longer read (MmapFile::release).
+  void release(const void* p, size_t n) const {
+    for (const MmapFile& m : maps_) m.release(p, n);
+  }
   /// __metadata__ of the first shard (e.g. {"format": "pt"}).
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::vector<std::string>& paths() const { return paths_; }

@@ -15,6 +15,7 @@
 #include "core/quant.h"
 #include "loader/gguf.h"
 #include "loader/model_validate.h"
+#include "loader/quant_checkpoint.h"
 #include "loader/safetensors.h"
 #include "model/experts_layout.h"
 #include "model/linear_attn_layout.h"
@@ -32,6 +33,9 @@ struct Weights::Impl {
   std::string path;
 
   std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
+  // Buffers of the FP8 / AWQ / GPTQ linears repacked at load [begin, end): read in place by the
+  // matmul (Q8_0 / Q4_1 file-row kernels), never packed again, so the model holds one copy.
+  std::vector<std::pair<uintptr_t, uintptr_t>> repacked;
   std::vector<Buffer> transient;  // rewritten tensors that binding copies again (split biases): freed after load
   const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
 
@@ -146,6 +150,37 @@ struct Weights::Impl {
         rewritten[tensor_name(n.expert_up_bias.hf, l)] = u;
       }
     }
+  }
+
+  // The checkpoint's quantized linears (loader/quant_checkpoint.h) repacked once, each bound
+  // under its plain "<m>.weight" name; the file pages they came from are released.
+  void repack_quantized(const loader::ModelConfig& c) {
+    auto view = [&](const std::string& name) {
+      const auto* t = st->find_tensor(name);
+      return t ? st->view(*t) : Tensor{};
+    };
+    for (const loader::QuantizedLinear& q : loader::quantized_linears(c, loader::tensor_descs(st->tensors()))) {
+      const std::vector<int64_t> dims = q.shape();
+      Tensor o(q.repacked, nullptr, {1});
+      o.ndim = int(dims.size());
+      for (size_t i = 0; i < dims.size(); ++i) o.shape[i] = dims[i];
+      Buffer b(static_cast<size_t>(o.nbytes()));
+      o.data = b.data();
+      loader::repack_quantized_linear(c, q, view, b.data());
+      for (const std::string& src : q.sources)
+        if (const Tensor t = view(src); t.data) st->release(t.data, size_t(t.nbytes()));
+      repacked.emplace_back(reinterpret_cast<uintptr_t>(b.data()), reinterpret_cast<uintptr_t>(b.data()) + b.size());
+      owned.push_back(std::move(b));
+      rewritten[q.module + ".weight"] = o;
+    }
+    std::sort(repacked.begin(), repacked.end());
+  }
+
+  // Whether t's data lies in a repacked buffer (`repacked` sorted first: an MoE has ~10^4).
+  bool is_repacked(const Tensor& t) const {
+    const auto p = reinterpret_cast<uintptr_t>(t.data);
+    auto it = std::upper_bound(repacked.begin(), repacked.end(), std::pair{p, ~uintptr_t(0)});
+    return it != repacked.begin() && p < std::prev(it)->second;
   }
 
   // GGUF Gated DeltaNet layers in the HF layout, under their GGUF names: llama.cpp stores
@@ -293,16 +328,17 @@ void Weights::pack_for_matmul() {
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
   backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
-  if (lm_head.data && be.wants_packed(lm_head)) todo.push_back(&lm_head);
-  if (ple_model_proj.data && be.wants_packed(ple_model_proj)) todo.push_back(&ple_model_proj);
+  auto wants = [&](const Tensor& t) { return t.data && be.wants_packed(t) && !impl_->is_repacked(t); };
+  if (wants(lm_head)) todo.push_back(&lm_head);
+  if (wants(ple_model_proj)) todo.push_back(&ple_model_proj);
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
                       &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj, &L.shexp_gate, &L.shexp_up,
                       &L.shexp_down})
-      if (t->data && be.wants_packed(*t)) todo.push_back(t);
+      if (wants(*t)) todo.push_back(t);
     for (LayerWeights::Expert& x : L.experts)
       for (Tensor* t : {&x.gate, &x.up, &x.down})
-        if (be.wants_packed(*t)) todo.push_back(t);
+        if (wants(*t)) todo.push_back(t);
   }
   auto slice_bytes = [&](const Tensor& t) { return (size_t(be.packed_bytes(t)) + 63) / 64 * 64; };
   size_t total = 0;
@@ -342,6 +378,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     im.st.emplace(loader::SafetensorsFile::open(path));
     w->source_ = WeightSource::SAFETENSORS;
     loader::validate_model_tensors(c, loader::tensor_descs(im.st->tensors()), -1, path);
+    im.repack_quantized(c);
     if (spec.hf_experts_input_major) im.rewrite_input_major_experts(c, spec.names);
   }
   const TensorNames& n = spec.names;

@@ -1,8 +1,10 @@
 // Weights: the tensors of one model, viewed in place in the mmapped GGUF or safetensors file
 // (any weight format; quantization is a property of each weight). Load-time fix-ups live here
 // and only here: fused q/k/v and gate/up are split into row views (no copy), Gemma's HF x̂·(1+w)
-// norms become plain weights, every 1-D tensor (norms, biases) is converted to F32, and the 2-D
-// weights the CPU matmul reads faster in its own layout get a packed copy (Backend::prepare).
+// norms become plain weights, every 1-D tensor (norms, biases) is converted to F32, FP8 / AWQ /
+// GPTQ linears of a safetensors checkpoint are repacked once to Q8_0 / Q4_1 (loader/quant_checkpoint.h;
+// that copy is the only one, not packed again), and the 2-D weights the CPU matmul reads faster
+// in its own layout get a packed copy (Backend::prepare).
 // Invariant: a LayerWeights tensor with data == nullptr is absent (the transformer skips it).
 #pragma once
 

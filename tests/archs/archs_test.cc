@@ -24,11 +24,16 @@ namespace {
 // qwen3_moe_mixed: dense and MoE layers in one model (decoder_sparse_step, mlp_only_layers);
 // olmoe_clip: OLMoE with clip_qkv; qwen3_moe_bf16: a BF16 MoE checkpoint; qwen3_5_moe_bf16: a BF16
 // hybrid (Gated DeltaNet) MoE checkpoint with a shared expert.
+// Quantized checkpoints are checked against transformers on their exactly dequantized weights.
 std::vector<std::string> arch_folders() {
   std::vector<std::string> out;
   for (const std::string& f : registered_families())
     if (!arch_spec(f).encoder) out.push_back(f);  // encoders: tests/model/embed_test.cc
   out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4"});
+  // qwen3_bf16 as FP8 / AWQ / GPTQ (± act-order) checkpoints (tools/gen_quant_checkpoints.py).
+  out.insert(out.end(), {"qwen3_fp8", "qwen3_awq", "qwen3_gptq", "qwen3_gptq_act"});
+  // qwen3_moe_bf16 as per-expert FP8 / AWQ checkpoints (as Qwen3-MoE FP8 / AWQ releases are).
+  out.insert(out.end(), {"qwen3_moe_fp8", "qwen3_moe_awq"});
   for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"})  // optional variants (tools/gen_tiny_models.py)
     if (std::filesystem::exists(std::filesystem::path(OXYD_SOURCE_DIR) / "tests/data/archs" / f / "goldens.json"))
       out.push_back(f);
