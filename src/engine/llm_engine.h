@@ -96,8 +96,9 @@ class LLMEngine {
   KvFormat kv_format() const { return kv_format_; }
   int64_t num_kv_blocks() const { return num_kv_blocks_; }
   /// The grammar compiler for this model's vocabulary (built on first use: ~0.1–1 s for a 150k
-  /// vocabulary). Thread-safe.
-  const grammar::GrammarCompiler& grammar_compiler();
+  /// vocabulary). Thread-safe. special_text: the one over grammar_vocabulary(special_text), for
+  /// GrammarSpec::special_text.
+  const grammar::GrammarCompiler& grammar_compiler(bool special_text = false);
   /// Unique per process, for engine request ids.
   int64_t next_request_id() { return next_id_.fetch_add(1); }
 
@@ -116,8 +117,8 @@ class LLMEngine {
   int64_t weights_bytes_ = 0, num_kv_blocks_ = 0;
   KvFormat kv_format_ = kDefaultKvFormat;
   std::atomic<int64_t> next_id_{1};
-  std::once_flag grammar_once_;
-  std::unique_ptr<grammar::GrammarCompiler> grammar_;
+  std::once_flag grammar_once_[2];
+  std::unique_ptr<grammar::GrammarCompiler> grammar_[2];  // [special_text]
 };
 
 }  // namespace oxyd::engine

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include <dlpack/dlpack.h>
+#include <nlohmann/json.hpp>
 #include <xgrammar/xgrammar.h>
 
 #include "core/error.h"
@@ -18,6 +19,59 @@ class CompiledGrammar {
   explicit CompiledGrammar(xgrammar::CompiledGrammar g) : g_(std::move(g)) {}
   xgrammar::CompiledGrammar g_;
 };
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// XGrammar 0.2.8 writes a string with minLength / maxLength (and no pattern or format) as up to N
+// characters of [^"\\\r\n]: other control characters (U+0001..U+001F) pass, which JSON forbids
+// unescaped, so a sampled \x05 made output no JSON parser reads (issue 25, a random model under
+// tool_choice "required"). The same bound as a pattern of the characters JSON allows unescaped
+// has none (XGrammar's regex "." lets them through too). Values that are data (enum, const, default, examples) are left alone.
+void bound_strings(json& s) {
+  if (s.is_array()) {
+    for (json& e : s) bound_strings(e);
+    return;
+  }
+  if (!s.is_object()) return;
+  const bool is_string = s.contains("type") && s["type"] == "string";
+  if (is_string && !s.contains("pattern") && !s.contains("format") && (s.contains("minLength") || s.contains("maxLength"))) {
+    const json lo = s.value("minLength", json(0)), hi = s.value("maxLength", json());
+    auto count = [](const json& v) { return v.is_number_integer() && v.get<int64_t>() >= 0; };
+    if (count(lo) && (hi.is_null() || count(hi)))
+      s["pattern"] = R"(^[^"\\\x00-\x1f]{)" + lo.dump() + "," + (hi.is_null() ? "" : hi.dump()) + "}$";
+  }
+  for (auto it = s.begin(); it != s.end(); ++it)
+    if (it.key() != "enum" && it.key() != "const" && it.key() != "default" && it.key() != "examples") bound_strings(it.value());
+}
+
+std::string fixed_schema(const std::string& text) {
+  json s = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (s.is_discarded()) return text;  // XGrammar reports it
+  bound_strings(s);
+  return s.dump();
+}
+
+// The json_schema formats inside a structural tag, fixed the same way.
+void fix_tag_schemas(json& t) {
+  if (t.is_array()) {
+    for (json& e : t) fix_tag_schemas(e);
+  } else if (t.is_object()) {
+    if (t.contains("type") && t["type"] == "json_schema" && t.contains("json_schema")) bound_strings(t["json_schema"]);
+    for (auto it = t.begin(); it != t.end(); ++it)
+      if (it.key() != "json_schema") fix_tag_schemas(it.value());
+  }
+}
+
+std::string fixed_tag(const std::string& text) {
+  json t = json::parse(text, nullptr, false);
+  if (t.is_discarded()) return text;
+  fix_tag_schemas(t);
+  return t.dump();
+}
+
+}  // namespace
 
 struct GrammarCompiler::Impl {
   explicit Impl(const Vocabulary& v)
@@ -45,7 +99,7 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpe
         // Compact separators as json.dumps writes them; any whitespace would let a weak model
         // spend its whole budget on blanks.
         return std::make_shared<CompiledGrammar>(c.CompileJSONSchema(
-            s.text, /*any_whitespace=*/false, std::nullopt, std::make_pair(std::string(", "), std::string(": ")),
+            fixed_schema(s.text), /*any_whitespace=*/false, std::nullopt, std::make_pair(std::string(", "), std::string(": ")),
             /*strict_mode=*/s.strict));
       case GrammarSpec::Kind::JSON_OBJECT:
         // OpenAI's json_object: a JSON object (not any JSON value).
@@ -54,7 +108,7 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpe
             /*strict_mode=*/false));
       case GrammarSpec::Kind::REGEX: return std::make_shared<CompiledGrammar>(c.CompileRegex(s.text));
       case GrammarSpec::Kind::EBNF: return std::make_shared<CompiledGrammar>(c.CompileGrammar(s.text, "root"));
-      case GrammarSpec::Kind::STRUCTURAL_TAG: return std::make_shared<CompiledGrammar>(c.CompileStructuralTag(s.text));
+      case GrammarSpec::Kind::STRUCTURAL_TAG: return std::make_shared<CompiledGrammar>(c.CompileStructuralTag(fixed_tag(s.text)));
       case GrammarSpec::Kind::NONE: break;
     }
   } catch (const Error&) {
