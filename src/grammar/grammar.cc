@@ -120,11 +120,17 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpe
 }
 
 struct Matcher::Impl {
+  // XGrammar's terminate_without_stop_token ends a grammar as soon as it is complete, also where
+  // it could go on (free text, a tool call that may or may not come): a request with no stop id
+  // then got one token (issue 25). Here the matcher waits for a stop id, and terminate_when_complete
+  // ends it where it is complete and no other token may follow.
   Impl(const xgrammar::CompiledGrammar& g, const std::vector<int32_t>& stop, bool terminate_when_complete)
       : m(g, stop.empty() ? std::nullopt : std::optional<std::vector<int>>(std::vector<int>(stop.begin(), stop.end())),
-          terminate_when_complete, /*max_rollback_tokens=*/-1),
+          /*terminate_without_stop_token=*/false, /*max_rollback_tokens=*/-1),
         vocab_size(g.GetTokenizerInfo().GetVocabSize()),
-        words(size_t(xgrammar::GetBitmaskSize(vocab_size))) {}
+        words(size_t(xgrammar::GetBitmaskSize(vocab_size))),
+        terminate_when_complete(terminate_when_complete),
+        stop_ids(stop.empty() ? g.GetTokenizerInfo().GetStopTokenIds() : std::vector<int32_t>(stop.begin(), stop.end())) {}
   void fill(int32_t* data) {
     int64_t shape[1] = {int64_t(words.size())};
     DLTensor t{};
@@ -137,9 +143,20 @@ struct Matcher::Impl {
     t.byte_offset = 0;
     m.FillNextTokenBitmask(&t, 0);
   }
+  // Complete, and nothing but a stop id allowed next.
+  bool at_end() {
+    if (!m.IsCompleted()) return false;
+    fill(words.data());
+    for (int32_t id : stop_ids)
+      if (id >= 0 && id < vocab_size) words[size_t(id / 32)] &= ~int32_t(uint32_t(1) << (id % 32));
+    return std::all_of(words.begin(), words.end(), [](int32_t w) { return w == 0; });
+  }
   xgrammar::GrammarMatcher m;
   int32_t vocab_size;
   std::vector<int32_t> words;  // scratch for apply_mask
+  bool terminate_when_complete;
+  std::vector<int32_t> stop_ids;
+  bool ended = false;  // terminate_when_complete and at_end() after the last accept
 };
 
 Matcher::Matcher(std::shared_ptr<const CompiledGrammar> g, const std::vector<int32_t>& stop_ids,
@@ -172,11 +189,20 @@ void Matcher::apply_mask(std::span<float> logits) {
 
 bool Matcher::accept(int32_t token) {
   if (token < 0 || token >= impl_->vocab_size) return false;
-  return impl_->m.AcceptToken(token);
+  const bool ok = impl_->m.AcceptToken(token);
+  if (ok && impl_->terminate_when_complete && impl_->at_end()) impl_->ended = true;
+  return ok;
 }
-bool Matcher::accept_string(const std::string& text) { return impl_->m.AcceptString(text); }
-void Matcher::rollback(int32_t n) { impl_->m.Rollback(n); }
-bool Matcher::is_terminated() const { return impl_->m.IsTerminated(); }
+bool Matcher::accept_string(const std::string& text) {
+  const bool ok = impl_->m.AcceptString(text);
+  if (ok && impl_->terminate_when_complete && impl_->at_end()) impl_->ended = true;
+  return ok;
+}
+void Matcher::rollback(int32_t n) {
+  impl_->m.Rollback(n);
+  impl_->ended = false;
+}
+bool Matcher::is_terminated() const { return impl_->m.IsTerminated() || impl_->ended; }
 bool Matcher::is_completed() const { return impl_->m.IsCompleted(); }
 int32_t Matcher::vocab_size() const { return impl_->vocab_size; }
 

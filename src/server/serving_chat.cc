@@ -7,7 +7,7 @@
 // template (chat/output_format.h, server/chat_output.h): reasoning, tool calls (when the request
 // has tools and tool_choice is not "none") and content; harmony models (ModelConfig::harmony_chat)
 // are decoded with their markers. tool_choice "required" / a named function force a call by
-// grammar (server/tool_choice.h).
+// grammar, and "auto" constrains a call once opened (server/tool_choice.h).
 #include <random>
 
 #include "chat/output_format.h"
@@ -209,7 +209,7 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
   base.grammar = checked_grammar(m, cr.common);
-  // tool_choice by grammar (server/tool_choice.h): forced calls.
+  // tool_choice by grammar (server/tool_choice.h): forced calls, or auto's calls kept schema-valid.
   if (ToolChoiceGrammar tg = tool_choice_grammar(cr, format, m.tokenizer(), po.reasoning_open); !tg.spec.empty()) {
     protocol::CommonParams c = cr.common;
     c.grammar = std::move(tg.spec);

@@ -12,6 +12,19 @@ using chat::ToolSyntax;
 
 namespace {
 
+// The text that starts a call (AUTO's trigger): a prefix of every shape's begin.
+std::string trigger(ToolSyntax s) {
+  switch (s) {
+    case ToolSyntax::TAG_JSON: return "<tool_call>";
+    case ToolSyntax::PYTHON_TAG: return "{\"name\": ";
+    case ToolSyntax::BRACKET_LIST:
+    case ToolSyntax::BRACKET_ARGS: return "[TOOL_CALLS]";
+    case ToolSyntax::PIPE_LIST: return "<|tool_call|>";
+    case ToolSyntax::HARMONY: return "<|channel|>commentary to=";
+    default: return "";
+  }
+}
+
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
@@ -28,10 +41,11 @@ ToolChoiceGrammar tool_choice_grammar(const protocol::ChatRequest& cr, const cha
   if (out.forced && !cr.common.grammar.empty())
     throw protocol::bad_request("'" + cr.common.grammar_param + "' cannot be combined with a forced tool_choice "
                                 "(both constrain the whole output).", "tool_choice", "invalid_value");
-  if (!out.forced) return out;  // auto: not constrained yet
+  if (!out.forced && !cr.common.grammar.empty()) return out;  // the request's own grammar wins
 
   const auto shapes = chat::tool_call_shapes(format.tools, cr.tools, only);
   if (!shapes || shapes->empty()) {
+    if (!out.forced) return out;
     throw protocol::bad_request("tool_choice " + tc.dump() + " cannot be enforced for this model: its tool-call "
                                 "syntax has no JSON-argument form the grammar can force; use \"auto\".",
                                 "tool_choice", "unsupported_value");
@@ -60,6 +74,13 @@ ToolChoiceGrammar tool_choice_grammar(const protocol::ChatRequest& cr, const cha
   // harmony's call ends the turn, and text after a Llama 3 JSON call would not be a call).
   g.parallel = cr.parallel_tool_calls && only.empty() &&
                (format.tools == ToolSyntax::TAG_JSON || format.tools == ToolSyntax::BRACKET_ARGS);
+  if (!out.forced) {
+    g.mode = grammar::ToolCallGrammar::Mode::AUTO;
+    g.triggers = {trigger(format.tools)};
+    out.spec = grammar::tool_call_grammar(g);
+    out.spec.special_text = special_text;
+    return out;
+  }
   g.mode = grammar::ToolCallGrammar::Mode::REQUIRED;
   g.separator = format.tools == ToolSyntax::TAG_JSON ? "\n" : "";
   if (reasoning_open) g.prefix = format.think_close + "\n\n";

@@ -2,7 +2,8 @@
 // call from the first generated token: the output is one call (or, "required" with
 // parallel_tool_calls, several) in the model's own syntax (chat/tool_call_shapes.h), its arguments
 // valid for the tool's JSON Schema, and nothing else; the model's output parser reads it back.
-// Where the vocabulary holds markers as special tokens the grammar is compiled over the
+// "auto" leaves text free and, once the model writes a call opener, constrains that call the same
+// way (not where the request has its own grammar). Where the vocabulary holds markers as special tokens the grammar is compiled over the
 // vocabulary that gives them their text (GrammarSpec::special_text); a marker that is a stop token
 // ends the grammar instead (the stop ends the call, as the parsers expect).
 #pragma once

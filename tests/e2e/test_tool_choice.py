@@ -1,4 +1,5 @@
-"""tool_choice "required" / a named function forced by grammar (issue 25), on tiny random-weight models (tiny_random.py) over real tokenizers with
+"""tool_choice "required" / a named function forced by grammar, and "auto" calls kept
+schema-valid (issue 25), on tiny random-weight models (tiny_random.py) over real tokenizers with
 real chat templates: Hermes/Qwen <tool_call> (Qwen 2.5 template, Qwen 3 tokenizer), Llama 3.1 JSON
 (Llama 3.1 tokenizer), Mistral [TOOL_CALLS] pre-v11 list and v11+ name[ARGS] (their templates,
 Llama 2 tokenizer: the markers as text), Granite <|tool_call|> and gpt-oss harmony (its tokenizer:
@@ -128,3 +129,13 @@ def test_forced_choice_and_response_format_conflict(srv):
     b = body(srv, "required", response_format={"type": "json_object"})
     r = srv.post("/v1/chat/completions", b)
     assert r.status_code == 400 and r.json()["error"]["param"] == "tool_choice", r.text
+
+
+def test_auto_call_arguments_follow_the_schema(srv):
+    """A random model under auto rarely opens a call: the call opener's token gets a +100 logit_bias,
+    so every choice opens one, and from there the grammar must keep the call valid."""
+    if srv.key != "hermes":
+        pytest.skip("the opener is one token only in the Qwen vocabulary (<tool_call>)")
+    from tokenizers import Tokenizer
+    opener = Tokenizer.from_file(str(TEST_DATA / "tokenizers" / "qwen3" / "tokenizer.json")).token_to_id("<tool_call>")
+    whole(srv, "auto", set(SCHEMAS), logit_bias={str(opener): 100})

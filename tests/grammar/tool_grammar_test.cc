@@ -108,5 +108,20 @@ TEST(ToolGrammar, BoundedStringsHoldNoControlCharacter) {
   EXPECT_FALSE(prefix_ok(c, t, "<f>{\"c\": \"\""));  // minLength 1
 }
 
+// terminate_when_complete (a request with no stop id) ends a grammar where nothing but a stop
+// may follow, not as soon as it is complete: free text before a call goes on (it got one token).
+TEST(ToolGrammar, TerminateWhenCompleteWaitsUntilNothingCanFollow) {
+  GrammarCompiler c(byte_vocabulary());
+  Matcher aut(c.compile(hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::AUTO)), {}, true);
+  EXPECT_TRUE(aut.accept_string("hens"));
+  EXPECT_TRUE(aut.is_completed());
+  EXPECT_FALSE(aut.is_terminated());
+  Matcher obj(c.compile({GrammarSpec::Kind::JSON_OBJECT, "", false}), {}, true);
+  EXPECT_TRUE(obj.accept_string("{\"a\": 1"));
+  EXPECT_FALSE(obj.is_terminated());
+  EXPECT_TRUE(obj.accept_string("}"));
+  EXPECT_TRUE(obj.is_terminated());
+}
+
 }  // namespace
 }  // namespace oxyd::grammar
