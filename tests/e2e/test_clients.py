@@ -9,7 +9,7 @@ pydantic validation of what it receives (a result of the wrong type or an invali
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from server import Server, TEST_DATA
 from tiny_random import make_tiny_llama
@@ -18,7 +18,9 @@ PROMPT = "What is the weather in Paris?"
 
 
 class Weather(BaseModel):
-    """Weather for a city."""
+    """Weather for a city. Closed (additionalProperties false) and bounded: a random model never
+    ends an extra key's unbounded string, and a client may send the schema without strict."""
+    model_config = ConfigDict(extra="forbid")
     city: str = Field(max_length=6)
     days: int = Field(ge=1, le=7)
 
