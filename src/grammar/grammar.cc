@@ -39,8 +39,11 @@ void bound_strings(json& s) {
   if (is_string && !s.contains("pattern") && !s.contains("format") && (s.contains("minLength") || s.contains("maxLength"))) {
     const json lo = s.value("minLength", json(0)), hi = s.value("maxLength", json());
     auto count = [](const json& v) { return v.is_number_integer() && v.get<int64_t>() >= 0; };
-    if (count(lo) && (hi.is_null() || count(hi)))
+    if (count(lo) && (hi.is_null() || count(hi))) {
       s["pattern"] = R"(^[^"\\\x00-\x1f]{)" + lo.dump() + "," + (hi.is_null() ? "" : hi.dump()) + "}$";
+      s.erase("minLength");  // in the pattern now (XGrammar warns on both)
+      s.erase("maxLength");
+    }
   }
   for (auto it = s.begin(); it != s.end(); ++it)
     if (it.key() != "enum" && it.key() != "const" && it.key() != "default" && it.key() != "examples") bound_strings(it.value());
@@ -131,6 +134,9 @@ struct Matcher::Impl {
         words(size_t(xgrammar::GetBitmaskSize(vocab_size))),
         terminate_when_complete(terminate_when_complete),
         stop_ids(stop.empty() ? g.GetTokenizerInfo().GetStopTokenIds() : std::vector<int32_t>(stop.begin(), stop.end())) {}
+  // The mask fill_bitmask computed for the current state, reused by apply_mask (a worker fills
+  // it during the forward pass, engine_core.cc); any accept or rollback drops it.
+  bool mask_ready = false;
   void fill(int32_t* data) {
     int64_t shape[1] = {int64_t(words.size())};
     DLTensor t{};
@@ -167,11 +173,14 @@ Matcher::~Matcher() = default;
 
 void Matcher::fill_bitmask(std::span<int32_t> words) {
   OXYD_CHECK(words.size() == impl_->words.size(), "grammar: bitmask size");
-  impl_->fill(words.data());
+  impl_->fill(impl_->words.data());
+  std::copy(impl_->words.begin(), impl_->words.end(), words.begin());
+  impl_->mask_ready = true;
 }
 
 void Matcher::apply_mask(std::span<float> logits) {
-  impl_->fill(impl_->words.data());
+  if (!impl_->mask_ready) impl_->fill(impl_->words.data());
+  impl_->mask_ready = false;
   const size_t n = std::min(logits.size(), size_t(impl_->vocab_size));
   for (size_t w = 0; w * 32 < n; ++w) {
     const uint32_t bits = uint32_t(impl_->words[w]);
@@ -189,11 +198,13 @@ void Matcher::apply_mask(std::span<float> logits) {
 
 bool Matcher::accept(int32_t token) {
   if (token < 0 || token >= impl_->vocab_size) return false;
+  impl_->mask_ready = false;
   const bool ok = impl_->m.AcceptToken(token);
   if (ok && impl_->terminate_when_complete && impl_->at_end()) impl_->ended = true;
   return ok;
 }
 bool Matcher::accept_string(const std::string& text) {
+  impl_->mask_ready = false;
   const bool ok = impl_->m.AcceptString(text);
   if (ok && impl_->terminate_when_complete && impl_->at_end()) impl_->ended = true;
   return ok;
@@ -201,6 +212,7 @@ bool Matcher::accept_string(const std::string& text) {
 void Matcher::rollback(int32_t n) {
   impl_->m.Rollback(n);
   impl_->ended = false;
+  impl_->mask_ready = false;
 }
 bool Matcher::is_terminated() const { return impl_->m.IsTerminated() || impl_->ended; }
 bool Matcher::is_completed() const { return impl_->m.IsCompleted(); }
