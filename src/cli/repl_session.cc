@@ -2,11 +2,11 @@
 #include "cli/repl_session.h"
 
 #include <chrono>
-#include <optional>
+#include <memory>
 #include <utility>
 
 #include "chat/chat_template.h"
-#include "chat/harmony_output.h"
+#include "chat/output_parser.h"
 #include "core/error.h"
 #include "engine/generation.h"
 
@@ -37,11 +37,14 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
   if (p.prompt_ids.empty()) throw_error(ErrorCode::INVALID_ARGUMENT, "the prompt encodes to no tokens");
   p.sampling = opts_.sampling;
   p.max_tokens = opts_.max_tokens;
-  // A harmony model (ModelConfig::harmony_chat): decode its channel markers, show the final channel.
-  std::optional<chat::HarmonyFinalText> harmony;
+  // A harmony model (ModelConfig::harmony_chat): decode its channel markers and show what the
+  // server sends as content (the final channel, preambles); reasoning and tool calls are not shown.
+  std::unique_ptr<chat::OutputParser> harmony;
   if (model_.config().harmony_chat && !opts_.raw) {
     p.skip_special_tokens = false;
-    harmony.emplace();
+    chat::OutputFormat f;
+    f.tools = chat::ToolSyntax::HARMONY;
+    harmony = chat::make_output_parser(f, {});
   }
   const auto t0 = Clock::now();
   engine::Generation gen(model_, std::move(p), opts_.seed);
@@ -59,8 +62,15 @@ TurnResult ChatSession::answer(const std::string& user, std::FILE* out, const vo
     }
     if (next == engine::Generation::Next::END) break;
     if (next == engine::Generation::Next::TIMEOUT) continue;
-    std::string text = harmony ? harmony->feed(chunk.text) : chunk.text;
-    if (harmony && chunk.finish_reason != engine::FinishReason::NONE) text += harmony->finish();
+    std::string text = chunk.text;
+    if (harmony) {
+      chat::OutputEvents ev = harmony->feed(chunk.text);
+      if (chunk.finish_reason != engine::FinishReason::NONE)
+        for (chat::OutputEvent& e : harmony->finish()) ev.push_back(std::move(e));
+      text.clear();
+      for (const chat::OutputEvent& e : ev)
+        if (e.kind == chat::OutputEvent::Kind::CONTENT) text += e.text;
+    }
     if (!aborted && !text.empty()) {
       std::fwrite(text.data(), 1, text.size(), out);
       std::fflush(out);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <future>
 
 #include "core/error.h"
 
@@ -77,7 +79,30 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
     batch.fwd.state_slots = batch.state_slots;
   }
   const int32_t vocab = model_.vocab_size();
+  // Grammar masks of this step's constrained requests are computed on a worker while the forward
+  // pass runs (issue 25: mask time off the step's critical path); each matcher keeps its mask for
+  // sample(). The engine thread touches no matcher until get(). OXYD_GRAMMAR_OVERLAP=0: inline.
+  static const bool overlap = [] {
+    const char* e = std::getenv("OXYD_GRAMMAR_OVERLAP");
+    return !(e && std::string(e) == "0");
+  }();
+  std::vector<grammar::Matcher*> constrained;
+  for (int64_t id : overlap ? batch.sampled_request_ids : std::vector<int64_t>{}) {
+    auto it = live_.find(id);
+    grammar::Matcher* g = it != live_.end() ? it->second.sampler->grammar() : nullptr;
+    if (g && !g->is_terminated()) constrained.push_back(g);
+  }
+  std::future<void> masks;
+  if (!constrained.empty())
+    masks = std::async(std::launch::async, [&constrained] {
+      std::vector<int32_t> words;
+      for (grammar::Matcher* g : constrained) {
+        words.resize(size_t((g->vocab_size() + 31) / 32));
+        g->fill_bitmask(words);
+      }
+    });
   const std::span<const float> logits = model_.run(batch.fwd, logits_);  // a throw: nothing of this part was recorded
+  if (masks.valid()) masks.get();
   num_tokens_computed_ += batch.num_tokens();
   num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
 

@@ -30,7 +30,7 @@ Generation::Generation(LLMEngine& model, GenerationParams params, uint64_t defau
   if (!params.ignore_eos)
     for (int32_t t : model.tokenizer().end_of_generation_ids()) req.stop_token_ids.push_back(t);
   req.prompt_logprobs = params.prompt_logprobs;
-  if (!params.grammar.empty()) req.grammar = model.grammar_compiler().compile(params.grammar);  // throws INVALID_ARGUMENT
+  if (!params.grammar.empty()) req.grammar = model.grammar_compiler(params.grammar.special_text).compile(params.grammar);  // throws INVALID_ARGUMENT
   // The last prompt tokens give the detokenizer context, so the first word keeps its space.
   constexpr size_t kDecodeContext = 5;
   const std::vector<int32_t>& p = req.prompt_token_ids;

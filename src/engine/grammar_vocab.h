@@ -10,6 +10,8 @@
 namespace oxyd::engine {
 
 /// `vocab_size`: the model's logits row (ids past the tokenizer are padding, never allowed).
-grammar::Vocabulary grammar_vocabulary(const tokenizer::Tokenizer& tok, int32_t vocab_size);
+/// special_text: special tokens other than the stop ids are their text (else they have no bytes:
+/// never allowed inside a grammar).
+grammar::Vocabulary grammar_vocabulary(const tokenizer::Tokenizer& tok, int32_t vocab_size, bool special_text = false);
 
 }  // namespace oxyd::engine

@@ -303,11 +303,13 @@ std::vector<int32_t> LLMEngine::encode_raw_prompt(const std::string& text) const
   return tok_->encode(text, /*add_special=*/true, /*parse_special=*/true);
 }
 
-const grammar::GrammarCompiler& LLMEngine::grammar_compiler() {
-  std::call_once(grammar_once_, [&] {
-    grammar_ = std::make_unique<grammar::GrammarCompiler>(grammar_vocabulary(*tok_, int32_t(config().vocab_size)));
+const grammar::GrammarCompiler& LLMEngine::grammar_compiler(bool special_text) {
+  const int i = special_text ? 1 : 0;
+  std::call_once(grammar_once_[i], [&] {
+    grammar_[i] = std::make_unique<grammar::GrammarCompiler>(
+        grammar_vocabulary(*tok_, int32_t(config().vocab_size), special_text));
   });
-  return *grammar_;
+  return *grammar_[i];
 }
 
 }  // namespace oxyd::engine

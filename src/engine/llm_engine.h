@@ -102,8 +102,9 @@ class LLMEngine {
   Device device() const { return device_; }
   const std::string& device_reason() const { return device_reason_; }
   /// The grammar compiler for this model's vocabulary (built on first use: ~0.1–1 s for a 150k
-  /// vocabulary). Thread-safe.
-  const grammar::GrammarCompiler& grammar_compiler();
+  /// vocabulary). Thread-safe. special_text: the one over grammar_vocabulary(special_text), for
+  /// GrammarSpec::special_text.
+  const grammar::GrammarCompiler& grammar_compiler(bool special_text = false);
   /// Unique per process, for engine request ids.
   int64_t next_request_id() { return next_id_.fetch_add(1); }
 
@@ -124,8 +125,8 @@ class LLMEngine {
   Device device_ = Device::CPU;
   std::string device_reason_;
   std::atomic<int64_t> next_id_{1};
-  std::once_flag grammar_once_;
-  std::unique_ptr<grammar::GrammarCompiler> grammar_;
+  std::once_flag grammar_once_[2];
+  std::unique_ptr<grammar::GrammarCompiler> grammar_[2];  // [special_text]
 };
 
 }  // namespace oxyd::engine

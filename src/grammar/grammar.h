@@ -26,6 +26,9 @@ struct GrammarSpec {
   /// JSON_SCHEMA: true = OpenAI strict (no property beyond `properties` unless the schema allows
   /// it); false = a property the schema does not forbid may appear.
   bool strict = true;
+  /// Compile against the vocabulary where special tokens (not the stop ids) are their text: for
+  /// grammars that write a format's special markers (a forced tool call's <|channel|>, [TOOL_CALLS]).
+  bool special_text = false;
   bool empty() const { return kind == Kind::NONE; }
 };
 

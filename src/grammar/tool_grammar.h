@@ -1,10 +1,13 @@
 // Grammars that force or constrain tool calls, for the chat server's tool_choice handling. A call
 // format is begin string + the arguments' JSON (constrained to the tool's JSON Schema) + end
 // string; the parsers that read calls back out of the text live elsewhere (chat tool parsers).
-// Built as XGrammar structural tags ("triggered_tags"): free text until a trigger, then a tag.
-//   AUTO:     free text; once a trigger is generated, the call that follows must be well formed.
-//   REQUIRED: the output starts with a call (no text before it); more calls may follow when
-//             `parallel`, else the grammar ends after the first.
+// Built as XGrammar structural tags.
+//   AUTO:     ("triggered_tags") free text; once a trigger is generated, the call that follows
+//             must be well formed.
+//   REQUIRED: (a sequence of calls) the output is `prefix`, a call, and when `parallel` more calls
+//             each after `separator`; nothing else (no text before, between or after the calls).
+// Markers that are special tokens are text here: the caller compiles the grammar with
+// GrammarSpec::special_text (grammar.h) where the vocabulary has them.
 // A named function (tool_choice {"type":"function",...}) is REQUIRED over that one tool.
 #pragma once
 
@@ -31,6 +34,8 @@ struct ToolCallGrammar {
   std::vector<std::string> triggers;
   std::vector<ToolCallTag> tags;
   bool parallel = true;  // more than one call allowed
+  std::string separator;  // REQUIRED, parallel: the text between two calls
+  std::string prefix;     // REQUIRED: fixed text before the first call ("" = none)
 };
 
 /// The request grammar (Kind::STRUCTURAL_TAG) for `g`. Throws Error(INVALID_ARGUMENT) when a

@@ -139,7 +139,7 @@ struct ModelConfig {
   double swiglu_limit = 0.0;           // gpt-oss clamp (7.0)
   double swiglu_alpha = 1.702;         // gpt-oss
 
-  /// The model answers in OpenAI's harmony format (channels; chat/harmony_output.h): plain chat
+  /// The model answers in OpenAI's harmony format (channels; chat/harmony_parser.cc): plain chat
   /// shows the final channel's text.
   bool harmony_chat = false;
 

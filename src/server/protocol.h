@@ -69,6 +69,7 @@ struct ChatRequest {
   json messages;
   json tools;                            // null or validated array of {"type":"function","function":{name,...}}
   json tool_choice;                      // null | "none" | "auto" | "required" | {"type":"function","function":{"name"}}
+  bool parallel_tool_calls = true;       // OpenAI's default
   json chat_template_kwargs = json::object();  // includes enable_thinking / reasoning_effort when given top-level
   bool add_generation_prompt = true;
   bool logprobs = false;

@@ -205,7 +205,7 @@ ChatRequest parse_chat_request(const json& body) {
 
   if (const json* t = field(body, "tools")) r.tools = parse_tools(*t);
   if (const json* tc = field(body, "tool_choice")) r.tool_choice = parse_tool_choice(*tc, r.tools);
-  opt_bool(body, "parallel_tool_calls", "parallel_tool_calls");
+  r.parallel_tool_calls = opt_bool(body, "parallel_tool_calls", "parallel_tool_calls").value_or(true);
   if (field(body, "functions"))
     not_supported("functions", "'functions' is deprecated and not supported; use 'tools'.");
   if (field(body, "function_call"))

@@ -6,12 +6,14 @@
 // error chunk, then [DONE]. Each choice's text goes through the output parser of the model's chat
 // template (chat/output_format.h, server/chat_output.h): reasoning, tool calls (when the request
 // has tools and tool_choice is not "none") and content; harmony models (ModelConfig::harmony_chat)
-// are decoded with their markers.
+// are decoded with their markers. tool_choice "required" / a named function force a call by
+// grammar, and "auto" constrains a call once opened (server/tool_choice.h).
 #include <random>
 
 #include "chat/output_format.h"
 #include "server/chat_output.h"
 #include "server/serving.h"
+#include "server/tool_choice.h"
 
 namespace oxyd::server {
 
@@ -168,12 +170,6 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   log_unknown_fields(ctx, "/v1/chat/completions", cr.common.unknown_fields);
   require_model_field(cr.common.model);
   info.model = cr.common.model;
-  // Forcing a call needs constrained decoding (a grammar), which this server does not have yet:
-  // asking the model by prompt alone could silently not call.
-  if (cr.tool_choice.is_object() || (cr.tool_choice.is_string() && cr.tool_choice.get<std::string>() == "required"))
-    throw protocol::bad_request("tool_choice \"required\" and named functions are not supported yet (they need "
-                                "grammar-constrained decoding); use \"auto\" or \"none\"",
-                                "tool_choice", "unsupported_value");
   if (ctx.draining) throw shutdown_error();
 
   auto st = std::make_shared<ChatState>();
@@ -213,6 +209,17 @@ void handle_chat(ServingContext& ctx, const httplib::Request& req, httplib::Resp
   base.min_tokens = cr.common.min_tokens;
   base.include_stop_str_in_output = cr.common.include_stop_str_in_output;
   base.grammar = checked_grammar(m, cr.common);
+  // tool_choice by grammar (server/tool_choice.h): forced calls, or auto's calls kept schema-valid.
+  if (ToolChoiceGrammar tg = tool_choice_grammar(cr, format, m.tokenizer(), po.reasoning_open); !tg.spec.empty()) {
+    protocol::CommonParams c = cr.common;
+    c.grammar = std::move(tg.spec);
+    c.grammar_param = "tools";
+    try {
+      base.grammar = checked_grammar(m, c);
+    } catch (const ApiError&) {
+      if (tg.forced) throw;  // auto: a tool schema XGrammar cannot compile leaves the calls unconstrained
+    }
+  }
 
   st->id = protocol::new_id("chatcmpl-");
   st->model = cr.common.model;

@@ -301,7 +301,7 @@ protocol::Usage GenerationGroup::usage() const {
 grammar::GrammarSpec checked_grammar(engine::LLMEngine& m, const protocol::CommonParams& c) {
   if (c.grammar.empty()) return c.grammar;
   try {
-    m.grammar_compiler().compile(c.grammar);
+    m.grammar_compiler(c.grammar.special_text).compile(c.grammar);
   } catch (const Error& e) {
     const bool schema = c.grammar.kind == grammar::GrammarSpec::Kind::JSON_SCHEMA;
     throw protocol::bad_request(std::string(schema ? "Invalid schema for '" : "Invalid grammar for '") + c.grammar_param +

@@ -38,7 +38,9 @@ TEST(ToolGrammar, RequiredForcesAValidCall) {
   GrammarCompiler c(byte_vocabulary());
   const GrammarSpec req = hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED);
   EXPECT_TRUE(complete(c, req, kCall));
-  EXPECT_TRUE(complete(c, req, kCall + kCall));  // parallel calls
+  EXPECT_TRUE(complete(c, req, kCall + "\n" + kCall));  // parallel calls, as the template separates them
+  EXPECT_FALSE(complete(c, req, kCall + " Done."));    // nothing but calls
+  EXPECT_FALSE(prefix_ok(c, req, kCall + "\nSure"));
   EXPECT_TRUE(complete(c, req, "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"));
   EXPECT_FALSE(prefix_ok(c, req, "Sure"));  // no text before the call
   EXPECT_FALSE(prefix_ok(c, req, "<tool_call>\n{\"name\": \"get_time\""));  // unknown tool
@@ -51,6 +53,8 @@ TEST(ToolGrammar, NamedFunctionAllowsThatToolOnly) {
   const GrammarSpec one = hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED, "ping");
   EXPECT_TRUE(complete(c, one, "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>"));
   EXPECT_FALSE(prefix_ok(c, one, "<tool_call>\n{\"name\": \"get_weather\""));
+  const std::string ping = "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+  EXPECT_FALSE(prefix_ok(c, one, ping + "\n<tool_call>"));  // one call only
   EXPECT_THROW(hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::REQUIRED, "nope"), Error);
 }
 
@@ -73,6 +77,50 @@ TEST(ToolGrammar, GenericTagsAndBadInput) {
   g.tags[0].parameters_schema = "{not json";
   EXPECT_THROW(tool_call_grammar(g), Error);
   EXPECT_THROW(tool_call_grammar(ToolCallGrammar{}), Error);
+}
+
+// A think block the prompt opened is closed first, then the call: nothing else fits.
+TEST(ToolGrammar, RequiredPrefixComesFirst) {
+  GrammarCompiler c(byte_vocabulary());
+  ToolCallGrammar g;
+  g.tags = {{"[TOOL_CALLS]add[ARGS]", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", ""}};
+  g.parallel = false;
+  g.prefix = "</think>\n\n";
+  const GrammarSpec s = tool_call_grammar(g);
+  EXPECT_TRUE(complete(c, s, "</think>\n\n[TOOL_CALLS]add[ARGS]{\"a\": 12}"));
+  EXPECT_FALSE(prefix_ok(c, s, "[TOOL_CALLS]"));
+  EXPECT_FALSE(complete(c, s, "</think>\n\n[TOOL_CALLS]add[ARGS]{\"a\": 12}[TOOL_CALLS]"));
+}
+
+// XGrammar bounds a string's length with a character class that lets control characters through
+// (grammar.cc): the compiled grammar must not.
+TEST(ToolGrammar, BoundedStringsHoldNoControlCharacter) {
+  GrammarCompiler c(byte_vocabulary());
+  const GrammarSpec s{GrammarSpec::Kind::JSON_SCHEMA, R"({"type":"object","properties":{"c":{"type":"string","maxLength":3}},"required":["c"]})", true};
+  EXPECT_TRUE(complete(c, s, "{\"c\": \"ab\"}"));
+  EXPECT_FALSE(prefix_ok(c, s, "{\"c\": \"a\x05"));
+  EXPECT_FALSE(prefix_ok(c, s, "{\"c\": \"abcd"));
+  ToolCallGrammar g;
+  g.tags = {{"<f>", R"({"type":"object","properties":{"c":{"type":"string","minLength":1,"maxLength":3}},"required":["c"]})", "</f>"}};
+  const GrammarSpec t = tool_call_grammar(g);
+  EXPECT_TRUE(complete(c, t, "<f>{\"c\": \"ab\"}</f>"));
+  EXPECT_FALSE(prefix_ok(c, t, "<f>{\"c\": \"\x01"));
+  EXPECT_FALSE(prefix_ok(c, t, "<f>{\"c\": \"\""));  // minLength 1
+}
+
+// terminate_when_complete (a request with no stop id) ends a grammar where nothing but a stop
+// may follow, not as soon as it is complete: free text before a call goes on (it got one token).
+TEST(ToolGrammar, TerminateWhenCompleteWaitsUntilNothingCanFollow) {
+  GrammarCompiler c(byte_vocabulary());
+  Matcher aut(c.compile(hermes_tool_call_grammar(kTools, ToolCallGrammar::Mode::AUTO)), {}, true);
+  EXPECT_TRUE(aut.accept_string("hens"));
+  EXPECT_TRUE(aut.is_completed());
+  EXPECT_FALSE(aut.is_terminated());
+  Matcher obj(c.compile({GrammarSpec::Kind::JSON_OBJECT, "", false}), {}, true);
+  EXPECT_TRUE(obj.accept_string("{\"a\": 1"));
+  EXPECT_FALSE(obj.is_terminated());
+  EXPECT_TRUE(obj.accept_string("}"));
+  EXPECT_TRUE(obj.is_terminated());
 }
 
 }  // namespace

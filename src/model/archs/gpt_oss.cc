@@ -1,7 +1,7 @@
 // GptOssForCausalLM: alternating sliding (window 128 unless the key is present, null included) and
 // full layers with attention sinks and q/k/v/o biases, YaRN; every MLP a mixture of experts (router
 // with bias, top-k then softmax, experts with biases and clamped SwiGLU, limit 7.0), experts in
-// MXFP4 in real checkpoints; answers in harmony (chat/harmony_output.h).
+// MXFP4 in real checkpoints; answers in harmony (chat/harmony_parser.cc).
 #include "model/archs/config_hooks.h"
 #include "model/family.h"
 
