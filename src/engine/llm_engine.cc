@@ -100,6 +100,14 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     }
   }
 
+  if (!c.rank_label_tokens.empty()) {  // a decoder reranker: its label tokens' ids
+    std::vector<int32_t> ids;
+    for (const std::string& t : c.rank_label_tokens) {
+      ids.push_back(lm->tok_->token_to_id(t));
+      if (ids.back() < 0) bad(path + ": the reranker's label token '" + t + "' is not in the vocabulary");
+    }
+    lm->model_->set_rank_label_ids(ids);
+  }
   lm->task_ = model::model_task(c);
   lm->weights_bytes_ = weights_bytes_of(m.weights());
   if (!lm->generates()) {
@@ -177,6 +185,28 @@ int64_t LLMEngine::embedding_size() const { return model_->embedding_size(); }
 
 std::vector<int32_t> LLMEngine::encode_embedding_input(const std::string& text) const {
   return tok_->encode(text, /*add_special=*/true, /*parse_special=*/false);
+}
+
+LLMEngine::RankPair LLMEngine::encode_rank_pair(const std::string& query, const std::string& document) const {
+  const loader::ModelConfig::RankPrompt& p = config().rank_prompt;
+  RankPair r;
+  if (p.body.empty()) {
+    r.ids = tok_->encode_pair(query, document, &r.types);
+    if (config().type_vocab_size < 2) r.types.clear();
+    return r;
+  }
+  std::string body;
+  for (size_t i = 0; i < p.body.size();) {  // {query} and {document}, once each or more
+    if (p.body.compare(i, 7, "{query}") == 0) body += query, i += 7;
+    else if (p.body.compare(i, 10, "{document}") == 0) body += document, i += 10;
+    else body += p.body[i++];
+  }
+  r.ids = tok_->encode(p.prefix, false, true);
+  const std::vector<int32_t> mid = tok_->encode(body, false, false), tail = tok_->encode(p.suffix, false, true);
+  r.ids.insert(r.ids.end(), mid.begin(), mid.end());
+  r.ids.insert(r.ids.end(), tail.begin(), tail.end());
+  r.keep_tail = tail.size();
+  return r;
 }
 
 std::vector<float> LLMEngine::embed(EmbeddingInput in) {

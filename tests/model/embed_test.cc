@@ -57,6 +57,7 @@ class Embedder : public ::testing::TestWithParam<std::string> {};
 TEST_P(Embedder, HiddenStatesAndEmbeddingsMatchSentenceTransformers) {
   const json g = golden(GetParam());
   auto m = Transformer::load(dir(GetParam()).string());
+  if (g.contains("label_ids")) m->set_rank_label_ids(g["label_ids"].get<std::vector<int32_t>>());
   const bool with_types = !g["sequences"][0]["types"].is_null();
   const int64_t H = m->config().hidden_size, D = m->embedding_size();
   ASSERT_EQ(m->max_input_tokens(), g["max_len"].get<int64_t>());
@@ -79,19 +80,21 @@ TEST_P(Embedder, HiddenStatesAndEmbeddingsMatchSentenceTransformers) {
   for (size_t s = 0; s < g["sequences"].size(); ++s) {
     SCOPED_TRACE("sequence " + std::to_string(s));
     const std::vector<double> want = g["sequences"][s]["embedding"];
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(batched[s * D + i], want[i], 2e-5);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(batched[s * D + i], want[i], 2e-5 * std::max(1.0, std::fabs(want[i])));
     if (D > 1) {
       EXPECT_GT(cosine(&batched[s * D], want), 0.99999);
     }
     // The same sequence alone gives the same vector as in the batch.
     const Packed one = pack(json::array({g["sequences"][s]}), with_types);
     const std::vector<float> single = m->embed(one.batch());
-    for (int64_t i = 0; i < D; ++i) EXPECT_NEAR(single[i], batched[s * D + i], 1e-5);
+    for (int64_t i = 0; i < D; ++i) EXPECT_NEAR(single[i], batched[s * D + i], 1e-5 * std::max(1.0f, std::fabs(single[i])));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Embedder,
-                         ::testing::Values("bert", "roberta", "xlmr", "qwen3_embed", "bert_rerank"));
+                         ::testing::Values("bert", "roberta", "xlmr", "qwen3_embed", "bert_rerank", "roberta_rerank",
+                                           "qwen3_rerank"));
 
 // llama.cpp's converter's bert GGUFs (F32, F16) of the tiny BERT against llama.cpp's own
 // embeddings (llama-cpp-python) and sentence-transformers' of the same ids
@@ -143,6 +146,15 @@ TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto rerank = Transformer::load(dir("bert_rerank").string());
   EXPECT_TRUE(rerank->can_rank());
   EXPECT_EQ(rerank->embedding_size(), 1);
+  // A Qwen3ForCausalLM whose README says Qwen3-Reranker: scored on its "no" / "yes" logits.
+  auto qr = Transformer::load(dir("qwen3_rerank").string());
+  EXPECT_TRUE(qr->can_rank());
+  EXPECT_EQ(qr->config().pooling_type, loader::POOLING_RANK);
+  EXPECT_EQ(qr->config().rank_label_tokens, (std::vector<std::string>{"no", "yes"}));
+  EXPECT_EQ(qr->embedding_size(), 2);
+  const std::vector<int32_t> ids{5, 6}, starts{0, 2};
+  EXPECT_THROW(qr->embed({ids, {}, starts}), Error);  // label ids not resolved yet
+  EXPECT_FALSE(Transformer::load(dir("qwen3").string())->can_rank());  // no README: a generator
 }
 
 TEST(EmbedErrors, TooLongEmptyAndGenerateAreRejected) {
