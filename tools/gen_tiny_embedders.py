@@ -6,12 +6,13 @@ tools/requirements.txt):
 
     .venv/bin/python tools/gen_tiny_embedders.py            # every model
     .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
-    # the bert GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
+    # the bert, qwen3_embed and roberta GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
     # llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
     .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
 
 Writes tests/data/archs/<name>/ (deterministic, seeded) in the sentence-transformers layout:
   config.json, model.safetensors (F32), vocab.txt + tokenizer files (a BERT WordPiece vocabulary;
+  qwen3_embed and roberta: a byte-level BPE, which llama.cpp's converter takes;
   the tests feed token ids), modules.json, 1_Pooling/config.json, [2_Normalize/],
   sentence_bert_config.json
   goldens.json  the input sequences (token ids, token types), pooling, normalize, and per sequence
@@ -45,6 +46,10 @@ from safetensors.torch import save_file
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "archs")
 VOCAB = 320
 LENGTHS = [1, 2, 5, 16, 17, 31, 48]
+RERANK_TEXT = ("Judge whether the Document meets the requirements based on the Query and the Instruct provided. "
+               "Note that the answer can only be yes or no. Given a web search query, retrieve relevant passages "
+               "that answer the query. yes no yes no. What is the capital of China? The capital of China is "
+               "Beijing. Explain gravity. Gravity is a force that attracts two bodies towards each other. ") * 4
 
 
 def write_vocab(d):
@@ -61,6 +66,26 @@ def write_vocab(d):
     tk.decoder = decoders.WordPiece()
     BertTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                       sep_token="[SEP]", mask_token="[MASK]").save_pretrained(d)
+
+
+def write_bpe_vocab(d, specials, post=None):
+    """A byte-level BPE of exactly VOCAB tokens (RoBERTa's and Qwen's kind of vocabulary, which
+    llama.cpp's converter writes as a gpt2 vocabulary with merges), specials first."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    for f in ("vocab.txt", "special_tokens_map.json"):
+        if os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tk.train_from_iterator([RERANK_TEXT], trainer)
+    assert tk.get_vocab_size() == VOCAB, tk.get_vocab_size()
+    if post is not None:
+        tk.post_processor = post
+    return tk
 
 
 def randomize(model, gen):
@@ -127,7 +152,16 @@ def gen_encoder(name, cfg_cls, model_cls, pooling, normalize, seed, with_types, 
     model = model_cls(cfg).eval()
     randomize(model, gen)
     model.save_pretrained(d)
-    write_vocab(d)
+    if name == "roberta":  # RoBERTa's byte-level BPE (<s> A </s>), so that llama.cpp's converter takes it
+        from tokenizers import processors
+        from transformers import PreTrainedTokenizerFast
+        tk = write_bpe_vocab(d, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                             processors.RobertaProcessing(("</s>", 2), ("<s>", 0)))
+        PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                model_max_length=64).save_pretrained(d)
+    else:
+        write_vocab(d)
     max_len = cfg.max_position_embeddings - (cfg.pad_token_id + 1 if name != "bert" else 0)
     pc, sb = write_st(d, pooling, normalize, max_len)
     pc["word_embedding_dimension"] = cfg.hidden_size
@@ -166,7 +200,10 @@ def gen_qwen3_embed(seed=7):
     model = Qwen3Model(cfg).eval()
     randomize(model, gen)
     model.save_pretrained(d)
-    write_vocab(d)
+    from transformers import PreTrainedTokenizerFast
+    tk = write_bpe_vocab(d, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])  # Qwen's kind of vocabulary
+    PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+                            model_max_length=128).save_pretrained(d)
     pc, sb = write_st(d, "last", True, 128)
     pc["word_embedding_dimension"] = 64
     json.dump(pc, open(os.path.join(d, "1_Pooling", "config.json"), "w"), indent=2)
@@ -281,10 +318,6 @@ QWEN3_RERANK_PREFIX = ("<|im_start|>system\nJudge whether the Document meets the
                        "<|im_start|>user\n")
 QWEN3_RERANK_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
 QWEN3_RERANK_INSTRUCT = "Given a web search query, retrieve relevant passages that answer the query"
-RERANK_TEXT = ("Judge whether the Document meets the requirements based on the Query and the Instruct provided. "
-               "Note that the answer can only be yes or no. Given a web search query, retrieve relevant passages "
-               "that answer the query. yes no yes no. What is the capital of China? The capital of China is "
-               "Beijing. Explain gravity. Gravity is a force that attracts two bodies towards each other. ") * 4
 
 
 def gen_qwen3_rerank(seed=17):
@@ -389,6 +422,42 @@ def gen_gguf(llama_cpp):
     print("bert GGUFs and gguf_goldens.json written")
 
 
+def gen_gguf_decoder_and_roberta(llama_cpp):
+    """qwen3_embed/ and roberta/ model-F32.gguf and model-F16.gguf by llama.cpp's converter (pooling
+    from 1_Pooling: last / CLS; RoBERTa's position rows before pad_token_id + 1 dropped), and
+    gguf_goldens.json: each golden sequence's ids and llama.cpp's embedding of exactly those ids
+    (llama-cpp-python, pooling as the file says; Llama.tokenize is replaced by the ids, since the
+    converter writes these WordPiece vocabularies as a merge-less gpt2 vocabulary).
+    xlmr is not converted: llama.cpp's XLM-R vocabulary path needs a SentencePiece tokenizer."""
+    import sys
+    sys.path.insert(0, llama_cpp)
+    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
+    import convert_hf_to_gguf as conv
+    from conversion import base
+    from llama_cpp import Llama
+    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    for name in ("qwen3_embed", "roberta"):
+        d = os.path.join(ROOT, name)
+        g = json.load(open(os.path.join(d, "goldens.json")))
+        seqs = [s["ids"] for s in g["sequences"]]
+        out = {"ids": seqs, "sentence_transformers": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
+        for outtype in ("f32", "f16"):
+            path = os.path.join(d, f"model-{outtype.upper()}.gguf")
+            argv = sys.argv
+            sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
+            try:
+                conv.main()
+            finally:
+                sys.argv = argv
+            llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=128, n_batch=128, n_ubatch=128)
+            by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
+            llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
+            out["llama_cpp"][outtype.upper()] = [llm.embed(f"seq{i}", normalize=True) for i in range(len(seqs))]
+            del llm
+        json.dump(out, open(os.path.join(d, "gguf_goldens.json"), "w"))
+        print(name, "GGUFs and gguf_goldens.json written")
+
+
 def main():
     from transformers import (BertConfig, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
                               XLMRobertaModel)
@@ -413,6 +482,7 @@ def main():
             f()
     if a.llama_cpp:
         gen_gguf(a.llama_cpp)
+        gen_gguf_decoder_and_roberta(a.llama_cpp)
 
 
 if __name__ == "__main__":

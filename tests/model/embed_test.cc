@@ -128,6 +128,41 @@ TEST(EmbedGguf, BertGgufMatchesLlamaCppAndSentenceTransformers) {
   }
 }
 
+// llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Embedding (qwen3, pooling_type last)
+// and RoBERTa (bert, pooling_type CLS, position rows before pad_token_id + 1 dropped) against
+// llama.cpp's embeddings of the same ids (llama-cpp-python) and sentence-transformers'.
+class EmbedGgufTwin : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EmbedGgufTwin, MatchesLlamaCppAndSentenceTransformers) {
+  std::ifstream f(dir(GetParam()) / "gguf_goldens.json");
+  const json g = json::parse(f);
+  auto hf = Transformer::load(dir(GetParam()).string());
+  for (const char* type : {"F32", "F16"}) {
+    SCOPED_TRACE(type);
+    auto m = Transformer::load((dir(GetParam()) / ("model-" + std::string(type) + ".gguf")).string());
+    EXPECT_EQ(m->config().pooling_type, hf->config().pooling_type);
+    EXPECT_EQ(m->is_encoder(), hf->is_encoder());
+    EXPECT_EQ(m->max_input_tokens(), hf->max_input_tokens());
+    double worst_st = 1, worst_lc = 1, worst_hf = 1;
+    for (size_t i = 0; i < g["ids"].size(); ++i) {
+      const std::vector<int32_t> ids = g["ids"][i], starts{0, int32_t(ids.size())};
+      const std::vector<float> got = m->embed({ids, {}, starts}), ref = hf->embed({ids, {}, starts});
+      const std::vector<double> st = g["sentence_transformers"][i], lc = g["llama_cpp"][type][i];
+      worst_st = std::min(worst_st, cosine(got.data(), st));
+      worst_lc = std::min(worst_lc, cosine(got.data(), lc));
+      worst_hf = std::min(worst_hf, cosine(got.data(), std::vector<double>(ref.begin(), ref.end())));
+    }
+    const double bound = std::string(type) == "F32" ? 0.99999 : 0.9999;
+    EXPECT_GT(worst_st, bound);
+    EXPECT_GT(worst_lc, bound);
+    EXPECT_GT(worst_hf, bound);
+    std::printf("%s %s GGUF: 1 - min cosine vs sentence-transformers %.2e, vs llama.cpp %.2e\n", GetParam().c_str(),
+                type, 1 - worst_st, 1 - worst_lc);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, EmbedGgufTwin, ::testing::Values("qwen3_embed", "roberta"));
+
 TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto bert = Transformer::load(dir("bert").string());
   EXPECT_EQ(bert->config().pooling_type, loader::POOLING_MEAN);
