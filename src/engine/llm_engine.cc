@@ -210,6 +210,11 @@ LLMEngine::RankPair LLMEngine::encode_rank_pair(const std::string& query, const 
 }
 
 std::vector<float> LLMEngine::embed(EmbeddingInput in) {
+  if (in.ids.empty() && embed_queue_) return {};
+  return submit_embed(std::move(in)).get();
+}
+
+std::future<std::vector<float>> LLMEngine::submit_embed(EmbeddingInput in) {
   if (!embed_queue_)
     throw_error(ErrorCode::UNSUPPORTED, "model " + id_ + " generates text: it does not embed or rank");
   const int64_t max_len = max_input_tokens(), vocab = model_->config().vocab_size;
@@ -229,8 +234,12 @@ std::vector<float> LLMEngine::embed(EmbeddingInput in) {
     if (!in.types.empty() && in.types[s].size() != seq.size())
       throw_error(ErrorCode::INVALID_ARGUMENT, which + ": token types must match the token ids in length");
   }
-  if (in.ids.empty()) return {};
-  return embed_queue_->submit(std::move(in)).get();
+  if (in.ids.empty()) {
+    std::promise<std::vector<float>> none;
+    none.set_value({});
+    return none.get_future();
+  }
+  return embed_queue_->submit(std::move(in));
 }
 
 const loader::ModelConfig& LLMEngine::config() const { return model_->config(); }

@@ -92,6 +92,9 @@ class LLMEngine {
   /// longer than max_input_tokens(); Error(UNSUPPORTED) on a generation model; Error
   /// (OUT_OF_MEMORY) when the queue is full.
   std::vector<float> embed(EmbeddingInput in);
+  /// embed() without blocking: the checks above, then the queued request's future (its deadline
+  /// and cancelled flag are honoured by the queue, engine/embedding_queue.h).
+  std::future<std::vector<float>> submit_embed(EmbeddingInput in);
 
   int32_t max_context_len() const { return max_context_len_; }
   int32_t max_num_seqs() const { return max_num_seqs_; }
