@@ -243,3 +243,53 @@ def test_qwen3_reranker_matches_the_model_card(start_server):
     assert cut.status_code == 200 and cut.json()["usage"]["prompt_tokens"] == g["max_len"], cut.text
     gen = rr.post("/v1/completions", {"model": rr.model_id, "prompt": "yes", "max_tokens": 1})
     assert gen.status_code == 400 and gen.json()["error"]["code"] == "model_not_supported", gen.text
+
+
+def test_langchain_openai_embeddings(srv):
+    """LangChain's OpenAIEmbeddings, unmodified, in the three ways it can send inputs.
+    check_embedding_ctx_length=False: the texts as strings. tiktoken_enabled=False: text chunks its
+    transformers tokenizer (tiktoken_model_name: the model's folder) decoded back to text. The
+    default: tiktoken cl100k_base ids, which are OpenAI's vocabulary, not this model's; offline
+    tiktoken cannot load its BPE file, so the request never leaves the client."""
+    lc = pytest.importorskip("langchain_openai")
+    texts, want = TEXTS["texts"], TEXTS["sentence_transformers"]
+    common = dict(model=srv.model_id, base_url=srv.url + "/v1", api_key="none", max_retries=0)
+    raw = lc.OpenAIEmbeddings(check_embedding_ctx_length=False, **common)
+    docs = raw.embed_documents(texts)
+    assert len(docs) == len(texts)
+    for d, w in zip(docs, want):
+        assert cos(d, w) > 0.99999
+    assert cos(raw.embed_query(texts[4]), want[4]) > 0.99999
+    hf = lc.OpenAIEmbeddings(tiktoken_enabled=False, tiktoken_model_name=str(BERT), embedding_ctx_length=62, **common)
+    for d, w in zip(hf.embed_documents(texts), want):
+        assert cos(d, w) > 0.99999
+    default = lc.OpenAIEmbeddings(**common)
+    try:
+        import tiktoken
+        tiktoken.get_encoding("cl100k_base")
+    except Exception:  # offline: no BPE file, nothing is sent
+        with pytest.raises(Exception):
+            default.embed_documents(texts[:1])
+        return
+    # cl100k ids past this model's 320-token vocabulary: a 400 that says what to do.
+    with pytest.raises(openai.BadRequestError) as e:
+        default.embed_documents(["a sentence in plain English, tokenized by tiktoken"])
+    assert "check_embedding_ctx_length=False" in e.value.message
+
+
+def test_request_past_its_deadline_is_408_and_dropped(srv):
+    # A deadline of 1 µs has passed before the queue takes the request: it is dropped unrun (the
+    # queue's check) or the wait ends (the server's): 408 either way, and the server goes on.
+    r = srv.post("/v1/embeddings", {"model": srv.model_id, "input": TEXTS["ids"], "timeout": 1e-6})
+    assert r.status_code == 408, r.text
+    assert r.json()["error"]["code"] == "request_timeout"
+    ok = srv.post("/v1/embeddings", {"model": srv.model_id, "input": TEXTS["ids"][0], "timeout": 60})
+    assert ok.status_code == 200, ok.text
+    bad = srv.post("/v1/embeddings", {"model": srv.model_id, "input": "w1", "timeout": "soon"})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "timeout"
+
+
+def test_foreign_token_ids_are_400_with_a_hint(srv):
+    r = srv.post("/v1/embeddings", {"model": srv.model_id, "input": [[9906, 1917, 0]]})  # tiktoken-like ids
+    assert r.status_code == 400 and r.json()["error"]["param"] == "input"
+    assert "check_embedding_ctx_length=False" in r.json()["error"]["message"]
