@@ -6,12 +6,13 @@ tools/requirements.txt):
 
     .venv/bin/python tools/gen_tiny_embedders.py            # every model
     .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
-    # the bert GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
+    # the bert, qwen3_embed and roberta GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
     # llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
     .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
 
 Writes tests/data/archs/<name>/ (deterministic, seeded) in the sentence-transformers layout:
   config.json, model.safetensors (F32), vocab.txt + tokenizer files (a BERT WordPiece vocabulary;
+  qwen3_embed and roberta: a byte-level BPE, which llama.cpp's converter takes;
   the tests feed token ids), modules.json, 1_Pooling/config.json, [2_Normalize/],
   sentence_bert_config.json
   goldens.json  the input sequences (token ids, token types), pooling, normalize, and per sequence
@@ -23,6 +24,11 @@ Models:
   qwen3_embed  Qwen3Model (decoder embedder, Qwen3-Embedding layout), last-token pooling + Normalize
   bert_rerank  BertForSequenceClassification (num_labels 1; cross-encoder): one query and five
                documents as text and as their pair encodings; goldens are the logits
+  roberta_rerank  RobertaForSequenceClassification (num_labels 1) with RoBERTa's pair encoding
+               <s> A </s></s> B </s>; goldens: the logits and sentence-transformers' CrossEncoder scores
+  qwen3_rerank Qwen3ForCausalLM in Qwen3-Reranker's layout (README heading); goldens: the [no, yes]
+               logits of the last position of each prompt-formatted pair and P(yes), by the model
+               card's code
 Oracle: sentence-transformers' SentenceTransformer (Transformer → Pooling → Normalize) loaded from the
 written folder, run in float64 on a right-padded batch with its attention mask (so it also checks
 that padding does not leak); the reranker: transformers' sequence-classification model in float64.
@@ -40,6 +46,10 @@ from safetensors.torch import save_file
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "archs")
 VOCAB = 320
 LENGTHS = [1, 2, 5, 16, 17, 31, 48]
+RERANK_TEXT = ("Judge whether the Document meets the requirements based on the Query and the Instruct provided. "
+               "Note that the answer can only be yes or no. Given a web search query, retrieve relevant passages "
+               "that answer the query. yes no yes no. What is the capital of China? The capital of China is "
+               "Beijing. Explain gravity. Gravity is a force that attracts two bodies towards each other. ") * 4
 
 
 def write_vocab(d):
@@ -56,6 +66,26 @@ def write_vocab(d):
     tk.decoder = decoders.WordPiece()
     BertTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                       sep_token="[SEP]", mask_token="[MASK]").save_pretrained(d)
+
+
+def write_bpe_vocab(d, specials, post=None):
+    """A byte-level BPE of exactly VOCAB tokens (RoBERTa's and Qwen's kind of vocabulary, which
+    llama.cpp's converter writes as a gpt2 vocabulary with merges), specials first."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    for f in ("vocab.txt", "special_tokens_map.json"):
+        if os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tk.train_from_iterator([RERANK_TEXT], trainer)
+    assert tk.get_vocab_size() == VOCAB, tk.get_vocab_size()
+    if post is not None:
+        tk.post_processor = post
+    return tk
 
 
 def randomize(model, gen):
@@ -122,7 +152,16 @@ def gen_encoder(name, cfg_cls, model_cls, pooling, normalize, seed, with_types, 
     model = model_cls(cfg).eval()
     randomize(model, gen)
     model.save_pretrained(d)
-    write_vocab(d)
+    if name == "roberta":  # RoBERTa's byte-level BPE (<s> A </s>), so that llama.cpp's converter takes it
+        from tokenizers import processors
+        from transformers import PreTrainedTokenizerFast
+        tk = write_bpe_vocab(d, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                             processors.RobertaProcessing(("</s>", 2), ("<s>", 0)))
+        PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                model_max_length=64).save_pretrained(d)
+    else:
+        write_vocab(d)
     max_len = cfg.max_position_embeddings - (cfg.pad_token_id + 1 if name != "bert" else 0)
     pc, sb = write_st(d, pooling, normalize, max_len)
     pc["word_embedding_dimension"] = cfg.hidden_size
@@ -161,7 +200,10 @@ def gen_qwen3_embed(seed=7):
     model = Qwen3Model(cfg).eval()
     randomize(model, gen)
     model.save_pretrained(d)
-    write_vocab(d)
+    from transformers import PreTrainedTokenizerFast
+    tk = write_bpe_vocab(d, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])  # Qwen's kind of vocabulary
+    PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+                            model_max_length=128).save_pretrained(d)
     pc, sb = write_st(d, "last", True, 128)
     pc["word_embedding_dimension"] = 64
     json.dump(pc, open(os.path.join(d, "1_Pooling", "config.json"), "w"), indent=2)
@@ -219,6 +261,126 @@ def gen_bert_rerank(seed=11):
     print("bert_rerank written")
 
 
+def gen_roberta_rerank(seed=13):
+    """RobertaForSequenceClassification (num_labels 1), a RoBERTa tokenizer (RobertaProcessing: a
+    pair is <s> A </s></s> B </s>); oracle: sentence-transformers' CrossEncoder on the folder
+    (its tokenizer makes the pairs; sigmoid of the one logit) and transformers' float64 logits."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification
+    d = os.path.join(ROOT, "roberta_rerank")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cfg = RobertaConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=96, hidden_act="gelu", layer_norm_eps=1e-6, max_position_embeddings=66,
+                        type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2, num_labels=1)
+    model = RobertaForSequenceClassification(cfg).eval()
+    randomize(model, gen)
+    model.save_pretrained(d)
+    toks = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"] + [f"w{i}" for i in range(VOCAB - 5)]
+    tk = Tokenizer(models.WordPiece({t: i for i, t in enumerate(toks)}, unk_token="<unk>"))
+    tk.normalizer = normalizers.BertNormalizer(lowercase=False)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                            cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                            model_max_length=64).save_pretrained(d)
+    words = lambda n: " ".join(f"w{int(i)}" for i in rng.integers(0, VOCAB - 5, size=n))
+    query = words(4)
+    docs = [words(n) for n in (1, 3, 8, 20, 40)]
+    from sentence_transformers import CrossEncoder
+    ce = CrossEncoder(d, device="cpu", num_labels=1)
+    ce.model.to(torch.float64)
+    scores = ce.predict([(query, doc) for doc in docs], convert_to_numpy=True).tolist()
+    tok = PreTrainedTokenizerFast.from_pretrained(d)
+    enc = [tok(query, doc) for doc in docs]
+    seqs = [e["input_ids"] for e in enc]
+    assert seqs[0][:1] == [0] and seqs[0][5:8] == [2, 2, seqs[0][7]] and seqs[0][-1] == 2, seqs[0]
+    ids, tt, mask = padded(seqs, [[0] * len(s) for s in seqs], 1)
+    with torch.no_grad():
+        logits = model.to(torch.float64)(input_ids=ids, attention_mask=mask).logits.numpy()
+    sig = 1 / (1 + np.exp(-logits[:, 0]))
+    assert np.max(np.abs(sig - np.asarray(scores))) < 1e-6, (sig, scores)
+    golden = {"pooling": "rank", "normalize": False, "max_len": 64, "query": query, "documents": docs,
+              "cross_encoder_scores": scores, "sequences": []}
+    for i, s in enumerate(seqs):
+        golden["sequences"].append({"ids": s, "types": None, "embedding": logits[i].tolist(), "hidden": []})
+    json.dump(golden, open(os.path.join(d, "goldens.json"), "w"))
+    print("roberta_rerank written")
+
+
+# Qwen3-Reranker's published prompt (its model card): a system turn, the user turn with the
+# instruction, query and document, and an empty thinking block; the score is P(yes) from the
+# "yes"/"no" logits of the last position.
+QWEN3_RERANK_PREFIX = ("<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and "
+                       "the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
+                       "<|im_start|>user\n")
+QWEN3_RERANK_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+QWEN3_RERANK_INSTRUCT = "Given a web search query, retrieve relevant passages that answer the query"
+
+
+def gen_qwen3_rerank(seed=17):
+    """A tiny Qwen3ForCausalLM in Qwen3-Reranker's layout (config.json says Qwen3ForCausalLM; the
+    README's "# Qwen3-Reranker" heading is what marks it, as llama.cpp's converter reads it), a
+    byte-level BPE with Qwen's chat tokens and "yes"/"no" in its vocabulary. Oracle: the model
+    card's code in float64 (prefix + "<Instruct>: ..\\n<Query>: ..\\n<Document>: .." + suffix,
+    tokenized without special tokens, left-padded batch, logits[:, -1] at [no, yes], log_softmax,
+    P(yes)), and each pair alone without padding."""
+    from tokenizers import Tokenizer, AddedToken, decoders, models, pre_tokenizers, trainers
+    from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM, PreTrainedTokenizerFast
+    d = os.path.join(ROOT, "qwen3_rerank")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    gen = torch.Generator().manual_seed(seed)
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=380, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tk.train_from_iterator([RERANK_TEXT], trainer)
+    tk.add_tokens([AddedToken("<think>", special=False, normalized=False),
+                   AddedToken("</think>", special=False, normalized=False)])
+    vocab = tk.get_vocab_size()
+    assert "yes" in tk.get_vocab() and "no" in tk.get_vocab()
+    PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                            model_max_length=256).save_pretrained(d)
+    cfg = Qwen3Config(vocab_size=vocab, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=16, intermediate_size=96, max_position_embeddings=256,
+                      rms_norm_eps=1e-6, tie_word_embeddings=True, pad_token_id=0,
+                      eos_token_id=tk.token_to_id("<|im_end|>"))
+    model = Qwen3ForCausalLM(cfg).eval()
+    randomize(model, gen)
+    model.save_pretrained(d)
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write("# Qwen3-Reranker (tiny, random weights)\n\nA test fixture of tools/gen_tiny_embedders.py.\n")
+    tok = AutoTokenizer.from_pretrained(d, padding_side="left")
+    no_id, yes_id = tok.convert_tokens_to_ids("no"), tok.convert_tokens_to_ids("yes")
+    query = "What is the capital of China?"
+    docs = ["The capital of China is Beijing.", "Gravity is a force that attracts two bodies towards each other.",
+            "yes", "Explain gravity. " * 6, "Beijing"]
+    texts = [f"<Instruct>: {QWEN3_RERANK_INSTRUCT}\n<Query>: {query}\n<Document>: {doc}" for doc in docs]
+    prefix = tok.encode(QWEN3_RERANK_PREFIX, add_special_tokens=False)
+    suffix = tok.encode(QWEN3_RERANK_SUFFIX, add_special_tokens=False)
+    inputs = tok(texts, padding=False, truncation="longest_first", return_attention_mask=False,
+                 max_length=256 - len(prefix) - len(suffix), add_special_tokens=False)
+    seqs = [prefix + ids + suffix for ids in inputs["input_ids"]]
+    batch = tok.pad({"input_ids": seqs}, padding=True, return_tensors="pt")
+    model = model.to(torch.float64)
+    with torch.no_grad():
+        last = model(**batch).logits[:, -1, :]
+        pair = torch.stack([last[:, no_id], last[:, yes_id]], dim=1)
+        scores = torch.nn.functional.log_softmax(pair, dim=1)[:, 1].exp().tolist()
+        alone = [model(input_ids=torch.tensor([s])).logits[0, -1, [no_id, yes_id]].tolist() for s in seqs]
+    for (n, y), sc in zip(alone, scores):
+        assert abs(1 / (1 + np.exp(n - y)) - sc) < 1e-9, (n, y, sc)
+    golden = {"pooling": "rank", "normalize": False, "max_len": 256, "query": query, "documents": docs,
+              "instruction": QWEN3_RERANK_INSTRUCT, "label_ids": [no_id, yes_id], "scores": scores,
+              "sequences": [{"ids": s, "types": None, "embedding": a, "hidden": []} for s, a in zip(seqs, alone)]}
+    json.dump(golden, open(os.path.join(d, "goldens.json"), "w"))
+    print("qwen3_rerank written", [len(s) for s in seqs], scores)
+
+
 def gen_gguf(llama_cpp):
     """bert/model-F32.gguf and model-F16.gguf by llama.cpp's converter (its pre-tokenizer check
     patched to "default": the tiny vocabulary is not one it knows), and gguf_goldens.json:
@@ -260,6 +422,42 @@ def gen_gguf(llama_cpp):
     print("bert GGUFs and gguf_goldens.json written")
 
 
+def gen_gguf_decoder_and_roberta(llama_cpp):
+    """qwen3_embed/ and roberta/ model-F32.gguf and model-F16.gguf by llama.cpp's converter (pooling
+    from 1_Pooling: last / CLS; RoBERTa's position rows before pad_token_id + 1 dropped), and
+    gguf_goldens.json: each golden sequence's ids and llama.cpp's embedding of exactly those ids
+    (llama-cpp-python, pooling as the file says; Llama.tokenize is replaced by the ids, since the
+    converter writes these WordPiece vocabularies as a merge-less gpt2 vocabulary).
+    xlmr is not converted: llama.cpp's XLM-R vocabulary path needs a SentencePiece tokenizer."""
+    import sys
+    sys.path.insert(0, llama_cpp)
+    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
+    import convert_hf_to_gguf as conv
+    from conversion import base
+    from llama_cpp import Llama
+    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    for name in ("qwen3_embed", "roberta"):
+        d = os.path.join(ROOT, name)
+        g = json.load(open(os.path.join(d, "goldens.json")))
+        seqs = [s["ids"] for s in g["sequences"]]
+        out = {"ids": seqs, "sentence_transformers": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
+        for outtype in ("f32", "f16"):
+            path = os.path.join(d, f"model-{outtype.upper()}.gguf")
+            argv = sys.argv
+            sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
+            try:
+                conv.main()
+            finally:
+                sys.argv = argv
+            llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=128, n_batch=128, n_ubatch=128)
+            by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
+            llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
+            out["llama_cpp"][outtype.upper()] = [llm.embed(f"seq{i}", normalize=True) for i in range(len(seqs))]
+            del llm
+        json.dump(out, open(os.path.join(d, "gguf_goldens.json"), "w"))
+        print(name, "GGUFs and gguf_goldens.json written")
+
+
 def main():
     from transformers import (BertConfig, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
                               XLMRobertaModel)
@@ -276,12 +474,15 @@ def main():
                                     {"max_position_embeddings": 66, "type_vocab_size": 1, "pad_token_id": 1}),
         "qwen3_embed": gen_qwen3_embed,
         "bert_rerank": gen_bert_rerank,
+        "roberta_rerank": gen_roberta_rerank,
+        "qwen3_rerank": gen_qwen3_rerank,
     }
     for k, f in jobs.items():
         if not a.only or k in a.only:
             f()
     if a.llama_cpp:
         gen_gguf(a.llama_cpp)
+        gen_gguf_decoder_and_roberta(a.llama_cpp)
 
 
 if __name__ == "__main__":

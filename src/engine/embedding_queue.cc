@@ -43,6 +43,11 @@ int64_t EmbeddingQueue::num_steps() const {
   return steps_;
 }
 
+int64_t EmbeddingQueue::num_dropped() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return dropped_;
+}
+
 void EmbeddingQueue::loop() {
   for (;;) {
     std::vector<Job> batch;
@@ -51,12 +56,24 @@ void EmbeddingQueue::loop() {
       cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       int64_t tokens = 0;
+      const auto now = std::chrono::steady_clock::now();
       while (!queue_.empty() && (batch.empty() || tokens + queue_.front().tokens <= max_batch_tokens_)) {
+        Job& front = queue_.front();
+        const bool gone = front.in.cancelled && front.in.cancelled->load();
+        if (gone || now >= front.in.deadline) {  // nobody will read its rows: never run it
+          front.result.set_exception(std::make_exception_ptr(Error(
+              ErrorCode::INVALID_ARGUMENT, gone ? "the request was cancelled while it waited in the embedding queue"
+                                                : "the request waited in the embedding queue past its deadline")));
+          queue_.pop_front();
+          ++dropped_;
+          continue;
+        }
         tokens += queue_.front().tokens;
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
     }
+    if (batch.empty()) continue;  // every waiting request was dropped
     // One packed pass over every sequence of the batch.
     std::vector<int32_t> ids, types, starts{0};
     bool any_types = false;

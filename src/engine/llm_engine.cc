@@ -163,6 +163,14 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     }
   }
 
+  if (!c.rank_label_tokens.empty()) {  // a decoder reranker: its label tokens' ids
+    std::vector<int32_t> ids;
+    for (const std::string& t : c.rank_label_tokens) {
+      ids.push_back(lm->tok_->token_to_id(t));
+      if (ids.back() < 0) bad(path + ": the reranker's label token '" + t + "' is not in the vocabulary");
+    }
+    lm->model_->set_rank_label_ids(ids);
+  }
   lm->task_ = model::model_task(c);
   lm->weights_bytes_ = weights_bytes_of(m.weights());
   if (!lm->generates()) {
@@ -246,7 +254,34 @@ std::vector<int32_t> LLMEngine::encode_embedding_input(const std::string& text) 
   return tok_->encode(text, /*add_special=*/true, /*parse_special=*/false);
 }
 
+LLMEngine::RankPair LLMEngine::encode_rank_pair(const std::string& query, const std::string& document) const {
+  const loader::ModelConfig::RankPrompt& p = config().rank_prompt;
+  RankPair r;
+  if (p.body.empty()) {
+    r.ids = tok_->encode_pair(query, document, &r.types);
+    if (config().type_vocab_size < 2) r.types.clear();
+    return r;
+  }
+  std::string body;
+  for (size_t i = 0; i < p.body.size();) {  // {query} and {document}, once each or more
+    if (p.body.compare(i, 7, "{query}") == 0) body += query, i += 7;
+    else if (p.body.compare(i, 10, "{document}") == 0) body += document, i += 10;
+    else body += p.body[i++];
+  }
+  r.ids = tok_->encode(p.prefix, false, true);
+  const std::vector<int32_t> mid = tok_->encode(body, false, false), tail = tok_->encode(p.suffix, false, true);
+  r.ids.insert(r.ids.end(), mid.begin(), mid.end());
+  r.ids.insert(r.ids.end(), tail.begin(), tail.end());
+  r.keep_tail = tail.size();
+  return r;
+}
+
 std::vector<float> LLMEngine::embed(EmbeddingInput in) {
+  if (in.ids.empty() && embed_queue_) return {};
+  return submit_embed(std::move(in)).get();
+}
+
+std::future<std::vector<float>> LLMEngine::submit_embed(EmbeddingInput in) {
   if (!embed_queue_)
     throw_error(ErrorCode::UNSUPPORTED, "model " + id_ + " generates text: it does not embed or rank");
   const int64_t max_len = max_input_tokens(), vocab = model_->config().vocab_size;
@@ -266,8 +301,12 @@ std::vector<float> LLMEngine::embed(EmbeddingInput in) {
     if (!in.types.empty() && in.types[s].size() != seq.size())
       throw_error(ErrorCode::INVALID_ARGUMENT, which + ": token types must match the token ids in length");
   }
-  if (in.ids.empty()) return {};
-  return embed_queue_->submit(std::move(in)).get();
+  if (in.ids.empty()) {
+    std::promise<std::vector<float>> none;
+    none.set_value({});
+    return none.get_future();
+  }
+  return embed_queue_->submit(std::move(in));
 }
 
 const loader::ModelConfig& LLMEngine::config() const { return model_->config(); }

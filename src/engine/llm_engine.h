@@ -81,11 +81,23 @@ class LLMEngine {
   int64_t embedding_size() const;
   /// Text → ids for an embedding / ranking input (the tokenizer's specials, e.g. [CLS] … [SEP]).
   std::vector<int32_t> encode_embedding_input(const std::string& text) const;
+  /// One (query, document) pair of a ranking model as its input: ids, token types (empty when the
+  /// model has no type table) and keep_tail, the tokens a cut to the maximum must keep at the end.
+  /// A decoder reranker: its prompt (ModelConfig::rank_prompt; the query and document are user
+  /// text, their special tokens stay text). A cross-encoder: the tokenizer's pair encoding.
+  struct RankPair {
+    std::vector<int32_t> ids, types;
+    size_t keep_tail = 1;
+  };
+  RankPair encode_rank_pair(const std::string& query, const std::string& document) const;
   /// Embeds (or scores) every sequence of `in`, batched with other clients' requests; blocks.
   /// Error(INVALID_ARGUMENT) for an empty sequence, an id outside the vocabulary or a sequence
   /// longer than max_input_tokens(); Error(UNSUPPORTED) on a generation model; Error
   /// (OUT_OF_MEMORY) when the queue is full.
   std::vector<float> embed(EmbeddingInput in);
+  /// embed() without blocking: the checks above, then the queued request's future (its deadline
+  /// and cancelled flag are honoured by the queue, engine/embedding_queue.h).
+  std::future<std::vector<float>> submit_embed(EmbeddingInput in);
 
   int32_t max_context_len() const { return max_context_len_; }
   int32_t max_num_seqs() const { return max_num_seqs_; }

@@ -172,6 +172,16 @@ struct ModelConfig {
   int64_t max_seq_length = 0;        // sentence_bert_config.json: the longest input (0 = positions)
   int64_t position_offset = 0;       // first absolute position id (RoBERTa: pad_token_id + 1)
   int64_t num_labels = 0;            // sequence-classification outputs (cross-encoders), 0 = none
+  /// A causal LM scored as a reranker (e.g. yes/no): its labels are these tokens' logits at the
+  /// last position (num_labels of them; the last is the "relevant" one), resolved to ids through
+  /// the tokenizer. Empty: the labels come from a classification head.
+  std::vector<std::string> rank_label_tokens;
+  /// The text one (query, document) pair becomes for such a reranker: prefix and suffix are
+  /// tokenized with their special tokens; body has {query} and {document} and is tokenized as
+  /// user text. All empty: the tokenizer's pair encoding (encoder cross-encoders).
+  struct RankPrompt {
+    std::string prefix, body, suffix;
+  } rank_prompt;
 
   /// Inputs of a multimodal wrapper this engine does not take: "images" (config.json has a
   /// vision_config), "audio" (audio_config). Their towers' weights are never loaded; text only.

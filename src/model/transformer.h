@@ -95,6 +95,9 @@ class Transformer {
   /// L2-normalised when the model says so: [num_seqs, H] row-major on the host. A model with a
   /// classification head (can_rank) returns its logits [num_seqs, num_labels] instead.
   std::vector<float> embed(const EncodeBatch& b);
+  /// A decoder reranker (ModelConfig::rank_label_tokens): the ids of its label tokens, whose
+  /// logits are its labels. embed() on such a model throws until this is called.
+  void set_rank_label_ids(const std::vector<int32_t>& ids);
   /// Floats per row of embed()'s result.
   int64_t embedding_size() const { return can_rank() ? config_.num_labels : config_.hidden_size; }
 
@@ -139,6 +142,8 @@ class Transformer {
   int64_t rope_switch_len_ = 0;
   std::vector<int64_t> kv_layer_;            // per layer: whose K/V it attends (LayerDims::kv_layer)
   Workspace x_, h_, sel_;                    // residual stream, normed / branch output, selected rows
+  std::vector<int32_t> rank_label_ids_;      // set_rank_label_ids
+  Workspace rank_logits_;                    // [num_seqs, vocab]: a decoder reranker's last-token logits
   Workspace moe_in_, moe_out_;               // ArchSpec::moe_beside_dense: router input, experts' branch [T, H]
   Workspace ple_, ple_tmp_, ple_l_, ple_g_;  // PLE: [T, L·P] ×2, this layer's [T, P], its gate [T, P]
   std::vector<int32_t> ple_rows_;            // rows of ple_ viewed [T·L, P]: layer l reads [l·T, (l+1)·T)

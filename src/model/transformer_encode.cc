@@ -149,6 +149,18 @@ Tensor Transformer::encode(const EncodeBatch& b) {
   return X;
 }
 
+void Transformer::set_rank_label_ids(const std::vector<int32_t>& ids) {
+  if (config_.rank_label_tokens.empty() || static_cast<int64_t>(ids.size()) != config_.num_labels)
+    throw Error(ErrorCode::INVALID_ARGUMENT, config_.source + ": expected " + std::to_string(config_.num_labels) +
+                                                 " rank label ids for a decoder reranker, got " +
+                                                 std::to_string(ids.size()));
+  for (int32_t id : ids)
+    if (id < 0 || id >= config_.vocab_size)
+      throw Error(ErrorCode::INVALID_ARGUMENT, config_.source + ": rank label id " + std::to_string(id) +
+                                                   " is outside the vocabulary");
+  rank_label_ids_ = ids;
+}
+
 std::vector<float> Transformer::embed(const EncodeBatch& b) {
   if (!can_embed() && !can_rank())
     throw Error(ErrorCode::UNSUPPORTED, config_.source + ": this model has no pooling (no sentence-transformers "
@@ -157,8 +169,14 @@ std::vector<float> Transformer::embed(const EncodeBatch& b) {
   Tensor X = encode(b);
   const Weights& w = *weights_;
   if (can_rank()) {
-    // The first token of each sequence → [pooler dense + tanh] → classifier.
+    // An encoder: the first token of each sequence → [pooler dense + tanh] → classifier. A decoder
+    // reranker: the last token → its label tokens' rows of the head.
+    const bool by_tokens = !config_.rank_label_tokens.empty();
+    if (by_tokens && rank_label_ids_.empty())
+      throw Error(ErrorCode::INVALID_ARGUMENT, config_.source + ": the reranker's label tokens have no ids yet");
     std::vector<int32_t> first(b.seq_start.begin(), b.seq_start.end() - 1);
+    if (!spec_->encoder)
+      for (int64_t s = 0; s < S; ++s) first[s] = b.seq_start[s + 1] - 1;
     const int64_t labels = config_.num_labels;
     sel_.resize(S * H);
     Tensor F = sel_.view({S, H}), P = h_.view({S, H});
@@ -166,6 +184,22 @@ std::vector<float> Transformer::embed(const EncodeBatch& b) {
     const Tensor first_t = upload_.add(first);
     upload_.flush();
     ops::embedding(X, first_t, F);
+    if (by_tokens) {  // the whole head (it may be packed for matmul), then the label columns
+      const int64_t V = config_.vocab_size;
+      rank_logits_.set_device(w.embed.device);
+      rank_logits_.resize(S * V);
+      Tensor Z = rank_logits_.view({S, V});  // [S, vocab]
+      ops::matmul(F, w.lm_head, Z);
+      const loader::ModelConfig& c = config_;  // as forward() ends its logits
+      if (c.logits_scaling != 1.0) ops::scale(Z, static_cast<float>(1.0 / c.logits_scaling), Z);
+      if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
+        ops::softcap(Z, static_cast<float>(*c.final_logit_softcapping), Z);
+      std::vector<float> z(static_cast<size_t>(S * V)), out(static_cast<size_t>(S * labels));
+      ops::copy_to_host(Z, z.data());
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t k = 0; k < labels; ++k) out[s * labels + k] = z[s * V + rank_label_ids_[k]];
+      return out;
+    }
     if (w.cls_dense.data) {
       ops::matmul(F, w.cls_dense, P);
       if (w.cls_dense_bias.data) ops::add(P, w.cls_dense_bias, P);

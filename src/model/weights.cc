@@ -401,7 +401,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     w->embed_norm = im.vector_f32(im.required(n.embed_norm, 0), H, 0.0f, im.describe(n.embed_norm, 0));
     w->embed_norm_bias = im.vector_f32(im.find(n.embed_norm_bias, 0), H, 0.0f, im.describe(n.embed_norm_bias, 0));
   }
-  if (c.num_labels > 0) {
+  if (c.num_labels > 0 && c.rank_label_tokens.empty()) {  // else the labels are rows of the head
     w->cls_dense = im.find(n.cls_dense, 0);
     if (w->cls_dense.data) {
       check_matrix(w->cls_dense, H, H, im.describe(n.cls_dense, 0));

@@ -184,6 +184,7 @@ struct EmbeddingRequest {
   std::optional<int64_t> dimensions;        // Matryoshka: the first d values, L2-renormalised
   bool truncate = false;                    // oxydLLM: cut inputs over the model's maximum instead of 400
   std::string prompt_name;                  // oxydLLM: a sentence-transformers prompt ("query") to prepend
+  std::optional<double> timeout_s;          // extension "timeout": per-request deadline (≤ --request-timeout)
 };
 /// 400 naming the field for anything malformed: input missing, empty, of another type, a negative id.
 EmbeddingRequest parse_embedding_request(const json& body);
@@ -199,6 +200,7 @@ struct RerankRequest {
   std::optional<int64_t> top_n;
   bool return_documents = false;
   bool truncate = false;               // oxydLLM, as EmbeddingRequest
+  std::optional<double> timeout_s;     // as EmbeddingRequest
 };
 RerankRequest parse_rerank_request(const json& body);
 /// {"id","model","results":[{"index","relevance_score"[,"document":{"text"}]}] (best first, top_n of

@@ -93,6 +93,7 @@ EmbeddingRequest parse_embedding_request(const json& body) {
   r.dimensions = opt_int(body, "dimensions", "dimensions", 1, kMaxTokenId);
   r.truncate = opt_bool(body, "truncate", "truncate").value_or(false);
   r.prompt_name = opt_string(body, "prompt_name", "prompt_name").value_or("");
+  r.timeout_s = opt_number(body, "timeout", "timeout", 0, 1e9, true);
   if (field(body, "user") && !field(body, "user")->is_string()) throw bad_request("'user' must be a string.", "user");
   return r;
 }
@@ -135,6 +136,7 @@ RerankRequest parse_rerank_request(const json& body) {
   r.top_n = opt_int(body, "top_n", "top_n", 1, kMaxTokenId);
   r.return_documents = opt_bool(body, "return_documents", "return_documents").value_or(false);
   r.truncate = opt_bool(body, "truncate", "truncate").value_or(false);
+  r.timeout_s = opt_number(body, "timeout", "timeout", 0, 1e9, true);
   return r;
 }
 

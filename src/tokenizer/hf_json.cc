@@ -391,6 +391,27 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
           }
           t->template_.push_back(std::move(ti));
         }
+        t->pair_template_.clear();
+        const json* pair = p.contains("pair") && p["pair"].is_array() ? &p["pair"] : nullptr;
+        for (size_t i = 0; pair && i < pair->size(); ++i) {
+          const json& item = (*pair)[i];
+          const std::string ipath = path + ".pair[" + std::to_string(i) + "]";
+          PairItem pi;
+          const bool is_seq = item.contains("Sequence");
+          const json& body = is_seq ? item["Sequence"] : item.contains("SpecialToken") ? item["SpecialToken"] : item;
+          if (!is_seq && !item.contains("SpecialToken")) c.fail(ipath, "expected Sequence or SpecialToken");
+          const std::string name = c.str(body, "id", ipath);
+          if (body.contains("type_id") && body["type_id"].is_number_integer()) pi.type_id = body["type_id"].get<int32_t>();
+          if (is_seq) {
+            if (name != "A" && name != "B") c.fail(ipath + ".Sequence.id", "expected A or B");
+            pi.seq = name == "A" ? 0 : 1;
+          } else {
+            if (!specials.contains(name)) c.fail(path + ".special_tokens", "no entry for '" + name + "'");
+            for (const json& id : c.get(specials[name], "ids", path + ".special_tokens." + name))
+              pi.ids.push_back(id.get<int32_t>());
+          }
+          t->pair_template_.push_back(std::move(pi));
+        }
       } else if (type == "BertProcessing" || type == "RobertaProcessing") {
         const json& cls = c.get(p, "cls", path);
         const json& sep = c.get(p, "sep", path);
@@ -398,6 +419,13 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_js
         t->template_.push_back({false, {cls.at(1).get<int32_t>()}});
         t->template_.push_back({true, {}});
         t->template_.push_back({false, {sep.at(1).get<int32_t>()}});
+        // BERT: [CLS] A [SEP] B [SEP], types 0 0 0 1 1; RoBERTa: <s> A </s> </s> B </s>, all type 0.
+        const int32_t cls_id = cls.at(1).get<int32_t>(), sep_id = sep.at(1).get<int32_t>();
+        const int32_t tb = type == "BertProcessing" ? 1 : 0;
+        t->pair_template_ = {{-1, {cls_id}, 0}, {0, {}, 0}, {-1, {sep_id}, 0}};
+        if (type == "RobertaProcessing") t->pair_template_.push_back({-1, {sep_id}, 0});
+        t->pair_template_.push_back({1, {}, tb});
+        t->pair_template_.push_back({-1, {sep_id}, tb});
       } else if (type != "ByteLevel") {
         c.fail(path + ".type", "unsupported post-processor '" + type + "'");
       }

@@ -139,6 +139,29 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
   return out;
 }
 
+std::vector<int32_t> Tokenizer::encode_pair(std::string_view a, std::string_view b,
+                                            std::vector<int32_t>* types) const {
+  const std::vector<int32_t> ia = encode(a, false, false), ib = encode(b, false, false);
+  std::vector<int32_t> out, ty;
+  auto put = [&](const std::vector<int32_t>& ids, int32_t type) {
+    out.insert(out.end(), ids.begin(), ids.end());
+    ty.insert(ty.end(), ids.size(), type);
+  };
+  if (!pair_template_.empty()) {
+    for (const PairItem& item : pair_template_) put(item.seq < 0 ? item.ids : item.seq == 0 ? ia : ib, item.type_id);
+  } else {
+    bool seen = false;
+    for (const TemplateItem& item : template_) put(item.is_sequence ? ia : item.ids, 0);
+    for (const TemplateItem& item : template_) {
+      seen = seen || item.is_sequence;
+      if (seen) put(item.is_sequence ? ib : item.ids, 1);
+    }
+    if (template_.empty()) put(ia, 0), put(ib, 1);
+  }
+  if (types) *types = std::move(ty);
+  return out;
+}
+
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());

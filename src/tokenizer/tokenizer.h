@@ -51,6 +51,11 @@ class Tokenizer {
   /// parse_special: match special tokens written in `text` (true only for text the engine itself
   /// rendered, e.g. a chat template; false for user content, where "<|im_end|>" stays plain text).
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+  /// A (first, second) pair as the post-processor's pair template joins them: BERT's [CLS] a [SEP]
+  /// b [SEP] (types 0, then 1), RoBERTa's <s> a </s></s> b </s> (types 0). Without a pair template
+  /// (GGUF vocabularies): a's single encoding, then b's without the template tokens before it,
+  /// types 0 then 1. User text: special tokens in it stay text. `types` (optional) gets the type ids.
+  std::vector<int32_t> encode_pair(std::string_view a, std::string_view b, std::vector<int32_t>* types) const;
   /// Ids -> text. skip_special drops special tokens, and added tokens that stand for a non-text
   /// input (is_media_placeholder) whatever their flag. Out-of-range ids are skipped.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special = false) const;
@@ -97,6 +102,12 @@ class Tokenizer {
     std::vector<int32_t> ids;
   };
   std::vector<TemplateItem> template_;
+  struct PairItem {
+    int seq = -1;  // 0: the first text, 1: the second, -1: the special tokens `ids`
+    std::vector<int32_t> ids;
+    int32_t type_id = 0;
+  };
+  std::vector<PairItem> pair_template_;  // empty: none in the file
   int32_t bos_id_ = -1, eos_id_ = -1, eot_id_ = -1, pad_id_ = -1, unk_id_ = -1;
   bool add_bos_ = false, add_eos_ = false;
   std::unordered_set<int32_t> eog_ids_;

