@@ -3,9 +3,12 @@
 (`oxydllm start --kv-quant ...`) next to llama.cpp's quantized caches (llama-cpp-python, type_k /
 type_v, flash attention) on the same tokens of real English text (issue 29).
 
-Text: the Debian license texts in /usr/share/common-licenses (GPL-3, GPL-2, Apache-2.0, MPL-2.0,
-LGPL-3, Artistic; ~15k words, real English prose; verbatim copying allowed, read at run time, not
-committed). Tokens: the model's own tokenizer (llama.cpp's), BOS first, cut at --tokens; both
+Text (--text, read at run time, never committed): `licenses`, the Debian license texts in
+/usr/share/common-licenses (GPL-3, GPL-2, Apache-2.0, MPL-2.0, LGPL-3, Artistic; ~15k words, legal
+English, verbatim copying allowed); or `vim-manual`, Bram Moolenaar's Vim user manual
+(/usr/share/vim/vim90/doc/usr_01.txt ... usr_45.txt, the Debian vim-runtime package, Open Publication
+License: ~110k words of book-style English prose "read from start to end like a book", with a few
+command examples), the text for the 8k runs. Tokens: the model's own tokenizer (llama.cpp's), BOS first, cut at --tokens; both
 engines get the same token ids.
 
 Ours: one server per cache format (prefix cache off), /v1/completions with the token ids, echo,
@@ -42,19 +45,20 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXTS = ["GPL-3", "GPL-2", "Apache-2.0", "MPL-2.0", "LGPL-3", "Artistic"]
+TEXTS = {"licenses": [Path("/usr/share/common-licenses", n) for n in ("GPL-3", "GPL-2", "Apache-2.0", "MPL-2.0", "LGPL-3", "Artistic")],
+         "vim-manual": [Path("/usr/share/vim/vim90/doc", f"usr_{i:02d}.txt") for i in range(1, 46)]}
 TOPK = 20
 LLAMA_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7}
 
 
-def text() -> str:
-    return "\n\n".join(Path("/usr/share/common-licenses", n).read_text() for n in TEXTS)
+def text(name: str) -> str:
+    return "\n\n".join(p.read_text(errors="replace") for p in TEXTS[name] if p.exists())
 
 
-def tokens(model: str, n: int) -> list[int]:
+def tokens(model: str, n: int, name: str = "licenses") -> list[int]:
     import llama_cpp
     llm = llama_cpp.Llama(model_path=model, vocab_only=True, verbose=False)
-    ids = llm.tokenize(text().encode(), add_bos=True, special=False)
+    ids = llm.tokenize(text(name).encode(), add_bos=True, special=False)
     if len(ids) < n:
         sys.exit(f"the text has {len(ids)} tokens, fewer than --tokens {n}")
     return ids[:n]
@@ -168,14 +172,14 @@ def report(rows_dir: str):
     runs = {}
     for f in sorted(Path(rows_dir).glob("*.json")):
         r = json.loads(f.read_text())
-        runs[(r["model"], r["tokens"], r["engine"], r["cache"])] = r
-    print(f"{'model':34s} {'tokens':>6s} {'engine':9s} {'cache':16s} {'bits/el':>7s} {'ppl':>9s} {'vs f16':>8s} {'KL':>8s}")
-    for (model, n, engine, cache), r in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], -kv[1]["bits"])):
-        ref = runs.get((model, n, engine, "f16" if engine == "llama.cpp" else "off"))
+        runs[(r["model"], r.get("text", "licenses"), r["tokens"], r["engine"], r["cache"])] = r
+    print(f"{'model':34s} {'text':10s} {'tokens':>6s} {'engine':9s} {'cache':16s} {'bits/el':>7s} {'ppl':>9s} {'vs f16':>8s} {'KL':>8s}")
+    for (model, txt, n, engine, cache), r in sorted(runs.items(), key=lambda kv: (*kv[0][:4], -kv[1]["bits"])):
+        ref = runs.get((model, txt, n, engine, "f16" if engine == "llama.cpp" else "off"))
         rows = [tuple(x) for x in r["rows"]]
         base = ppl([tuple(x) for x in ref["rows"]]) if ref else float("nan")
         k = kl([tuple(x) for x in ref["rows"]], rows) if ref else float("nan")
-        print(f"{model:34s} {n:6d} {engine:9s} {cache + '/' + r['format']:16s} {r['bits']:7.3f} {ppl(rows):9.3f} "
+        print(f"{model:34s} {txt:10s} {n:6d} {engine:9s} {cache + '/' + r['format']:16s} {r['bits']:7.3f} {ppl(rows):9.3f} "
               f"{100 * (ppl(rows) / base - 1):+7.2f}% {k:8.5f}")
 
 
@@ -187,6 +191,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="a GGUF file")
     ap.add_argument("--tokens", type=int, default=2048)
+    ap.add_argument("--text", default="licenses", choices=sorted(TEXTS))
     ap.add_argument("--ours", default="off,lossless,balanced,aggressive", help="--kv-quant modes ('off' = F16 cache)")
     ap.add_argument("--llama", default="f16,q8_0,q4_0", help="llama.cpp cache types ('' = skip)")
     ap.add_argument("--binary", default=str(ROOT / "build" / "bin" / "oxydllm"))
@@ -197,9 +202,9 @@ def main():
     os.makedirs(a.rows_dir, exist_ok=True)
     if a.report:
         return report(a.rows_dir)
-    ids = tokens(a.model, a.tokens)
+    ids = tokens(a.model, a.tokens, a.text)
     name = Path(a.model).name
-    print(f"{name}: {len(ids)} tokens of {'+'.join(TEXTS)}", flush=True)
+    print(f"{name}: {len(ids)} tokens of {a.text}", flush=True)
     for engine, kinds in (("oxydllm", [k for k in a.ours.split(",") if k]), ("llama.cpp", [k for k in a.llama.split(",") if k])):
         for kind in kinds:
             t0 = time.time()
@@ -217,9 +222,9 @@ def main():
                     bits = (4 + math.ceil(hd * int(fmt[1:]) / 8)) * 8 / hd
             else:
                 rows, fmt, bits = llama_run(a.model, ids, kind, a.threads or os.cpu_count()), kind, LLAMA_BITS[kind]
-            r = {"model": name, "tokens": len(ids), "engine": engine, "cache": kind, "format": fmt, "bits": bits,
+            r = {"model": name, "text": a.text, "tokens": len(ids), "engine": engine, "cache": kind, "format": fmt, "bits": bits,
                  "seconds": time.time() - t0, "rows": rows}
-            Path(a.rows_dir, f"{name}-{len(ids)}-{engine}-{kind}.json").write_text(json.dumps(r))
+            Path(a.rows_dir, f"{name}-{a.text}-{len(ids)}-{engine}-{kind}.json").write_text(json.dumps(r))
             print(f"{engine} {kind} ({fmt}): ppl {ppl(rows):.3f}, {r['seconds']:.0f} s", flush=True)
     report(a.rows_dir)
 

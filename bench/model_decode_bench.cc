@@ -11,6 +11,8 @@
 //   tail C M ID0 ID1 ...    fresh cache, ID0..ID(C-1) prefilled in one step, then M one-token
 //                           steps feeding IDC..ID(C+M-1): decode at context C. Prints
 //                           'tail C M PREFILL_SECONDS DECODE_SECONDS'
+//   retail C M ID0 ID1 ...  the M steps of the last `tail C M` again on the cache it left (no
+//                           prefill; the steps overwrite their own slots): 'tail C M 0 DECODE_SECONDS'
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
 // Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off]
@@ -155,7 +157,7 @@ int main_impl(int argc, char** argv) {
       std::fflush(stdout);
       continue;
     }
-    if (cmd == "tail") {
+    if (cmd == "tail" || cmd == "retail") {
       const int64_t c = n;
       int64_t steps = 0;
       if (!ids.empty()) steps = ids.front(), ids.erase(ids.begin());
@@ -166,7 +168,7 @@ int main_impl(int argc, char** argv) {
         continue;
       }
       const double t0 = now_s();
-      r.step(std::vector<int32_t>(ids.begin(), ids.begin() + c), 0);
+      if (cmd == "tail") r.step(std::vector<int32_t>(ids.begin(), ids.begin() + c), 0);
       const double t = now_s();
       for (int64_t i = 0; i < steps; ++i) r.step({ids[c + i]}, c + i);
       std::printf("tail %lld %lld %.6f %.6f\n", static_cast<long long>(c), static_cast<long long>(steps), t - t0, now_s() - t);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/kv_format.h"
@@ -218,6 +219,14 @@ std::string render_show(const LocalModel& m, const ModelMeta& meta) {
   if (sliding) att += " + " + std::to_string(sliding) + " sliding (window " + std::to_string(c.sliding_window.value_or(0)) + ")";
   if (linear) att += " + " + std::to_string(linear) + " linear (Gated DeltaNet)";
   row("Attention", att);
+  if (std::string_view(model::model_task(c)) == "generate") {  // what a token of context costs per cache format (issue 29)
+    const EstimateParams p;
+    std::string kv = std::to_string(kv_per_token(meta, p, p.kv_format)) + " B/token " +
+                     std::string(kv_format_name(p.kv_format)) + " (default)";
+    for (KvFormat f : kKvQuantModes)
+      kv += ", " + kv_quant_flag(f) + " " + std::string(kv_format_name(f)) + " " + std::to_string(kv_per_token(meta, p, f));
+    row("KV cache", kv);
+  }
   if (c.num_experts > 0)
     row("MoE", std::to_string(c.num_experts) + " experts, " + std::to_string(c.num_experts_per_tok) +
                    " active, expert width " + std::to_string(c.moe_intermediate_size) +

@@ -338,6 +338,8 @@ json ModelManager::entry_json(const Entry& e) const {
     j["kv_cache_bytes"] = e.model->kv_cache_bytes();
     j["kv_cache_format"] = std::string(kv_format_name(e.model->kv_format()));  // "BF16", "Q8", ...
     j["kv_quant"] = kv_quant_flag(e.model->kv_format());                       // "off", "lossless", ...
+    if (const int64_t tokens = e.model->num_kv_blocks() * opts_.model.block_size; tokens > 0)
+      j["kv_bytes_per_token"] = e.model->kv_cache_bytes() / tokens;  // K+V over all layers
     j["idle_seconds"] = e.active > 0 ? 0 : (now_ms() - e.last_used_ms) / 1000;
   } else {
     j["format"] = e.format;

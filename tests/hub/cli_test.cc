@@ -219,7 +219,9 @@ TEST_F(Cli, ShowAndEstimate) {
   ASSERT_EQ(run({"show", "Qwen/Kill-Q8_0", "--models-dir", root}), 0) << err();
   for (const char* s : {"Id            Qwen/Kill-Q8_0", "Architecture  llama", "Parameters", "Context       128",
                         "1 layers, hidden 16, 2 q heads, 1 kv heads, head_dim 8", "Attention     1 full",
-                        "Quantization  F32 (F32 ×1)", "Chat template no", "Files         Kill-Q8_0.gguf"})
+                        "Quantization  F32 (F32 ×1)",
+                        // 1 layer × K+V × head_dim 8: BF16 2·8·2 B; quantized 2·(4-byte norm + 8·bits/8)
+                        "KV cache      32 B/token BF16 (default), lossless Q8 24, balanced Q6 20, aggressive Q5 18", "Chat template no", "Files         Kill-Q8_0.gguf"})
     EXPECT_NE(out().find(s), std::string::npos) << "missing '" << s << "' in\n" << out();
 
   // A local id (prefix accepted, as oxydLLM), a path, and a hub repo.

@@ -75,6 +75,13 @@ TEST(HttpKvDtype, KvQuantServesAndIsReported) {
   auto mr = c.Get("/metrics");
   ASSERT_TRUE(mr);
   EXPECT_NE(metric_line(mr->body, "oxydllm_kv_cache_info{").find("dtype=\"Q6\""), std::string::npos) << mr->body;
+  // /v1/models: the format and what a token costs. 2 layers × K+V × 1 head × (4-byte norm + 64·6/8) = 208 B.
+  auto lr = c.Get("/v1/models");
+  ASSERT_TRUE(lr);
+  const json m = json::parse(lr->body)["data"][0];
+  EXPECT_EQ(m["kv_cache_format"], "Q6") << m.dump();
+  EXPECT_EQ(m["kv_quant"], "balanced") << m.dump();
+  EXPECT_EQ(m["kv_bytes_per_token"], 208) << m.dump();
   fs::remove_all(dir);
 }
 
