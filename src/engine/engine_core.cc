@@ -11,8 +11,17 @@
 
 namespace oxyd::engine {
 
+namespace {
+// A model with recurrent states can resume a prefix hit only from a state snapshot: without a
+// snapshot pool its hits would skip the state's tokens, so the cache is off.
+kv::BlockManagerConfig checked_kv_config(kv::BlockManagerConfig c, const ModelExecutor& model) {
+  if (model.num_state_slots() > 0 && c.num_state_snapshots == 0) c.enable_prefix_caching = false;
+  return c;
+}
+}  // namespace
+
 EngineCore::EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
-    : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {
+    : kv_(checked_kv_config(std::move(kv_config), model)), sched_(sched_config, kv_), model_(model) {
   // Slots [0, first_snapshot_slot_) for running requests, the rest back kv's state snapshots.
   first_snapshot_slot_ = model_.num_state_slots() - kv_.num_state_snapshots();
   if (first_snapshot_slot_ < 0 || (kv_.num_state_snapshots() > 0 && first_snapshot_slot_ == 0))
