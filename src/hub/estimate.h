@@ -6,10 +6,8 @@
 //
 // What is counted, exactly (ctx = context_len; S = num_sequences; bs = block_size):
 // * weights: the bytes of every tensor as stored (GGUF tensor nbytes; safetensors data bytes).
-//   MoE experts are counted whole (all experts resident). Tied embeddings are stored once. The
-//   engine maps the 2-D weights in place and keeps vector-like ones (norms, biases, the Gated
-//   DeltaNet conv kernel) as f32 copies: resident_weight_bytes adds what those copies take over a
-//   BF16 / F16 file's bytes (ModelMeta::f32_copy_extra_bytes).
+//   MoE experts are counted whole (all experts resident). Tied embeddings are stored once. (The
+//   engine maps the 2-D weights in place and keeps 1-D ones as f32 copies: a few KiB apart.)
 //   Plus, with EstimateParams::packed_extra (the CLI's: model::packed_weight_extra_bytes), what the
 //   copies the CPU matmul packs its weights into add over the file rows they replace: rows padded
 //   to 16, and on AVX2 Q4_K / Q5_K / IQ4_XS 148/144, 180/176, 138/136 bytes per super-block

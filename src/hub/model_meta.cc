@@ -99,14 +99,6 @@ int64_t tensor_params(const loader::SafetensorsTensorInfo& t) {
   return t.numel();
 }
 
-int64_t f32_copy_extra_bytes(const std::string& name, const std::vector<int64_t>& shape, DType dtype, int64_t nbytes) {
-  if (dtype == DType::F32) return 0;
-  int64_t numel = 1, wide = 0;
-  for (int64_t d : shape) numel *= d, wide += d > 1 ? 1 : 0;
-  const bool copied = wide <= 1 || name.ends_with("conv1d.weight");
-  return copied ? std::max<int64_t>(0, numel * 4 - nbytes) : 0;
-}
-
 void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
   for (const auto& t : h.tensors) {
     if (!m.config.unsupported_inputs.empty() && is_tower_tensor(t.name)) {
@@ -116,7 +108,6 @@ void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
       continue;
     }
     m.weight_bytes += int64_t(t.nbytes());
-    m.f32_copy_extra_bytes += f32_copy_extra_bytes(t.name, t.shape, t.dtype, int64_t(t.nbytes()));
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
     m.num_params += tensor_params(t);
     m.num_tensors += 1;
@@ -130,7 +121,6 @@ void meta_from_gguf(const loader::GgufMetadata& md, const std::vector<const load
   for (const auto* h : headers)
     for (const auto& t : h->tensors) {
       m.weight_bytes += int64_t(t.nbytes);
-      m.f32_copy_extra_bytes += f32_copy_extra_bytes(t.name, t.shape(), t.dtype, int64_t(t.nbytes));
       if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes);
       m.num_params += t.numel();
       m.num_tensors += 1;

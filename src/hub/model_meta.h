@@ -29,10 +29,6 @@ struct ModelMeta {
   /// Of weight_bytes, the routed experts' tensors (GGUF *_exps, HF *.experts.*); 0 when unknown
   /// (a remote checkpoint sized from its index) or dense.
   int64_t expert_weight_bytes = 0;
-  /// What the loader's F32 copies of vector-like tensors (norms, biases, the Gated DeltaNet conv
-  /// kernel, gates of one row) add over their stored bytes: 0 for F32 files, half the copy for
-  /// BF16 / F16 ones (model/weights.cc: Importer::vector_f32). See f32_copy_extra_bytes.
-  int64_t f32_copy_extra_bytes = 0;
   std::map<std::string, int64_t> tensor_types;  // "Q4_K" → tensor count
   std::vector<loader::GgufTensorInfo> gguf_tensors;  // a GGUF's tensor table (empty for safetensors)
   std::string quantization;                     // GGUF: from the tensors (hub/quant_name.h); "" otherwise
@@ -45,12 +41,6 @@ struct ModelMeta {
 /// expert_weight_bytes sums. A shared expert (GGUF *_shexp, HF *.shared_expert.*) runs on every
 /// token and is not one.
 bool is_expert_tensor(const std::string& name);
-
-/// The bytes the loader's F32 copy of a tensor adds over its stored `nbytes` (0 when it maps the
-/// tensor in place): a tensor with at most one dimension above 1 (HF order `shape`), or a
-/// `*conv1d.weight` / `*ssm_conv1d.weight` kernel, is copied as numel F32.
-int64_t f32_copy_extra_bytes(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
-                             int64_t nbytes);
 
 /// Reads a local model's metadata (headers and small JSON files only).
 ModelMeta read_local_meta(const LocalModel& m);

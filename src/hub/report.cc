@@ -41,9 +41,8 @@ int64_t active_weight_bytes(const ModelMeta& meta) {
 }
 
 int64_t resident_weight_bytes(const ModelMeta& meta, const EstimateParams& p) {
-  const int64_t stored = meta.weight_bytes + meta.f32_copy_extra_bytes;
-  if (!p.packed_extra || meta.gguf_tensors.empty()) return stored;
-  return stored + p.packed_extra(meta.config, meta.gguf_tensors);
+  if (!p.packed_extra || meta.gguf_tensors.empty()) return meta.weight_bytes;
+  return meta.weight_bytes + p.packed_extra(meta.config, meta.gguf_tensors);
 }
 
 std::string format_count(int64_t n) {
