@@ -58,8 +58,8 @@ gemma4 (Gemma4ForCausalLM, E2B-like): per-layer input embeddings, layers 4-5 sha
 final softcap 30, learned layer scalars; gemma4_bf16 is the same as a sharpened BF16 checkpoint;
 gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer vision tower beside the text
 model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
-attention_k_eq_v full layers. No Gemma 4 GGUFs are written yet (tests/data/archs/README.md: how they
-were checked).
+attention_k_eq_v full layers. gemma4 gets F16 and Q8_0 GGUFs from the converter's gemma4 arch (no 4-bit
+file); gemma4_moe none yet (tests/data/archs/README.md: how it was checked).
 qwen3_5_moe (Qwen3_5MoeForCausalLM): the qwen3_5 layer mix with an MoE block on every layer (top-2 of 8
 experts, width 32, saved per expert) and a shared expert (width 64)
 behind its sigmoid gate; GGUFs from the converter's qwen35moe arch (--no-mtp). qwen3_5_moe_bf16: the same
@@ -299,11 +299,11 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
 NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4",
-           "gemma4", "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"}
+           "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"}
 # qwen3_5_moe: its 4-bit file is another model (the same-weights oracle's KL from F32 was 6.3 mean, 0 of
 # 16 greedy steps in common on every prompt: Gated DeltaNet state and router flips amplify the rounding),
 # so its logits say nothing about an engine; F16 and Q8_0 (with llama.cpp as second oracle) remain.
-NO_4BIT = {"qwen3_5_moe"}
+NO_4BIT = {"qwen3_5_moe", "gemma4"}  # gemma4: F16 and Q8_0 (the converter's gemma4 arch), no 4-bit file
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
 SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16",
@@ -550,7 +550,8 @@ class Converter:
         import conversion
         conv = self
         for cls_name in ["LlamaModel", "GemmaModel", "Gemma2Model", "Gemma3Model", "Phi3MiniModel",
-                         "GraniteModel", "Qwen2Model", "Qwen2MoeModel", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel"]:
+                         "GraniteModel", "Qwen2Model", "Qwen2MoeModel", "Qwen3Model", "GptOssModel", "Qwen3MoeModel", "OlmoeModel",
+                         "Gemma4Model"]:
             cls = None
             for mod in list(sys.modules.values()):
                 if mod and getattr(mod, "__name__", "").startswith("conversion") and hasattr(mod, cls_name):
@@ -568,7 +569,8 @@ class Converter:
                                                       "Qwen3Model": "Qwen3ForCausalLM",
                                                       "GptOssModel": "GptOssForCausalLM",
                                                       "Qwen3MoeModel": "Qwen3MoeForCausalLM",
-                                                      "OlmoeModel": "OlmoeForCausalLM"}[cls_name])
+                                                      "OlmoeModel": "OlmoeForCausalLM",
+                                                      "Gemma4Model": "Gemma4ForCausalLM"}[cls_name])
                 except Exception as e:  # pragma: no cover
                     raise RuntimeError(f"converter class {cls_name}: {e}")
             cls.set_vocab = (lambda orig: lambda self_: orig(self_) if conv.real_vocab
@@ -916,7 +918,10 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
         "mlp.shared_expert.up_proj.weight": "ffn_up_shexp.weight",
         "mlp.shared_expert.down_proj.weight": "ffn_down_shexp.weight",
         "mlp.shared_expert_gate.weight": "ffn_gate_inp_shexp.weight",
+        "per_layer_input_gate.weight": "inp_gate.weight", "per_layer_projection.weight": "proj.weight",
     }
+    top = {"model.embed_tokens_per_layer.weight": "per_layer_token_embd.weight",
+           "model.per_layer_model_projection.weight": "per_layer_model_proj.weight"}
     if m:
         key = f"blk.{m.group(1)}.{table.get(m.group(2), m.group(2))}"
     elif hf_name == "model.embed_tokens.weight":
@@ -924,9 +929,11 @@ def gguf_type_for(hf_name: str, w: np.ndarray, types: dict, family: str) -> str:
     elif hf_name == "lm_head.weight":
         key = "output.weight" if "output.weight" in types else "token_embd.weight"
     else:
-        key = None
+        key = top.get(hf_name)
     if w.ndim not in (2, 3):
         return "F32"
+    if m and key not in types and m.group(2) in ("self_attn.k_proj.weight", "self_attn.v_proj.weight"):
+        return "F32"  # a Gemma 4 KV-shared layer: its own k/v projections are unused, not in the GGUF
     if key not in types:
         raise RuntimeError(f"{family}: no GGUF tensor for {hf_name} (looked for {key})")
     return types[key]

@@ -13,9 +13,24 @@
 
 namespace oxyd::engine {
 
+namespace {
+// A model with recurrent states can resume a prefix hit only from a state snapshot: without a
+// snapshot pool its hits would skip the state's tokens, so the cache is off.
+kv::BlockManagerConfig checked_kv_config(kv::BlockManagerConfig c, const ModelExecutor& model) {
+  if (model.num_state_slots() > 0 && c.num_state_snapshots == 0) c.enable_prefix_caching = false;
+  return c;
+}
+}  // namespace
+
 EngineCore::EngineCore(sched::SchedulerConfig sched_config, kv::BlockManagerConfig kv_config, ModelExecutor& model)
-    : kv_(std::move(kv_config)), sched_(sched_config, kv_), model_(model) {
-  for (int32_t s = model_.num_state_slots() - 1; s >= 0; --s) free_state_slots_.push_back(s);
+    : kv_(checked_kv_config(std::move(kv_config), model)), sched_(sched_config, kv_), model_(model) {
+  // Slots [0, first_snapshot_slot_) for running requests, the rest back kv's state snapshots.
+  first_snapshot_slot_ = model_.num_state_slots() - kv_.num_state_snapshots();
+  if (first_snapshot_slot_ < 0 || (kv_.num_state_snapshots() > 0 && first_snapshot_slot_ == 0))
+    throw_error(ErrorCode::INVALID_ARGUMENT, "engine: " + std::to_string(kv_.num_state_snapshots()) +
+                                                 " state snapshots need more than as many model state slots (" +
+                                                 std::to_string(model_.num_state_slots()) + ")");
+  for (int32_t s = first_snapshot_slot_ - 1; s >= 0; --s) free_state_slots_.push_back(s);
 }
 
 void EngineCore::drop(int64_t request_id) {
@@ -73,6 +88,10 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
                                                " slots for max_num_seqs running requests)");
         it = state_slot_.emplace(s.req->request_id, free_state_slots_.back()).first;
         free_state_slots_.pop_back();
+      }
+      if (s.req->state_snapshot >= 0) {  // admitted on a prefix-cache hit: resume from its snapshot
+        model_.copy_state(first_snapshot_slot_ + s.req->state_snapshot, it->second);
+        s.req->state_snapshot = -1;
       }
       batch.state_slots.push_back(it->second);
     }
@@ -235,6 +254,14 @@ std::vector<RequestOutput> EngineCore::step() {
       drop(id);
     }
   }
+  // Recurrent-state models: the state of a request whose computed tokens now end at a cached
+  // block's end is kept as that block's snapshot (before update_from_output frees finished ones).
+  if (kv_.snapshots_at_block_ends())
+    for (const sched::ScheduledRequest& s : so.scheduled) {
+      const int64_t id = s.req->request_id;
+      const int32_t snap = kv_.take_state_snapshot(id, s.req->num_computed_tokens + s.num_scheduled_tokens);
+      if (snap >= 0) model_.copy_state(state_slot_.at(id), first_snapshot_slot_ + snap);
+    }
   const auto finished = sched_.update_from_output(so, st.sampled);
   for (auto& [id, r] : st.results) {
     const sched::Request& req = *live_.at(id).req;

@@ -124,6 +124,7 @@ class EngineCore {
   // forward until it finishes or is preempted (it then restarts at position 0, from a zero state).
   std::unordered_map<int64_t, int32_t> state_slot_;
   std::vector<int32_t> free_state_slots_;
+  int32_t first_snapshot_slot_ = 0;  // kv snapshot id s lives in model state slot first_snapshot_slot_ + s
   std::vector<float> logits_;
   int64_t num_generated_tokens_ = 0;
   int64_t num_tokens_computed_ = 0;

@@ -211,8 +211,13 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
     window = std::max(window, int32_t(w));
   }
 
+  // A model with linear_attention layers keeps, with prefix caching, state snapshots at cached
+  // block ends in state slots after the running requests' (hub::num_state_snapshots_for).
+  const int64_t num_seq_slots = std::max<int64_t>(lm->max_num_seqs_, 1);
+  const bool snapshots = opts.enable_prefix_caching && lm->model_->has_linear_attention();
+  const int64_t num_snapshots = snapshots ? hub::num_state_snapshots_for(num_seq_slots) : 0;
   lm->runner_ = std::make_unique<runner::ModelRunner>(*lm->model_, num_blocks, opts.block_size, opts.kv_format,
-                                                      std::max<int64_t>(lm->max_num_seqs_, 1));
+                                                      num_seq_slots + num_snapshots);
   lm->kv_format_ = opts.kv_format;
   lm->num_kv_blocks_ = num_blocks;
   // Peak memory at load, not at the first big request: activation/attention/MLP/logits buffers for
@@ -228,9 +233,9 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   kc.num_blocks = int32_t(num_blocks);
   kc.block_size = opts.block_size;
   kc.sliding_window = window;
-  // A prefix-cache hit would skip the tokens whose recurrent state a hybrid model needs (no state
-  // snapshots at block boundaries yet): off for models with linear_attention layers.
-  kc.enable_prefix_caching = opts.enable_prefix_caching && !lm->model_->has_linear_attention();
+  // A hybrid model's hit resumes its recurrent state from the snapshot at the hit's last block.
+  kc.enable_prefix_caching = opts.enable_prefix_caching;
+  kc.num_state_snapshots = int32_t(num_snapshots);
   lm->engine_ = std::make_unique<AsyncEngine>(sc, kc, *lm->runner_);
   return lm;
 }

@@ -46,7 +46,7 @@ MemoryEstimate estimate_memory(const loader::ModelConfig& c, int64_t weight_byte
       const int64_t hv = c.linear_num_value_heads, dv = c.linear_value_head_dim;
       const int64_t conv_dim = 2 * hk * dk + hv * dv;
       const int64_t per_seq = (hv * dk * dv + conv_dim * std::max<int64_t>(0, c.linear_conv_kernel_dim - 1)) * 4;
-      e.state_bytes += per_seq * p.num_sequences;
+      e.state_bytes += per_seq * (p.num_sequences + (p.prefix_caching ? num_state_snapshots_for(p.num_sequences) : 0));
       gdn_width = std::max(gdn_width, 2 * conv_dim + 2 * hv * dv + 2 * hv);  // conv in / out, z, core, a, b
       continue;
     }

@@ -22,7 +22,9 @@
 //     one f32 L2 norm; lossless=4, balanced=3, aggressive=2; docs/architecture.md §4; core/kv_quant.h).
 //   Layers that reuse another layer's KV (Gemma 4 num_kv_shared_layers) hold none.
 // * recurrent state, per linear-attention (Gated DeltaNet) layer and sequence, in f32:
-//     Hv × dk × dv (delta-rule state) + (2·Hk·dk + Hv·dv) × (kernel − 1) (conv state).
+//     Hv × dk × dv (delta-rule state) + (2·Hk·dk + Hv·dv) × (kernel − 1) (conv state); and as
+//     many again for the prefix cache's state snapshots (num_state_snapshots_for(S) of them,
+//     kept at cached block ends), which the server allocates while prefix caching is on.
 // * runtime buffers, for T = min(max_batch_tokens, ctx × S) tokens in a step and R = min(S, T)
 //   logits rows (one per sequence): f32 activations T × (2·hidden + 2·q_dim + 2·kv_dim + width)
 //   with width = 2 × ffn (ffn = max(dense intermediate, top_k × expert width + shared width)) or
@@ -63,6 +65,10 @@ struct ServerKvFlags {
   int64_t max_context_len = 0, max_num_seqs = 0, kv_cache_bytes = 0;
 };
 
+/// State snapshots the server keeps for the prefix cache of a model with linear-attention layers
+/// (kv::BlockManagerConfig::num_state_snapshots), for `num_sequences` running sequences.
+inline int64_t num_state_snapshots_for(int64_t num_sequences) { return num_sequences; }
+
 struct EstimateParams {
   int64_t context_len = 4096;
   int64_t num_sequences = 1;
@@ -70,6 +76,7 @@ struct EstimateParams {
   int64_t block_size = 16;          // paged-KV block (engine::ModelOptions::block_size)
   int64_t max_batch_tokens = 1024;  // scheduler token budget per step (max_num_batched_tokens)
   bool windowed_sliding_kv = false; // true: sliding layers at their window (not the engine today)
+  bool prefix_caching = true;       // the server's default: state snapshots counted (above)
   int64_t kv_pool_tokens = 0;       // > 0: the KV term is the server's pool of this many tokens
                                     // (plan_kv_pool) instead of context × sequences
   /// Set: context_len, num_sequences and kv_pool_tokens are resolved from these flags by

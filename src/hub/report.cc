@@ -124,7 +124,7 @@ std::string render_local_estimate(const LocalModel& m, const ModelMeta& meta, co
       per += ", " + kv_quant_flag(f) + " " + std::string(kv_format_name(f)) + " " + std::to_string(kv_per_token(meta, p, f));
     o << "  " << pad("KV/token", 10) << rpad(std::to_string(e.kv_bytes_per_token) + " B", 10) << "   " << per << ")\n";
   }
-  if (e.state_bytes) line("State", e.state_bytes, "(Gated DeltaNet recurrent + conv state, f32, per sequence)");
+  if (e.state_bytes) line("State", e.state_bytes, "(Gated DeltaNet recurrent + conv, f32: per sequence + prefix-cache snapshots)");
   line("Runtime", e.runtime_bytes,
        "(f32 activations of a " + std::to_string(std::min(p.max_batch_tokens, p.context_len * p.num_sequences)) +
            "-token step, logits, matmul scratch)");

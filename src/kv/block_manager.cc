@@ -30,7 +30,13 @@ BlockManager::BlockManager(BlockManagerConfig config) : config_(std::move(config
                 "kv::BlockManager: need num_blocks > 0, block_size > 0, sliding_window >= 0; got " +
                     std::to_string(config_.num_blocks) + ", " + std::to_string(config_.block_size) +
                     ", " + std::to_string(config_.sliding_window));
+  if (config_.num_state_snapshots < 0 || (config_.num_state_snapshots > 0 && config_.sliding_window > 0))
+    throw_error(ErrorCode::INVALID_ARGUMENT, "kv::BlockManager: state snapshots need num_state_snapshots >= 0 and "
+                                             "no sliding window");
   if (!config_.hash_fn) config_.hash_fn = xxh3_block_hash;
+  for (int32_t i = config_.num_state_snapshots - 1; i >= 0; --i) free_snaps_.push_back(i);
+  snap_pos_.resize(size_t(config_.num_state_snapshots));
+  snap_block_.assign(size_t(config_.num_state_snapshots), kNullBlock);
   blocks_.resize(size_t(config_.num_blocks));
   for (int32_t i = 0; i < config_.num_blocks; ++i) {
     blocks_[i].free_pos = free_list_.insert(free_list_.end(), i);
@@ -63,9 +69,40 @@ void BlockManager::unhash(int32_t bid) {
   v.erase(std::find(v.begin(), v.end(), bid));
   if (v.empty()) cached_.erase(b.hash);
   --num_cached_;
+  drop_snapshot(bid);
   b.hashed = false;
   b.serial = 0;
   b.tokens.clear();
+}
+
+void BlockManager::drop_snapshot(int32_t bid) {
+  Block& b = blocks_[bid];
+  if (b.snapshot < 0) return;
+  snap_lru_.erase(snap_pos_[size_t(b.snapshot)]);
+  snap_block_[size_t(b.snapshot)] = kNullBlock;
+  free_snaps_.push_back(b.snapshot);
+  b.snapshot = -1;
+}
+
+int32_t BlockManager::take_state_snapshot(RequestId req, int32_t num_computed_tokens) {
+  const int32_t bs = config_.block_size;
+  if (!snapshots_at_block_ends() || num_computed_tokens <= 0 || num_computed_tokens % bs) return -1;
+  const auto it = reqs_.find(req);
+  const int32_t k = num_computed_tokens / bs;
+  if (it == reqs_.end() || int32_t(it->second.serials.size()) < k) return -1;  // block k-1 not registered
+  const int32_t bid = it->second.block_ids[size_t(k - 1)];
+  if (bid == kNullBlock || !blocks_[bid].hashed || blocks_[bid].snapshot >= 0) return -1;
+  if (free_snaps_.empty()) {
+    drop_snapshot(snap_block_[size_t(snap_lru_.front())]);
+    ++stats_.num_state_snapshot_evictions;
+  }
+  const int32_t id = free_snaps_.back();
+  free_snaps_.pop_back();
+  blocks_[bid].snapshot = id;
+  snap_block_[size_t(id)] = bid;
+  snap_pos_[size_t(id)] = snap_lru_.insert(snap_lru_.end(), id);
+  ++stats_.num_state_snapshots;
+  return id;
 }
 
 void BlockManager::touch(int32_t bid) {
@@ -102,7 +139,8 @@ ComputedBlocks BlockManager::get_computed_blocks(std::span<const int32_t> token_
     hashes.push_back(hash_block(parent, toks, salt));
     const auto it = cached_.find(hashes[i]);
     int32_t found = kNullBlock;
-    for (size_t c = 0; it != cached_.end() && c < it->second.size() && found == kNullBlock; ++c) {
+    // A copy carrying a state snapshot is preferred: the hit may end on it.
+    for (size_t c = 0; it != cached_.end() && c < it->second.size(); ++c) {
       const Block& b = blocks_[it->second[c]];
       bool ok = b.salt == salt && std::equal(toks.begin(), toks.end(), b.tokens.begin(), b.tokens.end());
       // The parent's identity: exact (serial) when the parent matched in this walk. In a sliding
@@ -111,7 +149,11 @@ ComputedBlocks BlockManager::get_computed_blocks(std::span<const int32_t> token_
         ok = (match[i - 1] != kNullBlock && b.parent_serial == blocks_[match[i - 1]].serial) ||
              (W > 0 && b.parent_hash == parent);
       if (ok && i == 0) ok = b.parent_serial == 0;
-      if (ok) found = it->second[c];
+      if (ok && found == kNullBlock) found = it->second[c];
+      if (ok && (b.snapshot >= 0 || config_.num_state_snapshots == 0)) {
+        found = it->second[c];
+        break;
+      }
     }
     const bool ok = found != kNullBlock;
     match[i] = found;
@@ -123,6 +165,14 @@ ComputedBlocks BlockManager::get_computed_blocks(std::span<const int32_t> token_
       const int32_t k = i + 1;  // hit of k blocks: the token at k*bs attends back to k*bs - W + 1
       const int32_t first_needed = std::max(0, k * bs - W + 1) / bs;
       if (run >= k - first_needed) best = k;
+    }
+  }
+  out.num_matched_tokens = best * bs;
+  if (config_.num_state_snapshots > 0) {  // the state resumes from a snapshot: end the hit at one
+    while (best > 0 && blocks_[match[size_t(best - 1)]].snapshot < 0) --best;
+    if (best > 0) {
+      out.state_snapshot = blocks_[match[size_t(best - 1)]].snapshot;
+      snap_lru_.splice(snap_lru_.end(), snap_lru_, snap_pos_[size_t(out.state_snapshot)]);
     }
   }
   const int32_t first_needed = W ? std::max(0, best * bs - W + 1) / bs : 0;

@@ -7,7 +7,9 @@
 // its whole prefix is the query's; a hash collision costs a longer scan, never wrong KV. The one
 // exception: with sliding_window > 0 a block whose parent was dropped is accepted on its 128-bit
 // (XXH3) parent hash. Hybrid full+sliding models use sliding_window = 0 (per-type block tables:
-// not done).
+// not done). Models with a recurrent state (Gated DeltaNet layers): a block may carry a state
+// snapshot (the state after its last token, an id into a pool the engine backs with memory); a hit
+// must end at a block that carries one. Snapshots have their own LRU and die with their block.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,10 @@ struct BlockManagerConfig {
   /// and a prefix hit only needs the last W-1 tokens' blocks to still be cached.
   int32_t sliding_window = 0;
   bool enable_prefix_caching = true;
+  /// > 0: the model keeps a recurrent state per request (linear_attention layers); at most this many
+  /// state snapshots are kept at block ends (LRU), and a prefix hit ends at a block with one. With
+  /// 0 such a model gets no hits (set enable_prefix_caching = false).
+  int32_t num_state_snapshots = 0;
   HashFn hash_fn;  // empty → xxh3_block_hash
 };
 
@@ -54,6 +60,8 @@ struct ComputedBlocks {
   std::vector<uint64_t> serials;   // identity of each matched block (parent-chain check)
   std::vector<BlockHash> hashes;
   int32_t num_computed_tokens = 0;  // = block_ids.size() * block_size
+  int32_t state_snapshot = -1;      // with num_state_snapshots > 0: the snapshot at the hit's end
+  int32_t num_matched_tokens = 0;   // cached blocks that matched, before ending at a snapshot
 };
 
 struct PrefixCacheStats {
@@ -61,6 +69,8 @@ struct PrefixCacheStats {
   int64_t num_query_tokens = 0;   // tokens looked up
   int64_t num_hit_tokens = 0;     // tokens served from cache
   int64_t num_evictions = 0;      // hashed blocks whose hash was dropped to reuse the block
+  int64_t num_state_snapshots = 0;          // recurrent-state snapshots taken
+  int64_t num_state_snapshot_evictions = 0; // dropped by the snapshot LRU (not with their block)
 };
 
 using RequestId = int64_t;
@@ -93,6 +103,16 @@ class BlockManager {
   /// written; those no other request holds lose their hash (never served as a prefix hit).
   void free(RequestId req, bool drop_cached = false);
 
+  /// num_state_snapshots > 0: called once the forward computed tokens [0, num_computed_tokens) of
+  /// `req`. When that ends at a registered block with no snapshot, attaches one to it (evicting the
+  /// least recently used snapshot when the pool is full) and returns its id: the caller copies the
+  /// request's state into it now. Otherwise -1.
+  int32_t take_state_snapshot(RequestId req, int32_t num_computed_tokens);
+  /// Whether schedules should end prefill chunks at block ends (where snapshots are taken).
+  bool snapshots_at_block_ends() const { return config_.enable_prefix_caching && config_.num_state_snapshots > 0; }
+  int32_t num_state_snapshots() const { return config_.num_state_snapshots; }
+  int32_t num_state_snapshots_held() const { return int32_t(snap_lru_.size()); }
+
   /// The request's block table row (kNullBlock for out-of-window blocks). Empty if unknown.
   std::span<const int32_t> block_ids(RequestId req) const;
 
@@ -119,6 +139,7 @@ class BlockManager {
     std::vector<int32_t> tokens;  // the block's token ids, checked on every hit
     std::list<int32_t>::iterator free_pos;
     bool in_free = false;
+    int32_t snapshot = -1;  // state snapshot id at the block's end (recurrent-state models)
   };
   struct ReqState {
     std::vector<int32_t> block_ids;
@@ -131,7 +152,8 @@ class BlockManager {
   int32_t take_free_block();  // LRU head; evicts its hash
   void touch(int32_t block_id);
   void release(int32_t block_id, bool drop_cached = false);
-  void unhash(int32_t block_id);  // drops the block's prefix-cache registration
+  void unhash(int32_t block_id);  // drops the block's prefix-cache registration (and snapshot)
+  void drop_snapshot(int32_t block_id);
   void cache_full_blocks(ReqState& st, std::span<const int32_t> token_ids, int32_t num_tokens);
   BlockHash hash_block(const BlockHash& parent, std::span<const int32_t> tokens, uint64_t salt) const;
 
@@ -144,6 +166,12 @@ class BlockManager {
   std::unordered_map<RequestId, ReqState> reqs_;
   uint64_t next_serial_ = 1;
   PrefixCacheStats stats_;
+  // State snapshots: free ids, and the held ones by last use (front = evicted first) with the
+  // block each belongs to.
+  std::vector<int32_t> free_snaps_;
+  std::list<int32_t> snap_lru_;
+  std::vector<std::list<int32_t>::iterator> snap_pos_;
+  std::vector<int32_t> snap_block_;
 };
 
 /// Blocks that fit `budget_bytes` when every one of `num_layers` layers keeps K and V of

@@ -93,6 +93,18 @@ class KvCache {
       ops::zero(Tensor(DType::F32, s.rec.as<float>() + slot * nr, {nr}, device_));
     }
   }
+  /// Copies slot `src` of every layer's states into slot `dst` (prefix-cache snapshots), on their
+  /// device (y = 1·x: exact).
+  void copy_state(int32_t src, int32_t dst) {
+    for (const LinearState& s : states_) {
+      if (s.conv.empty()) continue;
+      const int64_t nc = s.conv_shape[1] * s.conv_shape[2], nr = s.rec_shape[1] * s.rec_shape[2] * s.rec_shape[3];
+      ops::scale(Tensor(DType::F32, s.conv.as<float>() + src * nc, {nc}, device_), 1.0f,
+                 Tensor(DType::F32, s.conv.as<float>() + dst * nc, {nc}, device_));
+      ops::scale(Tensor(DType::F32, s.rec.as<float>() + src * nr, {nr}, device_), 1.0f,
+                 Tensor(DType::F32, s.rec.as<float>() + dst * nr, {nr}, device_));
+    }
+  }
 
  private:
   Tensor view(const backend::Allocation& b, int64_t layer) const {

@@ -18,6 +18,12 @@ class ModelExecutor {
   /// Recurrent-state slots of a model with linear_attention layers (ForwardBatch::state_slots
   /// indexes them; the engine gives each running request one); 0 for a model without.
   virtual int32_t num_state_slots() const { return 0; }
+  /// Copies recurrent-state slot `src` into slot `dst` (every linear_attention layer): the engine
+  /// keeps prefix-cache snapshots in slots of their own.
+  virtual void copy_state(int32_t src_slot, int32_t dst_slot) {
+    (void)src_slot;
+    (void)dst_slot;
+  }
   /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
   /// vocab_size] row-major with unspecified contents.
   virtual void execute(const model::ForwardBatch& batch, std::vector<float>& logits) = 0;

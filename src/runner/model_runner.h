@@ -25,6 +25,7 @@ class ModelRunner final : public ModelExecutor {
               int64_t num_state_slots = model::Transformer::kDefaultStateSlots);
   int32_t vocab_size() const override;
   int32_t num_state_slots() const override { return int32_t(cache_.num_state_slots()); }
+  void copy_state(int32_t src_slot, int32_t dst_slot) override { cache_.copy_state(src_slot, dst_slot); }
   void execute(const model::ForwardBatch& batch, std::vector<float>& logits) override;
   /// The logits in the model's own output buffer (no copy; valid until the next forward), or, for
   /// a model on another device, copied back into `scratch`.

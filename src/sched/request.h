@@ -22,6 +22,8 @@ struct Request {
   uint64_t cache_salt = 0;
   RequestStatus status = RequestStatus::WAITING;
   int32_t num_cached_tokens = -1;   // prefix-cache hit at first admission (-1: not yet admitted)
+  int32_t state_snapshot = -1;      // recurrent-state models: the snapshot a prefix hit resumes from,
+                                    // set at admission and consumed by that step's forward
   int32_t num_preemptions = 0;
   int32_t prompt_logprobs = -1;     // >= 0: logits of every prompt position are needed (echo),
                                     // so the prefix cache is not used for this request

@@ -86,6 +86,7 @@ SchedulerOutput Scheduler::schedule() {
       req->kv_past_rope_switch = true;
       n = std::min(req->num_tokens(), budget);
     }
+    n = align_to_block_end(req->num_computed_tokens, n);
     kv_.remove_skipped_blocks(req->request_id, req->num_computed_tokens);
     bool ok = false;
     while (!(ok = kv_.allocate_slots(req->request_id, req->token_ids, req->num_computed_tokens, n, nullptr,
@@ -107,12 +108,18 @@ SchedulerOutput Scheduler::schedule() {
     const std::shared_ptr<Request> req = waiting_.front();
     const kv::ComputedBlocks hit = req->prompt_logprobs >= 0 ? kv::ComputedBlocks{}
                                                              : kv_.get_computed_blocks(req->token_ids, block_salt(*req));
-    const int32_t n = std::min(req->num_tokens() - hit.num_computed_tokens, budget);
+    int32_t n = align_to_block_end(hit.num_computed_tokens, std::min(req->num_tokens() - hit.num_computed_tokens, budget));
+    // Cached blocks matched past the last snapshot (a shared prompt prefix whose end no request has
+    // snapshotted): end this chunk there, so its state is kept and the next request hits it.
+    if (kv_.snapshots_at_block_ends() && hit.num_computed_tokens + n > hit.num_matched_tokens &&
+        hit.num_matched_tokens > hit.num_computed_tokens)
+      n = hit.num_matched_tokens - hit.num_computed_tokens;
     if (!kv_.allocate_slots(req->request_id, req->token_ids, hit.num_computed_tokens, n, &hit, block_salt(*req)))
       break;
     req->kv_past_rope_switch = past_rope_switch(*req);
     waiting_.pop_front();
     req->num_computed_tokens = hit.num_computed_tokens;
+    req->state_snapshot = hit.state_snapshot;
     if (req->num_cached_tokens < 0) req->num_cached_tokens = hit.num_computed_tokens;
     req->status = RequestStatus::RUNNING;
     running_.push_back(req);

@@ -71,6 +71,13 @@ class Scheduler {
 
  private:
   void preempt(std::shared_ptr<Request> req, SchedulerOutput& out);
+  /// Recurrent-state models with snapshots: a chunk of n tokens after the first num_computed is cut
+  /// to end at the last block end inside it, if any (the state is snapshotted only there).
+  int32_t align_to_block_end(int32_t num_computed, int32_t n) const {
+    if (!kv_.snapshots_at_block_ends()) return n;
+    const int32_t end = (num_computed + n) / kv_.block_size() * kv_.block_size();
+    return end > num_computed ? end - num_computed : n;
+  }
   bool past_rope_switch(const Request& r) const {
     return config_.rope_switch_len > 0 && r.num_tokens() > config_.rope_switch_len;
   }

@@ -70,7 +70,9 @@ Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool 
     try {
       auto t = model::Transformer::load(path);
       const int64_t blocks_per_seq = (ctx + kBlockSize - 1) / kBlockSize, T = ctx * seqs;
-      model::KvCache cache = t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, kv, seqs);  // a state slot per seq
+      // A state slot per seq, and as the server allocates with prefix caching on, its state snapshots.
+      model::KvCache cache =
+          t->make_kv_cache(blocks_per_seq * seqs, kBlockSize, kv, seqs + hub::num_state_snapshots_for(seqs));
       if (reserve_first) t->reserve_workspace(T, seqs);
       std::vector<int32_t> ids(T), pos(T), slots(T), qsl(seqs + 1), lens(seqs, int32_t(ctx)), table, rows;
       for (int64_t s = 0; s < seqs; ++s) {
@@ -147,7 +149,7 @@ TEST(EstimateVsEngine, EveryTinyModelWithin5Percent) {
       else EXPECT_EQ(m.usage.workspace_used, m.usage.workspace) << "the largest step did not use all it allocated";
       hub::MemoryEstimate e = estimate_for(path, ctx, seqs);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: slots per sequence + snapshots
       const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       const double diff = double(e.total() - actual) / double(actual);
       std::printf("%-26s %4lld %4lld %10lld %10lld %10lld %10lld %10lld %10lld %+6.2f%%\n", rel(path).c_str(),
@@ -177,7 +179,7 @@ TEST(EstimateVsEngine, EveryKvDtype) {
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, kv);
       hub::MemoryEstimate e = estimate_for(path, 128, 2, kv);
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: slots per sequence + snapshots
       const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }
@@ -186,7 +188,7 @@ TEST(EstimateVsEngine, EveryKvDtype) {
       Measured m = load_and_fill(path, 128, 2, /*reserve_first=*/false, *kv_format_of_bits(bits));
       hub::MemoryEstimate e = estimate_for(path, 128, 2, *kv_format_of_bits(bits));
       EXPECT_EQ(e.kv_bytes, m.kv_bytes);
-      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: one state slot per sequence
+      EXPECT_EQ(e.state_bytes, m.state_bytes);  // linear_attention layers: slots per sequence + snapshots
       const int64_t actual = m.usage.total() + m.kv_bytes + m.state_bytes;
       EXPECT_LE(std::abs(double(e.total() - actual) / double(actual)), 0.05);
     }

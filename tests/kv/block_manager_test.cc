@@ -190,6 +190,49 @@ TEST(BlockManager, LruEvictionOrderAndExhaustion) {
   EXPECT_EQ(m.stats().num_evictions, 3);
 }
 
+// Recurrent-state models: a hit ends at the last matched block carrying a state snapshot; the
+// snapshot pool is an LRU of its own, and a snapshot dies with its block's registration.
+TEST(BlockManager, StateSnapshotsBoundHitsAndEvict) {
+  BlockManagerConfig c;
+  c.num_blocks = 8;
+  c.block_size = 4;
+  c.num_state_snapshots = 2;
+  BlockManager m(c);
+  EXPECT_TRUE(m.snapshots_at_block_ends());
+  const auto a = seq(13, 0);
+  ASSERT_TRUE(m.allocate_slots(1, a, 0, 12));
+  EXPECT_EQ(m.get_computed_blocks(a).num_computed_tokens, 0);  // blocks cached, no snapshot: no hit
+  EXPECT_EQ(m.take_state_snapshot(1, 6), -1);                  // not a block end
+  const int32_t s8 = m.take_state_snapshot(1, 8);
+  ASSERT_GE(s8, 0);
+  EXPECT_EQ(m.take_state_snapshot(1, 8), -1);  // block 1 has one already
+  ComputedBlocks hit = m.get_computed_blocks(a);
+  EXPECT_EQ(hit.num_computed_tokens, 8);  // three blocks match, the snapshot is at the second's end
+  EXPECT_EQ(hit.state_snapshot, s8);
+  const int32_t s12 = m.take_state_snapshot(1, 12);
+  ASSERT_GE(s12, 0);
+  EXPECT_NE(s12, s8);
+  hit = m.get_computed_blocks(a);
+  EXPECT_EQ(hit.num_computed_tokens, 12);
+  EXPECT_EQ(hit.state_snapshot, s12);
+  EXPECT_EQ(m.get_computed_blocks(seq(9, 0)).state_snapshot, s8);  // a shorter prompt: the earlier one
+  m.free(1);
+  // Pool full (2): a third snapshot evicts the least recently used (s12 was used last by lookup
+  // order above: s12, then s8 → s12 is older).
+  const auto b = seq(5, 100);
+  ASSERT_TRUE(m.allocate_slots(2, b, 0, 4));
+  const int32_t sb = m.take_state_snapshot(2, 4);
+  EXPECT_EQ(sb, s12);
+  EXPECT_EQ(m.stats().num_state_snapshot_evictions, 1);
+  EXPECT_EQ(m.get_computed_blocks(a).num_computed_tokens, 8);  // falls back to the snapshot at 8
+  EXPECT_EQ(m.num_state_snapshots_held(), 2);
+  // A registration dropped (the step failed) takes its snapshot with it.
+  m.free(2, /*drop_cached=*/true);
+  EXPECT_EQ(m.num_state_snapshots_held(), 1);
+  EXPECT_EQ(m.get_computed_blocks(b).num_computed_tokens, 0);
+  EXPECT_EQ(m.stats().num_state_snapshots, 3);
+}
+
 // Equal hashes for different content never produce a hit: a constant hash, and one that ignores the
 // parent (so block [Y] after [X] and after [Z] collide) both give exactly the no-collision answers.
 TEST(BlockManager, ForcedCollisionsNeverFalseHit) {

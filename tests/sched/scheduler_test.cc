@@ -151,5 +151,47 @@ TEST(Scheduler, RejectsPromptsThatCanNeverFitAndFullQueue) {
   EXPECT_FALSE(sched.add_request(mk(5)));  // queue full → HTTP 429 upstream
 }
 
+// Recurrent-state models: prefill chunks end at block ends (snapshots are taken only there), and a
+// hit resumes at a snapshot.
+TEST(Scheduler, StateSnapshotsCutChunksAtBlockEnds) {
+  kv::BlockManagerConfig kc;
+  kc.num_blocks = 32;
+  kc.block_size = 4;
+  kc.num_state_snapshots = 4;
+  kv::BlockManager kv(kc);
+  SchedulerConfig sc;
+  sc.max_num_batched_tokens = 7;
+  Scheduler sched(sc, kv);
+  auto mk = [](int64_t id, std::vector<int32_t> t) {
+    auto r = std::make_shared<Request>();
+    r->request_id = id;
+    r->token_ids = std::move(t);
+    r->max_tokens = 1;
+    return r;
+  };
+  std::vector<int32_t> a(18);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = int32_t(i + 10);
+  ASSERT_TRUE(sched.add_request(mk(1, a)));
+  std::vector<int32_t> chunks;
+  while (sched.has_unfinished()) {
+    const SchedulerOutput out = sched.schedule();
+    ASSERT_EQ(out.scheduled.size(), 1u);
+    const auto& s = out.scheduled[0];
+    chunks.push_back(s.num_scheduled_tokens);
+    kv.take_state_snapshot(1, s.req->num_computed_tokens + s.num_scheduled_tokens);
+    sched.update_from_output(out, {{1, 0}});
+  }
+  EXPECT_EQ(chunks, (std::vector<int32_t>{4, 4, 4, 4, 2}));  // budget 7, cut to block ends; the tail
+  EXPECT_EQ(kv.stats().num_state_snapshots, 4);
+  // Shares 10 tokens: hit at the snapshot at 8, first chunk [8, 15) cut to 12.
+  std::vector<int32_t> b(a.begin(), a.begin() + 10);
+  b.insert(b.end(), {1, 2, 3, 4, 5, 6});
+  ASSERT_TRUE(sched.add_request(mk(2, b)));
+  SchedulerOutput out = sched.schedule();
+  EXPECT_EQ(out.scheduled[0].req->num_computed_tokens, 8);
+  EXPECT_EQ(out.scheduled[0].req->state_snapshot, 1);  // the second snapshot taken (ids 0, 1, ...)
+  EXPECT_EQ(out.scheduled[0].num_scheduled_tokens, 4);
+}
+
 }  // namespace
 }  // namespace oxyd::sched
