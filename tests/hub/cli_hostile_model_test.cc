@@ -1,7 +1,9 @@
 // Issue 28: the real `oxydllm show / run / estimate` on hostile model files (generated here by
 // tests/loader/hostile_inputs.h) exits non-zero with a message naming the file and field, within
-// 2 s and an address-space limit of 256 MB (setrlimit in the child), where these inputs used to
-// crash the process (deep JSON) or be accepted (inconsistent counts).
+// 2 s and a data limit of 256 MB (RLIMIT_DATA in the child: heap and private writable mappings,
+// what a hostile size would make us allocate; not the address space, which the CUDA libraries a
+// CUDA build links take ~800 MB of before main), where these inputs used to crash the process
+// (deep JSON) or be accepted (inconsistent counts).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -34,14 +36,14 @@ struct Result {
   std::string err;
 };
 
-// `oxydllm ARGS` with RLIMIT_AS = 256 MB and a 20 s kill switch; stderr captured.
+// `oxydllm ARGS` with RLIMIT_DATA = 256 MB and a 20 s kill switch; stderr captured.
 Result run_limited(const fs::path& dir, const std::vector<std::string>& args) {
   const std::string err_path = (dir / "stderr").string();
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
-    rlimit as{kMemoryLimit, kMemoryLimit};
-    setrlimit(RLIMIT_AS, &as);
+    rlimit data{kMemoryLimit, kMemoryLimit};
+    setrlimit(RLIMIT_DATA, &data);
     const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(in, 0), dup2(out, 1), dup2(err, 2);

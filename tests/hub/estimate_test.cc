@@ -153,7 +153,12 @@ TEST(Estimate, GatedDeltaNetLayersCountedByState) {
   EXPECT_EQ(e.kv_bytes, int64_t(2) * 2 * 2048 * 2 * 64 * 2 * 3);  // 2 layers, K+V, 2 heads × 64, f16, 3 seqs
   const int64_t delta_state = 4 * 16 * 16 * 4;                    // Hv·dk·dv f32
   const int64_t conv_state = (2 * 2 * 16 + 4 * 16) * 3 * 4;       // conv_dim × (kernel−1) f32
-  EXPECT_EQ(e.state_bytes, 6 * (delta_state + conv_state) * 3);
+  // Each of the 3 sequences: its live state and, with the prefix cache on (the server's default),
+  // one snapshot slot; without the prefix cache the live states only.
+  EXPECT_EQ(e.state_bytes, 6 * (delta_state + conv_state) * (3 + 3));
+  p.prefix_caching = false;
+  EXPECT_EQ(estimate_memory(cfg, 0, p).state_bytes, 6 * (delta_state + conv_state) * 3);
+  p.prefix_caching = true;
   // The state does not grow with the context.
   p.context_len = 8192;
   EXPECT_EQ(estimate_memory(cfg, 0, p).state_bytes, e.state_bytes);
