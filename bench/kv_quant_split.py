@@ -20,17 +20,8 @@ import sys, math, time, json, os
 import numpy as np, torch
 from pathlib import Path
 torch.set_num_threads(2)
-SEED = 0x6B765F7369676E73; MASK = (1 << 64) - 1
-def signs(d):
-    state, out = SEED, []
-    for _ in range(d):
-        state = (state + 0x9E3779B97F4A7C15) & MASK
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        z ^= z >> 31
-        out.append(-1.0 if z >> 63 else 1.0)
-    return np.array(out)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from kv_quant_oracle import rotation  # kv_quant.h's H·D/√d with its fixed signs
 def lloyd(bits):
     from math import erf, sqrt, exp, pi, inf
     pdf=lambda x: 0 if abs(x)==inf else exp(-x*x/2)/sqrt(2*pi); cdf=lambda x: 0.5*(1+erf(x/sqrt(2))) if abs(x)!=inf else (1.0 if x>0 else 0.0)
@@ -44,9 +35,7 @@ def lloyd(bits):
 _cache={}
 def rot(d):
     if d not in _cache:
-        H=np.array([[1.0]])
-        while H.shape[0]<d: H=np.kron(H,np.array([[1.,1.],[1.,-1.]]))
-        _cache[d]=torch.tensor(H@np.diag(signs(d))/np.sqrt(d),dtype=torch.float64)
+        _cache[d]=torch.tensor(rotation(d),dtype=torch.float64)
     return _cache[d]
 _lv={}
 def levels(b):
