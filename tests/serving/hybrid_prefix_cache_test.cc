@@ -32,15 +32,22 @@ void expect_same(const Result& got, const Result& want, const std::string& what)
     EXPECT_NEAR(got.logprobs[i], want.logprobs[i], 2e-4) << what << ", token " << i;
 }
 
-class HybridPrefixCache : public ::testing::TestWithParam<const char*> {};
+// Each test: the family, its prompt tokens, and the reference engine with the prefix cache off.
+class HybridPrefixCache : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    fam = GetParam();
+    base = base_tokens(load_golden(fam));
+    ModelOptions o = tiny_options();
+    o.enable_prefix_caching = false;
+    off = LLMEngine::create(fam, arch_dir(fam), o);
+  }
+  std::string fam;
+  std::vector<int32_t> base;
+  std::unique_ptr<LLMEngine> off;
+};
 
 TEST_P(HybridPrefixCache, HitsResumeFromStateSnapshots) {
-  const std::string fam = GetParam();
-  const Golden g = load_golden(fam);
-  const std::vector<int32_t> base = base_tokens(g);
-  ModelOptions off_opts = tiny_options();
-  off_opts.enable_prefix_caching = false;
-  auto off = LLMEngine::create(fam, arch_dir(fam), off_opts);
   auto on = LLMEngine::create(fam, arch_dir(fam), tiny_options());  // block_size 4
 
   // L: the shared prefix. 12 and 40 end inside the first DeltaNet chunk, 64 on its end, 84 past it.
@@ -85,12 +92,6 @@ TEST_P(HybridPrefixCache, HitsResumeFromStateSnapshots) {
 // own last block end (56), so the second finds the prefix's 12 blocks cached without a snapshot and
 // computes them, its first chunk cut at their end (48); from the third on, requests hit 48 tokens.
 TEST_P(HybridPrefixCache, SharedPromptPrefixHitsFromTheThirdRequest) {
-  const std::string fam = GetParam();
-  const Golden g = load_golden(fam);
-  const std::vector<int32_t> base = base_tokens(g);
-  ModelOptions off_opts = tiny_options();
-  off_opts.enable_prefix_caching = false;
-  auto off = LLMEngine::create(fam, arch_dir(fam), off_opts);
   auto on = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   for (int i = 0; i < 4; ++i) {
     std::vector<int32_t> p(base.begin(), base.begin() + 50);
@@ -104,12 +105,6 @@ TEST_P(HybridPrefixCache, SharedPromptPrefixHitsFromTheThirdRequest) {
 // Prompt logprobs (echo) skip the lookup (every position's logits are needed) but run on an engine
 // whose chunks are cut at block ends and whose cache holds snapshots: the same as caching off.
 TEST_P(HybridPrefixCache, PromptLogprobsEqualCachingOff) {
-  const std::string fam = GetParam();
-  const Golden g = load_golden(fam);
-  const std::vector<int32_t> base = base_tokens(g);
-  ModelOptions off_opts = tiny_options();
-  off_opts.enable_prefix_caching = false;
-  auto off = LLMEngine::create(fam, arch_dir(fam), off_opts);
   auto on = LLMEngine::create(fam, arch_dir(fam), tiny_options());
   std::vector<int32_t> p(base.begin(), base.begin() + 70);
   run_one(*on, greedy_params(std::vector<int32_t>(base.begin(), base.begin() + 66), 4));  // snapshots
@@ -135,12 +130,6 @@ TEST_P(HybridPrefixCache, PromptLogprobsEqualCachingOff) {
 // snapshots their decode left at block ends (the blocks still cached). Tokens equal the unbatched
 // caching-off run; no block or request is held at the end.
 TEST_P(HybridPrefixCache, PreemptionResumesFromSnapshots) {
-  const std::string fam = GetParam();
-  const Golden g = load_golden(fam);
-  const std::vector<int32_t> base = base_tokens(g);
-  ModelOptions off_opts = tiny_options();
-  off_opts.enable_prefix_caching = false;
-  auto off = LLMEngine::create(fam, arch_dir(fam), off_opts);
   const int64_t block_bytes = off->kv_cache_bytes() / off->stats().kv_blocks_total;
   std::vector<GenerationParams> ps;
   for (int i = 0; i < 6; ++i)
