@@ -620,11 +620,73 @@ TEST_P(MatmulPacked, GroupedReadsThePackedCopies) {
   }
 }
 
+// MXFP4's e8m0 scales over their range (e = 0 is 2^-128, below f32's normal range; the random
+// weights above use 118..125 only): the packed kernels convert them each their own way (AVX-512
+// vscalefps, AVX2 an exponent shift), and must equal the unpacked panel kernel bit for bit and the
+// reference within the activation quantization's bound. The top exponents are left out: their
+// products overflow f32 on every path alike.
+TEST(MatmulPackedMxfp4, EveryScaleExponentMatchesAcrossKernels) {
+  const auto paths = packed_paths();
+  if (paths.empty()) GTEST_SKIP() << "no packed matmul kernel on this CPU";
+  const DType t = DType::MXFP4;
+  const int64_t m = 5, k = 640, n = 40, nb = k / 32;
+  std::mt19937 rng(21);
+  std::vector<uint8_t> wb = random_weights(t, n, k, rng);
+  constexpr uint8_t kExps[] = {0, 1, 2, 3, 40, 100, 126, 127, 128, 129, 150, 180, 200};
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t b = 0; b < nb; ++b)  // rows 0..12: one exponent each; the others mix them per block
+      wb[size_t(j * nb + b) * 17] = kExps[j < 13 ? j : (j * 7 + b * 3) % 13];
+  std::vector<float> x = random_x(m, k, rng), ref(size_t(m * n)), bound(size_t(m * n));
+  const Tensor tw(t, wb.data(), {n, k}), tx(DType::F32, x.data(), {m, k});
+  backend::reference::matmul(tx, tw, Tensor(DType::F32, ref.data(), {m, n}));
+  std::vector<float> wf(static_cast<size_t>(k));
+  for (int64_t j = 0; j < n; ++j) {
+    dequantize_row(t, wb.data() + j * tw.row_bytes(), wf.data(), k);
+    for (int64_t i = 0; i < m; ++i) {
+      double b = 0;
+      for (int64_t blk = 0; blk < nb; ++blk) {
+        double amax = 0, wsum = 0;
+        for (int64_t e = 32 * blk; e < 32 * blk + 32; ++e) {
+          amax = std::max(amax, double(std::fabs(x[size_t(i * k + e)])));
+          wsum += std::fabs(wf[size_t(e)]);
+        }
+        b += wsum * amax * (1.0 / 254.0 + 1.0 / 2048.0);
+      }
+      bound[size_t(i * n + j)] = float(b * 1.001 + 1e-40);
+    }
+  }
+  std::vector<std::vector<float>> results;
+  for (auto [isa, layout] : paths) {
+    SCOPED_TRACE(testing::Message() << "isa " << backend::cpu::isa_name(isa));
+    const PackedWeight pw(tw, layout);
+    IsaGuard guard;
+    backend::cpu::set_isa_override(isa);
+    std::vector<float> y(size_t(m * n), std::nanf(""));
+    backend::cpu::matmul(tx, pw.tensor, Tensor(DType::F32, y.data(), {m, n}));
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_LE(std::fabs(double(y[i]) - double(ref[i])), double(bound[i]))
+          << "output " << i << " (row " << i % size_t(n) << "): " << y[i] << " vs reference " << ref[i];
+    if (layout == PackLayout::AVX512) {
+      std::vector<float> panel(y.size());
+      AmxGuard amx_guard;
+      use_batched(Batched::PANEL);
+      backend::cpu::set_matmul_amx(false);
+      backend::cpu::matmul(tx, tw, Tensor(DType::F32, panel.data(), {m, n}));
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], panel[i]) << "packed vs file-row panel, output " << i;
+    }
+    results.push_back(std::move(y));
+  }
+  for (size_t p = 1; p < results.size(); ++p)
+    for (size_t i = 0; i < results[0].size(); ++i)
+      ASSERT_EQ(results[p][i], results[0][i]) << "AVX2 vs AVX-512 packed kernel, output " << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulFormat, ::testing::ValuesIn(kFormats),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 INSTANTIATE_TEST_SUITE_P(PackableFormats, MatmulPacked,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                           DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS),
+                                           DType::IQ4_NL, DType::MXFP4, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                                           DType::IQ4_XS),
                          [](const testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
 TEST(MatmulOps, LeadingDimsFlatten) {

@@ -92,10 +92,11 @@ struct Fmt {
 // Weights packed at load (pack.h): a group's block is already 16 rows in lane order, so
 // decoding is loads (Q8_0), or a nibble split, Q5's fifth bits from ready masks and IQ4_NL's table
 // lookup. ND code dwords per row; QH: the 64 bytes of fifth-bit masks follow the codes; MIN: a
-// second 16 f16 (the rows' mins) follows the scales.
-template <int ND, bool QH, bool MIN, Lut LUT = Lut::NONE>
+// second 16 f16 (the rows' mins) follows the scales; E8M0 (MXFP4): the scales are 16 e8m0 bytes,
+// 2^(e − 128) as the file-row decoder's (the table holds twice the e2m1 values).
+template <int ND, bool QH, bool MIN, Lut LUT = Lut::NONE, bool E8M0 = false>
 struct Packed {
-  static constexpr int64_t GB = 64 * ND + (QH ? 64 : 0) + (MIN ? 64 : 32);
+  static constexpr int64_t GB = 64 * ND + (QH ? 64 : 0) + (E8M0 ? 16 : MIN ? 64 : 32);
 
   static PBlock block(const uint8_t* w) {
     PBlock o;
@@ -122,6 +123,12 @@ struct Packed {
       }
     }
     const uint8_t* sc = w + 64 * ND + (QH ? 64 : 0);
+    if constexpr (E8M0) {
+      const __m512 e = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc))));
+      o.dw = _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_sub_ps(e, _mm512_set1_ps(128.0f)));
+      o.dm = _mm512_setzero_ps();
+      return o;
+    }
     o.dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
     o.dm = MIN ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + 32))) : _mm512_setzero_ps();
     return o;
@@ -156,6 +163,7 @@ MatmulKernel avx512_q32_packed_kernel(DType t) {
     case DType::Q5_0: return make_packed_kernel<Packed<4, true, false>, 16, Epi::PLAIN>();
     case DType::Q5_1: return make_packed_kernel<Packed<4, true, true>, 0, Epi::MIN>();
     case DType::IQ4_NL: return make_packed_kernel<Packed<4, false, false, Lut::IQ4NL>, 128, Epi::PLAIN>();
+    case DType::MXFP4: return make_packed_kernel<Packed<4, false, false, Lut::MXFP4, true>, 16, Epi::PLAIN>();
     default: return {};
   }
 }

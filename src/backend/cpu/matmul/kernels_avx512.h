@@ -17,8 +17,8 @@ MatmulKernel avx512_amx_q8_kernel(DType t);
 /// block32_panel_avx512.cc: the 32-block formats (not IQ4_XS) on VNNI, 16 weight rows per
 /// register (else empty).
 MatmulKernel avx512_q32_panel_kernel(DType t);
-/// block32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (Q8_0, Q4_0,
-/// Q5_0; w points at the packed groups, w_stride = the original row bytes), for any m.
+/// block32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (the formats of
+/// avx512_q32_panel_kernel; w points at the packed groups, w_stride = 1/16 of a group), for any m.
 MatmulKernel avx512_q32_packed_kernel(DType t);
 /// kquant_panel_avx512.cc: Q4_K, Q5_K and Q6_K on VNNI, likewise (else empty).
 MatmulKernel avx512_qk_panel_kernel(DType t);

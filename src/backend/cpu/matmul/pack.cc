@@ -15,21 +15,26 @@ namespace {
 
 // bb block bytes, qoff offset of the code bytes, nd code dwords per row (8: 32 one-byte codes, 4:
 // 32 nibbles), qh offset of Q5's 32 fifth bits (-1: none), flip XORed into every code byte in the
-// AVX512 layout, ns f16 fields at the block's start (1: the scale; 2: scale and min).
+// AVX512 layout, ns scale fields of fs bytes at the block's start (f16: 1 the scale, 2 scale and
+// min; MXFP4: one e8m0 byte).
 struct PackFmt {
   int bb, qoff, nd, qh;
   uint8_t flip;
-  int ns;
+  int ns, fs;
   uint32_t flip4(PackLayout l) const { return l == PackLayout::AVX512 ? flip * 0x01010101u : 0u; }
   int64_t gb() const { return 16 * int64_t(bb); }
   int mask_off() const { return 64 * nd; }
-  int64_t scale_off() const { return gb() - 32 * ns; }
+  int64_t scale_off() const { return gb() - 16 * ns * fs; }
+  // Field i of lane L's row.
+  int64_t field_off(int i, int L) const { return scale_off() + 16 * fs * i + fs * L; }
 };
 
 const PackFmt* pack_fmt(DType t) {
-  static constexpr PackFmt kQ8_0{34, 2, 8, -1, 0x80, 1}, kQ4_0{18, 2, 4, -1, 0, 1}, kQ4_1{20, 4, 4, -1, 0, 2},
-      kQ5_0{22, 6, 4, 2, 0, 1}, kQ5_1{24, 8, 4, 4, 0, 2}, kIQ4_NL{18, 2, 4, -1, 0, 1};
+  static constexpr PackFmt kQ8_0{34, 2, 8, -1, 0x80, 1, 2}, kQ4_0{18, 2, 4, -1, 0, 1, 2},
+      kQ4_1{20, 4, 4, -1, 0, 2, 2}, kQ5_0{22, 6, 4, 2, 0, 1, 2}, kQ5_1{24, 8, 4, 4, 0, 2, 2},
+      kIQ4_NL{18, 2, 4, -1, 0, 1, 2}, kMXFP4{17, 1, 4, -1, 0, 1, 1};
   switch (t) {
+    case DType::MXFP4: return &kMXFP4;
     case DType::Q8_0: return &kQ8_0;
     case DType::Q4_0: return &kQ4_0;
     case DType::Q4_1: return &kQ4_1;
@@ -74,7 +79,7 @@ void pack_group(const PackFmt& f, PackLayout l, const uint8_t* w, int64_t row_by
             out[f.mask_off() + byte] |= uint8_t(1u << bit);
           }
       }
-      for (int i = 0; i < f.ns; ++i) std::memcpy(out + f.scale_off() + 32 * i + 2 * L, blk + 2 * i, 2);
+      for (int i = 0; i < f.ns; ++i) std::memcpy(out + f.field_off(i, L), blk + f.fs * i, size_t(f.fs));
     }
   }
 }
@@ -296,7 +301,7 @@ void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_
   const int L = lane_row(int(r % 16));
   const uint8_t* p = packed + r / 16 * nb * f->gb();
   for (int64_t b = 0; b < nb; ++b, p += f->gb(), out += f->bb) {
-    for (int i = 0; i < f->ns; ++i) std::memcpy(out + 2 * i, p + f->scale_off() + 32 * i + 2 * L, 2);
+    for (int i = 0; i < f->ns; ++i) std::memcpy(out + f->fs * i, p + f->field_off(i, L), size_t(f->fs));
     for (int d = 0; d < f->nd; ++d)
       for (int j = 0; j < 4; ++j) out[f->qoff + 4 * d + j] = uint8_t(p[64 * d + 4 * L + j] ^ f->flip4(layout));
     if (f->qh >= 0) {

@@ -1,4 +1,4 @@
-// Packed weights for the panel kernels: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL rows rearranged once
+// Packed weights for the panel kernels: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows rearranged once
 // at load into groups of 16 rows, so that matmul reads each 32-block of 16 rows as whole registers
 // instead of transposing it from 16 rows every call. At 16 activation rows that transposition was
 // a quarter of a decode step. Two layouts, for the two kernels that read them:
@@ -17,7 +17,8 @@
 //          AVX2: byte 4L + j: bit d (d < 4) = the fifth bit of element 4d + j of row π(L), bit
 //          4 + d that of element 16 + 4d + j (the low and high nibble of code byte 4L + j of
 //          register d)
-//   scales: 16 f16, lane L = the scale of row π(L); Q4_1, Q5_1: then their 16 f16 mins likewise
+//   scales: 16 f16, lane L = the scale of row π(L); Q4_1, Q5_1: then their 16 f16 mins likewise;
+//          MXFP4: 16 e8m0 bytes likewise (272 bytes per group block, the file's 17 per row)
 // Q4_K, Q5_K and IQ4_XS, AVX2 only, per 256-element super-block of a group: its 8 sub-blocks of 32
 // elements as 4 code registers each, in Q4_0's nibble order (code byte i: element i, high nibble
 // element 16 + i), Q5_K's followed by their 64 bytes of fifth bits as Q5_0's AVX2 ones; then a
@@ -55,7 +56,7 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; Q4_K, Q5_K, Q6_K
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4; Q4_K, Q5_K, Q6_K
 /// and IQ4_XS in the AVX2 layout only), whatever the CPU; and whether it has one in `layout`.
 bool packable(DType t);
 bool packable(DType t, PackLayout layout);

@@ -1,5 +1,5 @@
 // AVX2 matmul on weights packed at load (pack.h, PackLayout::AVX2): Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, IQ4_NL and the 4-bit super-block formats Q4_K, Q5_K, IQ4_XS (their 32-element sub-blocks as
+// Q8_0, IQ4_NL, MXFP4 and the 4-bit super-block formats Q4_K, Q5_K, IQ4_XS (their 32-element sub-blocks as
 // Q4_1-, Q5_1- and IQ4_NL-like blocks; Q6_K is in packed_q6k_avx2.cc), at every number of
 // activation rows (decode and prefill alike), for CPUs without AVX-512 VNNI (AMD Zen 2/3, Intel
 // before Ice Lake, and E-cores), and for the super-block formats on AVX-512 CPUs too (they have no
@@ -69,16 +69,21 @@ void prepare(const float* x, int64_t k, uint8_t* out) {
   }
 }
 
+// The nibble tables: none, IQ4_NL's values, MXFP4's (twice the e2m1 values, as in the file-row
+// kernels, so the scale is 2^(e − 128)).
+enum Lut : int { kNoLut = 0, kIQ4NL = 1, kMXFP4 = 2 };
+
 // A packed format: ND code registers per block (8: a byte per code, 4: nibbles, the high nibble
 // holding element 16 + e), QH Q5's fifth bits after the codes, MIN a second row of f16 (the mins)
-// after the scales, LUT IQ4_NL's table on the nibbles. Signed codes (Q8_0, the table) take the sign
-// trick; unsigned ones add up in int16 for WIDEN steps.
+// after the scales, LUT a table of int8 values on the nibbles. Signed codes (Q8_0, the tables) take
+// the sign trick; unsigned ones add up in int16 for WIDEN steps.
 // block(g, b): block b's codes in the group at g; scale / min(g, b, h): half h's 8 f32 scales
 // (mins) of it; BB: bytes per block, for prefetching the next group.
-template <int ND_, bool QH_, bool MIN_, bool LUT_>
+template <int ND_, bool QH_, bool MIN_, int LUT_>
 struct Fmt {
   static constexpr int ND = ND_;
-  static constexpr bool QH = QH_, MIN = MIN_, LUT = LUT_;
+  static constexpr bool QH = QH_, MIN = MIN_;
+  static constexpr int LUT = LUT_;
   static constexpr int64_t SCALES = 64 * ND + (QH ? 64 : 0);
   static constexpr int64_t BB = SCALES + (MIN ? 64 : 32);
   static constexpr bool SIGNED = ND == 8 || LUT;
@@ -88,6 +93,20 @@ struct Fmt {
   }
   static __m256 scale(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 16 * h); }
   static __m256 min(const uint8_t* g, int64_t b, int h) { return f16x8(block(g, b) + SCALES + 32 + 16 * h); }
+};
+
+// MXFP4: IQ4_NL's layout with 16 e8m0 bytes for scales; half h's 8 scales 2^(e − 128), exact
+// (e = 0 is 2^-128, below the normal range: set apart, as e << 23 would read 0).
+struct MxFp4 : Fmt<4, false, false, kMXFP4> {
+  static constexpr int64_t BB = SCALES + 16;
+  static const uint8_t* block(const uint8_t* g, int64_t b) { return g + b * BB; }
+  static __m256 scale(const uint8_t* g, int64_t b, int h) {
+    const uint8_t* sc = block(g, b) + SCALES + 8 * h;
+    const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc)));
+    const __m256 p = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(e, 23)), _mm256_set1_ps(0.5f));
+    const __m256 zero_e = _mm256_castsi256_ps(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()));
+    return _mm256_blendv_ps(p, _mm256_set1_ps(0x1p-128f), zero_e);
+  }
 };
 
 // The 4-bit super-block formats (pack.h): a super-block of a group is 8 sub-blocks of
@@ -127,9 +146,13 @@ inline void unpack(const uint8_t* p, int h, int d, __m256i m0f, __m256i& lo, __m
     lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(M, 4 - d), b4));
     hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(M, d), b4));
   }
-  if constexpr (F::LUT) {  // IQ4_NL: the table's int8 values
-    const __m256i lut = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-                                         -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  if constexpr (F::LUT != kNoLut) {  // the table's int8 values
+    const __m256i lut =
+        F::LUT == kIQ4NL
+            ? _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, -127, -104,
+                               -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+            : _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1,
+                               -2, -3, -4, -6, -8, -12);
     lo = _mm256_shuffle_epi8(lut, lo);
     hi = _mm256_shuffle_epi8(lut, hi);
   }
@@ -306,17 +329,19 @@ MatmulKernel make() {
 MatmulKernel avx2_packed_kernel(DType t) {
   switch (t) {
     case DType::Q8_0:
-      return make<Fmt<8, false, false, false>, 0>();
+      return make<Fmt<8, false, false, kNoLut>, 0>();
     case DType::Q4_0:
-      return make<Fmt<4, false, false, false>, 8>();
+      return make<Fmt<4, false, false, kNoLut>, 8>();
     case DType::Q4_1:
-      return make<Fmt<4, false, true, false>, 0>();
+      return make<Fmt<4, false, true, kNoLut>, 0>();
     case DType::Q5_0:
-      return make<Fmt<4, true, false, false>, 16>();
+      return make<Fmt<4, true, false, kNoLut>, 16>();
     case DType::Q5_1:
-      return make<Fmt<4, true, true, false>, 0>();
+      return make<Fmt<4, true, true, kNoLut>, 0>();
     case DType::IQ4_NL:
-      return make<Fmt<4, false, false, true>, 0>();
+      return make<Fmt<4, false, false, kIQ4NL>, 0>();
+    case DType::MXFP4:
+      return make<MxFp4, 0>();
     case DType::Q4_K:
       return make<KQuant<false, false>, 0>();
     case DType::Q5_K:

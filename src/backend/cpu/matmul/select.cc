@@ -43,11 +43,10 @@ constexpr uint64_t kFloat = fmt({D::F32, D::F16, D::BF16});
 
 constexpr KernelRow kTable[] = {
     // Weights packed at load (pack.h): the copy's layout picks its kernel (see select_kernel).
-    {Stored::PACKED_AVX512, Isa::AVX512, fmt({D::Q8_0, D::Q4_0, D::Q4_1, D::Q5_0, D::Q5_1, D::IQ4_NL}), 1,
-     kAnyRows, Switch::NONE, avx512_q32_packed_kernel, "block32_panel_avx512.cc packed",
+    {Stored::PACKED_AVX512, Isa::AVX512, kBlock32, 1, kAnyRows, Switch::NONE, avx512_q32_packed_kernel, "block32_panel_avx512.cc packed",
      "VNNI 16-row panel on 16-row groups packed at load: no transpose of 16 rows per call"},
     {Stored::PACKED_AVX2, Isa::AVX2,
-     (kBlock32 & ~fmt({D::MXFP4})) | fmt({D::Q4_K, D::Q5_K, D::Q6_K, D::IQ4_XS}), 1, kAnyRows, Switch::NONE,
+     kBlock32 | fmt({D::Q4_K, D::Q5_K, D::Q6_K, D::IQ4_XS}), 1, kAnyRows, Switch::NONE,
      avx2_packed_kernel, "packed_avx2.cc",
      "AVX2 lanes = weight rows of a packed group; also the super-block formats' kernel on AVX-512 "
      "(they have no AVX-512 layout)"},
@@ -81,7 +80,8 @@ constexpr KernelRow kTable[] = {
      "4 activation × 2 weight rows per tile: the FMA units, not the loads, set the pace"},
     {Stored::FILE_ROWS, Isa::AVX2, fmt({D::Q2_K, D::Q3_K, D::MXFP4}), 1, kAnyRows, Switch::NONE,
      avx2_lowbit_kernel, "lowbit_rowdot_avx2.cc",
-     "no packed layout; the generic path ran at 2-3% of the bandwidth"},
+     "Q2_K, Q3_K: no packed layout (MXFP4: when not packed); the generic path ran at 2-3% of the "
+     "bandwidth"},
     {Stored::FILE_ROWS, Isa::AVX2, kAnyFormat, 1, kAnyRows, Switch::NONE, generic_avx2_kernel,
      "generic_avx2.cc", "any other format: decode to f32, 8-wide FMA dot"},
 
