@@ -115,7 +115,9 @@ void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
     }
     m.weight_bytes += int64_t(t.nbytes());
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
-    if (t.shape.size() == 1 && (t.dtype == DType::F16 || t.dtype == DType::BF16))
+    // Vectors are held as F32 copies (model/weights.cc vector_f32), stacked [E, n] expert biases too.
+    const bool vector = t.shape.size() == 1 || (t.shape.size() == 2 && t.name.ends_with("_bias"));
+    if (vector && (t.dtype == DType::F16 || t.dtype == DType::BF16))
       m.vector_f32_extra_bytes += 4 * t.numel() - int64_t(t.nbytes());
     m.num_params += tensor_params(t);
     m.num_tensors += 1;

@@ -33,8 +33,9 @@ struct Weights::Impl {
   std::string path;
 
   std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
-  // Buffers of the FP8 / AWQ / GPTQ linears repacked at load [begin, end): read in place by the
-  // matmul (Q8_0 / Q4_1 file-row kernels), never packed again, so the model holds one copy.
+  // Buffers of the FP8 / AWQ / GPTQ linears repacked at load, and of HF MXFP4 experts rewritten
+  // into GGUF's blocks [begin, end): read in place by the matmul (file-row kernels), never packed
+  // again, so the model holds one copy (an owned buffer stays allocated after packing).
   std::vector<std::pair<uintptr_t, uintptr_t>> repacked;
   std::vector<Buffer> transient;  // rewritten tensors that binding copies again (split biases): freed after load
   const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
@@ -123,9 +124,15 @@ struct Weights::Impl {
         const int64_t rows = is_gate_up ? 2 * I : H, cols = is_gate_up ? H : I;  // of the rewritten [E, rows, cols]
         if (const Tensor t = raw(name); t.data) {
           expect(t, {E, cols, rows}, name);
-          Tensor o = own(DType::F32, {E, rows, cols});
-          if (is_gate_up) experts_gate_up_from_input_major(t, o.ptr<float>());
-          else experts_down_from_input_major(t, o.ptr<float>());
+          // F16 / BF16 experts stay in their dtype (the rewrite only moves values: exact), as the
+          // estimate counts them and at half the bytes of F32.
+          const bool half = t.dtype == DType::F16 || t.dtype == DType::BF16;
+          Tensor o = own(half ? t.dtype : DType::F32, {E, rows, cols});
+          std::vector<float> f32(half ? size_t(o.numel()) : 0);
+          float* dst = half ? f32.data() : o.ptr<float>();
+          if (is_gate_up) experts_gate_up_from_input_major(t, dst);
+          else experts_down_from_input_major(t, dst);
+          if (half) quantize_row(o.dtype, dst, o.data, o.numel());
           rewritten[name] = o;
         } else if (const Tensor b = raw(name + "_blocks"), s = raw(name + "_scales"); b.data && s.data) {
           if (cols % 32) throw Error(ErrorCode::INVALID_ARGUMENT, path + ": '" + name + "_blocks' rows of " +
@@ -135,6 +142,8 @@ struct Weights::Impl {
           Tensor o = own(DType::MXFP4, {E, rows, cols});
           if (is_gate_up) experts_gate_up_from_mxfp4(b, s, o.data);
           else experts_down_from_mxfp4(b, s, o.data);
+          const auto at = reinterpret_cast<uintptr_t>(o.data);
+          repacked.emplace_back(at, at + uintptr_t(o.nbytes()));
           rewritten[name] = o;
         }
       }
@@ -150,6 +159,7 @@ struct Weights::Impl {
         rewritten[tensor_name(n.expert_up_bias.hf, l)] = u;
       }
     }
+    std::sort(repacked.begin(), repacked.end());
   }
 
   // The checkpoint's quantized linears (loader/quant_checkpoint.h) repacked once, each bound
