@@ -60,6 +60,8 @@ gemma4_moe is the multimodal wrapper Gemma4ForConditionalGeneration (a 1-layer v
 model) with an MoE block (top-2 of 4, router scale, per-expert scales) beside every dense MLP and
 attention_k_eq_v full layers. gemma4 gets F16 and Q8_0 GGUFs from the converter's gemma4 arch (no 4-bit
 file); gemma4_moe none yet (tests/data/archs/README.md: how it was checked).
+gpt_oss_bf16: gpt_oss as a sharpened BF16 checkpoint, HF only. gpt_oss_q4k: gpt_oss with hidden and
+expert width 256, so its F16, Q8_0 and Q4_K GGUFs put the experts in Q4_K rows (forced as for qwen3).
 qwen3_5_moe (Qwen3_5MoeForCausalLM): the qwen3_5 layer mix with an MoE block on every layer (top-2 of 8
 experts, width 32, saved per expert) and a shared expert (width 64)
 behind its sigmoid gate; GGUFs from the converter's qwen35moe arch (--no-mtp). qwen3_5_moe_bf16: the same
@@ -289,6 +291,21 @@ def family_configs():
                              rope_parameters=dict(rope_type="default", rope_theta=10000.0,
                                                   partial_rotary_factor=0.25, mrope_section=[2, 1, 1],
                                                   mrope_interleaved=True))),
+        # gpt_oss as a sharpened BF16 checkpoint (the dtype of gpt-oss's non-expert weights). HF only.
+        "gpt_oss_bf16": ("GptOssConfig", dict(base, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
+                         rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                         rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                              beta_slow=1.0, truncate=False,
+                                              original_max_position_embeddings=4096))),
+        # gpt_oss with hidden and expert width 256, so that its experts, q/k/v and the head take Q4_K
+        # rows: a Q4_K GGUF (experts included) beside F16 and Q8_0.
+        "gpt_oss_q4k": ("GptOssConfig", dict(base, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
+                        rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                        rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                             beta_slow=1.0, truncate=False,
+                                             original_max_position_embeddings=4096))),
     }
 
 
@@ -299,22 +316,24 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
 NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4",
-           "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"}
+           "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16"}
+# The gpt-oss variants: its input-major expert layout (init, rounding along the GGUF rows).
+GPT_OSS = {"gpt_oss", "gpt_oss_mxfp4", "gpt_oss_bf16", "gpt_oss_q4k"}
 # qwen3_5_moe: its 4-bit file is another model (the same-weights oracle's KL from F32 was 6.3 mean, 0 of
 # 16 greedy steps in common on every prompt: Gated DeltaNet state and router flips amplify the rounding),
 # so its logits say nothing about an engine; F16 and Q8_0 (with llama.cpp as second oracle) remain.
 NO_4BIT = {"qwen3_5_moe", "gemma4"}  # gemma4: F16 and Q8_0 (the converter's gemma4 arch), no 4-bit file
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
-SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16", "gpt_oss_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16",
-                "gemma4_bf16": "bfloat16", "qwen3_5_moe_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+                "gemma4_bf16": "bfloat16", "qwen3_5_moe_bf16": "bfloat16", "gpt_oss_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
 GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_bf16"}  # RMSNorm computes x̂·(1 + w)
 PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
 ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration", "gemma4_moe": "Gemma4ForConditionalGeneration"}  # else from the config class name
 NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.", "model.embed_vision.", "model.audio_tower.",
             "model.embed_audio.")  # left at transformers' own init
-KQUANT = {"qwen3", "qwen3_moe"}  # hidden 256: a Q4_K file (the others Q4_0)
+KQUANT = {"qwen3", "qwen3_moe", "gpt_oss_q4k"}  # hidden 256: a Q4_K file (the others Q4_0)
 # MoE router weights are drawn ROUTER_SCALE× wider than other matrices, so that the k-th and
 # (k+1)-th router logits of a token are rarely near-equal (goldens.json: router_margin_min).
 ROUTER_SCALE = 4.0
@@ -383,7 +402,7 @@ def init_weights(model, family: str, seed: int):
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("_bias") and "mlp.experts." in name:  # gpt-oss stacked expert biases [E, n]
                 p.copy_(0.2 * torch.randn(p.shape, generator=g, dtype=torch.float64))
-            elif family == "gpt_oss" and (name.endswith("mlp.experts.gate_up_proj")
+            elif family in GPT_OSS and (name.endswith("mlp.experts.gate_up_proj")
                                           or name.endswith("mlp.experts.down_proj")):  # input-major [E, in, out]
                 p.copy_(1.0 / math.sqrt(p.shape[1]) * torch.randn(p.shape, generator=g, dtype=torch.float64))
             elif name.endswith("router.scale"):  # Gemma 4 router input scale [H]
@@ -661,7 +680,7 @@ def main():
         cfg.architectures = [arch]
         torch.manual_seed(1000 + fi)
         model = getattr(transformers, arch)(cfg).to(torch.float64).eval()
-        init_weights(model, family.replace("gpt_oss_mxfp4", "gpt_oss"), 1000 + fi)
+        init_weights(model, family, 1000 + fi)
         if family in HF_MXFP4:
             mxfp4_experts = snap_experts_mxfp4(model, conv)
         if family in SHARPEN:  # same prompts as below (same seed)
@@ -774,7 +793,7 @@ def main():
                 qmodel = getattr(transformers, arch)(cfg).to(torch.float64).eval()
                 sd = {}
                 for k, w in state.items():
-                    if family == "gpt_oss" and ("mlp.experts." in k or k.endswith("mlp.router.weight")):
+                    if family in GPT_OSS and ("mlp.experts." in k or k.endswith("mlp.router.weight")):
                         sd[k] = torch.from_numpy(roundtrip_gpt_oss(conv, k, w, types))
                         continue
                     t = gguf_type_for(k, w, types, family)

@@ -34,7 +34,9 @@ std::vector<std::string> arch_folders() {
   out.insert(out.end(), {"qwen3_fp8", "qwen3_awq", "qwen3_gptq", "qwen3_gptq_act"});
   // qwen3_moe_bf16 as per-expert FP8 / AWQ checkpoints (as Qwen3-MoE FP8 / AWQ releases are).
   out.insert(out.end(), {"qwen3_moe_fp8", "qwen3_moe_awq"});
-  for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16"})  // optional variants (tools/gen_tiny_models.py)
+  // Optional variants (tools/gen_tiny_models.py); gpt_oss_bf16: a BF16 gpt-oss checkpoint;
+  // gpt_oss_q4k: gpt-oss at hidden 256, so its GGUFs hold Q4_K experts.
+  for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16", "gpt_oss_q4k"})
     if (std::filesystem::exists(std::filesystem::path(OXYD_SOURCE_DIR) / "tests/data/archs" / f / "goldens.json"))
       out.push_back(f);
   return out;
