@@ -33,27 +33,38 @@ MODELS = {
 }
 # Models whose call opener is one token: under "auto" a +100 logit_bias on it makes every choice
 # open a call (a random model rarely would), from where the grammar must keep the call valid.
-AUTO_OPENERS = {"hermes": "<tool_call>", "qwen3_coder": "<tool_call>", "llama3": "<|python_tag|>"}
+AUTO_OPENERS = {"hermes": "<tool_call>", "qwen3_coder": "<tool_call>", "llama3": "<|python_tag|>",
+                "gemma4": "<|tool_call>"}
 # The committed Llama 3.1 tokenizer is the base model's, whose reserved ids 128008 / 128010 the
 # Instruct model's tokenizer names <|eom_id|> / <|python_tag|> (meta-llama/Llama-3.1-8B-Instruct,
-# tokenizer.json added_tokens): the tiny model gets those names.
-RENAMED = {"llama3": {128008: "<|eom_id|>", 128010: "<|python_tag|>"}}
+# tokenizer.json added_tokens): the tiny model gets those names. Gemma 4's vocabulary holds its
+# call markers as special tokens, the Gemma 3 one does not: three of its unused tokens take their
+# names (so the grammar and the parser meet the markers as special tokens, as with Gemma 4).
+RENAMED = {"llama3": {128008: "<|eom_id|>", 128010: "<|python_tag|>"},
+           "gemma4": {6: "<|tool_call>", 7: "<tool_call|>", 8: '<|"|>'}}
 
 
 def rename_special_tokens(model_dir, names: dict[int, str]) -> None:
+    """Renames added tokens (ids to new texts) in tokenizer.json and tokenizer_config.json, marked special."""
     if not names:
         return
     path = model_dir / "tokenizer.json"
     t = json.loads(path.read_text())
+    vocab = t["model"].get("vocab")
     for a in t["added_tokens"]:
         if a["id"] in names:
-            a["content"] = names[a["id"]]
+            if isinstance(vocab, dict) and vocab.get(a["content"]) == a["id"]:
+                del vocab[a["content"]]
+                vocab[names[a["id"]]] = a["id"]
+            a["content"], a["special"] = names[a["id"]], True
     path.write_text(json.dumps(t))
     path = model_dir / "tokenizer_config.json"
     c = json.loads(path.read_text())
     for i, name in names.items():
-        c["added_tokens_decoder"][str(i)]["content"] = name
+        c["added_tokens_decoder"][str(i)].update(content=name, special=True)
     path.write_text(json.dumps(c))
+
+
 SCHEMAS = {
     "get_weather": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 6},
                                                      "unit": {"enum": ["c", "f"]},
