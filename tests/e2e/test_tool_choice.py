@@ -4,7 +4,7 @@ real chat templates: Hermes/Qwen <tool_call> (Qwen 2.5 template, Qwen 3 tokenize
 XML <function=N><parameter=P> (its template, Qwen 3 tokenizer), Llama 3.1 JSON (Llama 3.1
 tokenizer), Mistral [TOOL_CALLS] pre-v11 list and v11+ name[ARGS] (their templates, Llama 2
 tokenizer: the markers as text), Granite <|tool_call|>, Gemma 4 call:N{k:<|"|>v<|"|>} (its
-template, Gemma 3 tokenizer: the markers as text) and gpt-oss harmony (its tokenizer: the markers
+template, Gemma 3 tokenizer with its markers as special tokens) and gpt-oss harmony (its tokenizer: the markers
 are special tokens). Sampled at temperature 1, n=4: every output must be a call, read
 back into message.tool_calls (and streamed delta.tool_calls), with arguments that validate against
 the tool's schema (jsonschema, the oracle). The schemas bound every string and array: a random
