@@ -23,12 +23,10 @@ void append_text(json& elements, const std::string& text) {
   if (!text.empty()) elements.push_back({{"type", "const_string"}, {"value", text}});
 }
 
-// The arguments: JSON for the tool's schema (XGrammar's structural tags are strict: no property
-// beyond `properties` unless allowed); at most one blank between tokens, as a weak model would
+// The arguments for the tool's schema (XGrammar's structural tags are strict: no property beyond
+// `properties` unless allowed); JSON has at most one blank between tokens, as a weak model would
 // otherwise spend its budget on blanks.
-json arguments(const ToolCallTag& t) {
-  return {{"type", "json_schema"}, {"json_schema", parameters(t)}, {"max_whitespace_cnt", 1}};
-}
+json arguments(const ToolCallTag& t) { return arguments_format(parameters(t), t.syntax, t.quote); }
 
 json one_of(json elements) {
   return elements.size() == 1 ? elements[0] : json{{"type", "or"}, {"elements", std::move(elements)}};
@@ -99,7 +97,7 @@ GrammarSpec hermes_tool_call_grammar(const std::string& tools_json, ToolCallGram
     if (name.empty() || (!only.empty() && name != only)) continue;
     const json params = fn.contains("parameters") && !fn["parameters"].is_null() ? fn["parameters"] : json::object();
     // The JSON the model writes: {"name": "NAME", "arguments": ARGS}, as Hermes' template shows it.
-    g.tags.push_back({"<tool_call>\n{\"name\": " + json(name).dump() + ", \"arguments\": ", params.dump(), "}\n</tool_call>"});
+    g.tags.push_back({"<tool_call>\n{\"name\": " + json(name).dump() + ", \"arguments\": ", params.dump(), "}\n</tool_call>", ArgsSyntax::JSON, ""});
   }
   if (g.tags.empty()) throw_error(ErrorCode::INVALID_ARGUMENT, "tool call grammar: no tool named '" + only + "'");
   return tool_call_grammar(g);

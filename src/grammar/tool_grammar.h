@@ -15,15 +15,19 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/tool_args.h"
 
 namespace oxyd::grammar {
 
-/// One tool's call as text: `begin` + JSON matching `parameters_schema` + `end`.
+/// One tool's call as text: `begin` + arguments matching `parameters_schema` (JSON, or the
+/// syntax `syntax` names) + `end`.
 /// Hermes: begin = "<tool_call>\n{\"name\": \"NAME\", \"arguments\": ", end = "}\n</tool_call>".
 struct ToolCallTag {
   std::string begin;
   std::string parameters_schema = "{}";  // JSON text of the tool's parameters schema ({} = any JSON)
   std::string end;
+  ArgsSyntax syntax = ArgsSyntax::JSON;  // how the arguments are written (tool_args.h)
+  std::string quote;                     // BARE_KEYS: the string quote
 };
 
 struct ToolCallGrammar {

@@ -12,19 +12,6 @@ using chat::ToolSyntax;
 
 namespace {
 
-// The text that starts a call (AUTO's trigger): a prefix of every shape's begin.
-std::string trigger(ToolSyntax s) {
-  switch (s) {
-    case ToolSyntax::TAG_JSON: return "<tool_call>";
-    case ToolSyntax::PYTHON_TAG: return "{\"name\": ";
-    case ToolSyntax::BRACKET_LIST:
-    case ToolSyntax::BRACKET_ARGS: return "[TOOL_CALLS]";
-    case ToolSyntax::PIPE_LIST: return "<|tool_call|>";
-    case ToolSyntax::HARMONY: return "<|channel|>commentary to=";
-    default: return "";
-  }
-}
-
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
@@ -43,11 +30,11 @@ ToolChoiceGrammar tool_choice_grammar(const protocol::ChatRequest& cr, const cha
                                 "(both constrain the whole output).", "tool_choice", "invalid_value");
   if (!out.forced && !cr.common.grammar.empty()) return out;  // the request's own grammar wins
 
-  const auto shapes = chat::tool_call_shapes(format.tools, cr.tools, only);
+  const auto shapes = chat::tool_call_shapes(format.tools, cr.tools, only, /*any_opener=*/!out.forced);
   if (!shapes || shapes->empty()) {
     if (!out.forced) return out;
-    throw protocol::bad_request("tool_choice " + tc.dump() + " cannot be enforced for this model: its tool-call "
-                                "syntax has no JSON-argument form the grammar can force; use \"auto\".",
+    throw protocol::bad_request("tool_choice " + tc.dump() + " cannot be enforced for this model: its template "
+                                "shows no tool-call syntax the grammar can force; use \"auto\".",
                                 "tool_choice", "unsupported_value");
   }
 
@@ -68,21 +55,25 @@ ToolChoiceGrammar tool_choice_grammar(const protocol::ChatRequest& cr, const cha
     std::string end = s.end;
     for (const std::string& mk : stop_markers)
       if (ends_with(end, mk)) end.resize(end.size() - mk.size());
-    g.tags.push_back({s.begin, s.schema.dump(), end});
+    const grammar::ArgsSyntax args = s.args == chat::ArgsForm::XML_PARAMETERS ? grammar::ArgsSyntax::XML_PARAMETERS
+                                     : s.args == chat::ArgsForm::BARE_KEYS    ? grammar::ArgsSyntax::BARE_KEYS
+                                                                              : grammar::ArgsSyntax::JSON;
+    g.tags.push_back({s.begin, s.schema.dump(), end, args, s.quote});
   }
   // Several calls only where each call stands alone in the text (the list syntaxes hold one list;
   // harmony's call ends the turn, and text after a Llama 3 JSON call would not be a call).
   g.parallel = cr.parallel_tool_calls && only.empty() &&
-               (format.tools == ToolSyntax::TAG_JSON || format.tools == ToolSyntax::BRACKET_ARGS);
+               (format.tools == ToolSyntax::TAG_JSON || format.tools == ToolSyntax::TAG_XML ||
+                format.tools == ToolSyntax::BRACKET_ARGS || format.tools == ToolSyntax::CALL_COLON);
   if (!out.forced) {
     g.mode = grammar::ToolCallGrammar::Mode::AUTO;
-    g.triggers = {trigger(format.tools)};
+    g.triggers = chat::call_triggers(format.tools);
     out.spec = grammar::tool_call_grammar(g);
     out.spec.special_text = special_text;
     return out;
   }
   g.mode = grammar::ToolCallGrammar::Mode::REQUIRED;
-  g.separator = format.tools == ToolSyntax::TAG_JSON ? "\n" : "";
+  g.separator = format.tools == ToolSyntax::TAG_JSON || format.tools == ToolSyntax::TAG_XML ? "\n" : "";
   if (reasoning_open) g.prefix = format.think_close + "\n\n";
   out.spec = grammar::tool_call_grammar(g);
   out.spec.special_text = special_text;

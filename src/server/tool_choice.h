@@ -23,8 +23,8 @@ struct ToolChoiceGrammar {
 };
 
 /// The grammar for `cr`'s tools and tool_choice under `format` (the model's parser). Throws a 400
-/// when a forced tool_choice cannot be enforced (a syntax whose arguments are not one JSON value,
-/// or another grammar on the same request). reasoning_open: the prompt ends inside a think block
+/// when a forced tool_choice cannot be enforced (a template with no tool-call syntax, or another
+/// grammar on the same request). reasoning_open: the prompt ends inside a think block
 /// (a forced call first closes it, empty).
 ToolChoiceGrammar tool_choice_grammar(const protocol::ChatRequest& cr, const chat::OutputFormat& format,
                                       const tokenizer::Tokenizer& tok, bool reasoning_open);

@@ -5,6 +5,7 @@
 // byte into two pieces, and fed byte by byte, equals it too (what streaming concatenates).
 // And each template of the corpus is detected as the syntax its cases use.
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -142,30 +143,49 @@ TEST(OutputFormat, TemplatesOfTheCorpusAreDetected) {
   EXPECT_EQ(detect_output_format(plain).tools, ToolSyntax::NONE);
 }
 
-// A shape (what forced decoding would write) filled with arguments reads back as that call.
+// A shape (what forced decoding would write) filled with arguments reads back as that call; the
+// XML and bare-key syntaxes with the arguments as their templates write them (Qwen3-Coder.jinja,
+// google-gemma-4-it.jinja), and XML raw strings also as the grammar may leave them (no newlines).
 TEST(ToolCallShapes, ParsersReadEveryShapeBack) {
   const json tools = load_cases().front()["tools"];
   const std::string args = "{\"city\": \"Paris\", \"days\": 3}";
-  for (ToolSyntax syn : {ToolSyntax::TAG_JSON, ToolSyntax::PYTHON_TAG, ToolSyntax::BRACKET_LIST,
-                         ToolSyntax::BRACKET_ARGS, ToolSyntax::PIPE_LIST, ToolSyntax::HARMONY}) {
-    const auto shapes = tool_call_shapes(syn, tools, "get_weather");
-    ASSERT_TRUE(shapes && shapes->size() == 1u);
-    const ToolCallShape& s = shapes->front();
-    EXPECT_EQ(s.schema, tools[0]["function"]["parameters"]);
-    OutputFormat f;
-    f.tools = syn;
-    auto p = make_output_parser(f, {});
-    // <|call|> is a stop token: not in the generated text.
-    const std::string end = syn == ToolSyntax::HARMONY ? "" : s.end;
-    OutputEvents ev = p->feed(s.begin + args + end);
-    for (auto& e : p->finish()) ev.push_back(e);
-    const json m = build_message(ev, {"id"});
-    ASSERT_EQ(m["tool_calls"].size(), 1u) << int(syn) << m.dump();
-    EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
-    EXPECT_EQ(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>()), json::parse(args));
-    EXPECT_TRUE(m["content"].is_null()) << m.dump();
+  const std::map<ArgsForm, std::vector<std::string>> texts = {
+      {ArgsForm::JSON, {args}},
+      {ArgsForm::XML_PARAMETERS,
+       {"\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n",
+        "\n<parameter=city>Paris</parameter>\n<parameter=days>\n3\n</parameter>\n"}},
+      {ArgsForm::BARE_KEYS, {"{city:<|\"|>Paris<|\"|>,days:3}"}}};
+  for (ToolSyntax syn : {ToolSyntax::TAG_JSON, ToolSyntax::PYTHON_TAG, ToolSyntax::BRACKET_LIST, ToolSyntax::BRACKET_ARGS,
+                         ToolSyntax::PIPE_LIST, ToolSyntax::HARMONY, ToolSyntax::TAG_XML, ToolSyntax::CALL_COLON}) {
+    for (const bool any_opener : {false, true}) {
+      const auto shapes = tool_call_shapes(syn, tools, "get_weather", any_opener);
+      ASSERT_TRUE(shapes && !shapes->empty());
+      EXPECT_EQ(shapes->size(), any_opener && (syn == ToolSyntax::HARMONY || syn == ToolSyntax::PYTHON_TAG) ? 2u : 1u);
+      for (const ToolCallShape& s : *shapes) {
+        EXPECT_EQ(s.schema, tools[0]["function"]["parameters"]);
+        bool triggered = false;
+        for (const std::string& t : call_triggers(syn)) triggered |= s.begin.rfind(t, 0) == 0;
+        EXPECT_TRUE(triggered) << s.begin;
+        for (const std::string& a : texts.at(s.args)) {
+          OutputFormat f;
+          f.tools = syn;
+          ParserOptions o;
+          o.tools = tools;
+          auto p = make_output_parser(f, o);
+          // <|call|> is a stop token: not in the generated text.
+          const std::string end = syn == ToolSyntax::HARMONY ? "" : s.end;
+          OutputEvents ev = p->feed(s.begin + a + end);
+          for (auto& e : p->finish()) ev.push_back(e);
+          const json m = build_message(ev, {"id"});
+          ASSERT_EQ(m["tool_calls"].size(), 1u) << int(syn) << m.dump();
+          EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
+          EXPECT_EQ(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>()), json::parse(args)) << a;
+          EXPECT_TRUE(m["content"].is_null()) << m.dump();
+        }
+      }
+    }
   }
-  EXPECT_FALSE(tool_call_shapes(ToolSyntax::TAG_XML, tools).has_value());
+  EXPECT_FALSE(tool_call_shapes(ToolSyntax::NONE, tools).has_value());
   EXPECT_EQ(tool_call_shapes(ToolSyntax::TAG_JSON, tools)->size(), 2u);
 }
 

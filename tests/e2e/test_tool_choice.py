@@ -1,9 +1,11 @@
 """tool_choice "required" / a named function forced by grammar, and "auto" calls kept
 schema-valid (issue 25), on tiny random-weight models (tiny_random.py) over real tokenizers with
-real chat templates: Hermes/Qwen <tool_call> (Qwen 2.5 template, Qwen 3 tokenizer), Llama 3.1 JSON
-(Llama 3.1 tokenizer), Mistral [TOOL_CALLS] pre-v11 list and v11+ name[ARGS] (their templates,
-Llama 2 tokenizer: the markers as text), Granite <|tool_call|> and gpt-oss harmony (its tokenizer:
-the markers are special tokens). Sampled at temperature 1, n=4: every output must be a call, read
+real chat templates: Hermes/Qwen <tool_call> (Qwen 2.5 template, Qwen 3 tokenizer), Qwen3-Coder
+XML <function=N><parameter=P> (its template, Qwen 3 tokenizer), Llama 3.1 JSON (Llama 3.1
+tokenizer), Mistral [TOOL_CALLS] pre-v11 list and v11+ name[ARGS] (their templates, Llama 2
+tokenizer: the markers as text), Granite <|tool_call|>, Gemma 4 call:N{k:<|"|>v<|"|>} (its
+template, Gemma 3 tokenizer with its markers as special tokens) and gpt-oss harmony (its tokenizer: the markers
+are special tokens). Sampled at temperature 1, n=4: every output must be a call, read
 back into message.tool_calls (and streamed delta.tool_calls), with arguments that validate against
 the tool's schema (jsonschema, the oracle). The schemas bound every string and array: a random
 model never closes an unbounded one."""
@@ -21,12 +23,48 @@ TEMPLATES = TEST_DATA / "chat_templates"
 # name: (tokenizer folder, vocab size, stop ids, chat template)
 MODELS = {
     "hermes": ("qwen3", 151936, [151645, 151643], "Qwen-Qwen2.5-7B-Instruct.jinja"),
+    "qwen3_coder": ("qwen3", 151936, [151645, 151643], "Qwen3-Coder.jinja"),
     "llama3": ("llama3_1", 128256, [128001, 128008, 128009], "meta-llama-Llama-3.1-8B-Instruct.jinja"),
     "mistral": ("llama2", 32000, [2], "mistralai-Mistral-7B-Instruct-v0.3.jinja"),
     "mistral_v11": ("llama2", 32000, [2], "Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "granite": ("llama2", 32000, [2], "ibm-granite-granite-3.3-2B-Instruct.jinja"),
     "harmony": ("gptoss", 201088, [200002, 200012], "openai-gpt-oss-120b.jinja"),
+    "gemma4": ("gemma3", 262208, [1, 106], "google-gemma-4-it.jinja"),
 }
+# Models whose call opener is one token: under "auto" a +100 logit_bias on it makes every choice
+# open a call (a random model rarely would), from where the grammar must keep the call valid.
+AUTO_OPENERS = {"hermes": "<tool_call>", "qwen3_coder": "<tool_call>", "llama3": "<|python_tag|>",
+                "gemma4": "<|tool_call>"}
+# The committed Llama 3.1 tokenizer is the base model's, whose reserved ids 128008 / 128010 the
+# Instruct model's tokenizer names <|eom_id|> / <|python_tag|> (meta-llama/Llama-3.1-8B-Instruct,
+# tokenizer.json added_tokens): the tiny model gets those names. Gemma 4's vocabulary holds its
+# call markers as special tokens, the Gemma 3 one does not: three of its unused tokens take their
+# names (so the grammar and the parser meet the markers as special tokens, as with Gemma 4).
+RENAMED = {"llama3": {128008: "<|eom_id|>", 128010: "<|python_tag|>"},
+           "gemma4": {6: "<|tool_call>", 7: "<tool_call|>", 8: '<|"|>'}}
+
+
+def rename_special_tokens(model_dir, names: dict[int, str]) -> None:
+    """Renames added tokens (ids to new texts) in tokenizer.json and tokenizer_config.json, marked special."""
+    if not names:
+        return
+    path = model_dir / "tokenizer.json"
+    t = json.loads(path.read_text())
+    vocab = t["model"].get("vocab")
+    for a in t["added_tokens"]:
+        if a["id"] in names:
+            if isinstance(vocab, dict) and vocab.get(a["content"]) == a["id"]:
+                del vocab[a["content"]]
+                vocab[names[a["id"]]] = a["id"]
+            a["content"], a["special"] = names[a["id"]], True
+    path.write_text(json.dumps(t))
+    path = model_dir / "tokenizer_config.json"
+    c = json.loads(path.read_text())
+    for i, name in names.items():
+        c["added_tokens_decoder"][str(i)].update(content=name, special=True)
+    path.write_text(json.dumps(c))
+
+
 SCHEMAS = {
     "get_weather": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 6},
                                                      "unit": {"enum": ["c", "f"]},
@@ -47,8 +85,9 @@ N = 4
 def srv(request, tmp_path_factory):
     tok, vocab, eos, template = MODELS[request.param]
     d = make_tiny_llama(tmp_path_factory.mktemp(request.param), tok, vocab, eos)
+    rename_special_tokens(d, RENAMED.get(request.param, {}))
     s = Server(str(d), "--chat-template", str(TEMPLATES / template), name=f"tiny+{request.param}").start()
-    s.key = request.param
+    s.key, s.dir = request.param, d
     yield s
     assert s.stop() == 0, s.tail()
 
@@ -132,10 +171,11 @@ def test_forced_choice_and_response_format_conflict(srv):
 
 
 def test_auto_call_arguments_follow_the_schema(srv):
-    """A random model under auto rarely opens a call: the call opener's token gets a +100 logit_bias,
-    so every choice opens one, and from there the grammar must keep the call valid."""
-    if srv.key != "hermes":
-        pytest.skip("the opener is one token only in the Qwen vocabulary (<tool_call>)")
+    """Under auto, once the opener (AUTO_OPENERS) is written, the call follows the schema."""
+    if srv.key not in AUTO_OPENERS:
+        pytest.skip("the opener is not one token in this vocabulary")
     from tokenizers import Tokenizer
-    opener = Tokenizer.from_file(str(TEST_DATA / "tokenizers" / "qwen3" / "tokenizer.json")).token_to_id("<tool_call>")
+    text = AUTO_OPENERS[srv.key]
+    opener = Tokenizer.from_file(str(srv.dir / "tokenizer.json")).token_to_id(text)
+    assert opener is not None, text
     whole(srv, "auto", set(SCHEMAS), logit_bias={str(opener): 100})

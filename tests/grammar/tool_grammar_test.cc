@@ -70,7 +70,7 @@ TEST(ToolGrammar, GenericTagsAndBadInput) {
   GrammarCompiler c(byte_vocabulary());
   ToolCallGrammar g;
   g.triggers = {"<function="};
-  g.tags = {{"<function=add>", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", "</function>"}};
+  g.tags = {{"<function=add>", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", "</function>", ArgsSyntax::JSON, ""}};
   const GrammarSpec s = tool_call_grammar(g);
   EXPECT_TRUE(complete(c, s, "<function=add>{\"a\": 1}</function>"));
   EXPECT_FALSE(prefix_ok(c, s, "<function=add>{\"a\": \"x\""));
@@ -83,7 +83,7 @@ TEST(ToolGrammar, GenericTagsAndBadInput) {
 TEST(ToolGrammar, RequiredPrefixComesFirst) {
   GrammarCompiler c(byte_vocabulary());
   ToolCallGrammar g;
-  g.tags = {{"[TOOL_CALLS]add[ARGS]", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", ""}};
+  g.tags = {{"[TOOL_CALLS]add[ARGS]", R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})", "", ArgsSyntax::JSON, ""}};
   g.parallel = false;
   g.prefix = "</think>\n\n";
   const GrammarSpec s = tool_call_grammar(g);
@@ -101,7 +101,7 @@ TEST(ToolGrammar, BoundedStringsHoldNoControlCharacter) {
   EXPECT_FALSE(prefix_ok(c, s, "{\"c\": \"a\x05"));
   EXPECT_FALSE(prefix_ok(c, s, "{\"c\": \"abcd"));
   ToolCallGrammar g;
-  g.tags = {{"<f>", R"({"type":"object","properties":{"c":{"type":"string","minLength":1,"maxLength":3}},"required":["c"]})", "</f>"}};
+  g.tags = {{"<f>", R"({"type":"object","properties":{"c":{"type":"string","minLength":1,"maxLength":3}},"required":["c"]})", "</f>", ArgsSyntax::JSON, ""}};
   const GrammarSpec t = tool_call_grammar(g);
   EXPECT_TRUE(complete(c, t, "<f>{\"c\": \"ab\"}</f>"));
   EXPECT_FALSE(prefix_ok(c, t, "<f>{\"c\": \"\x01"));
