@@ -25,6 +25,8 @@ Command (repository root; hold the build lock so nobody compiles meanwhile):
   PYTHONPATH=build/pylib flock /work/wt/build.lock /work/venv/bin/python bench/model_bench.py \
       /work/models/gemma-3-270m-q4_k_m.gguf build/models/qwen3-0.6b-shaped-Q4_0.gguf \
       build/models/qwen3-0.6b-shaped-Q8_0.gguf --threads 2 --reps 5 --json build/model_bench.json
+Hybrid Gated DeltaNet (qwen35): build/models/qwen3.5-0.8b-shaped-Q4_K_M.gguf of
+tools/gen_qwen35_shaped_gguf.py the same way; bench/decode_profile.py splits its step by op class.
 """
 import argparse
 import json
@@ -63,14 +65,18 @@ def model_facts(path):
     key_len = int(get("attention.key_length")) if f"{arch}.attention.key_length" in r.fields \
         else int(get("embedding_length")) // heads
     types = sorted({t.tensor_type.name for t in r.tensors if len(t.shape) == 2})
+    layers = int(get("block_count"))
+    # Hybrid models (qwen35*): only every full_attention_interval-th layer attends over the context.
+    attn_layers = layers // int(get("full_attention_interval")) if f"{arch}.full_attention_interval" in r.fields \
+        else layers
     return {"arch": arch, "file_bytes": os.path.getsize(path), "weight_bytes_per_token": per_token,
             "tied_head": tied, "matmul_params": matmul_params, "head_params": head_params,
-            "layers": int(get("block_count")), "heads": heads, "head_dim": key_len, "types": types}
+            "layers": layers, "attn_layers": attn_layers, "heads": heads, "head_dim": key_len, "types": types}
 
 
 def prefill_flops(f, n):
     """2·params per token for every layer matmul, the LM head once (last token), causal attention."""
-    attn = 4 * f["layers"] * f["heads"] * f["head_dim"] * n * (n + 1) // 2
+    attn = 4 * f["attn_layers"] * f["heads"] * f["head_dim"] * n * (n + 1) // 2
     return 2 * f["matmul_params"] * n + 2 * f["head_params"] + attn
 
 

@@ -13,7 +13,9 @@
 //                           'tail C M PREFILL_SECONDS DECODE_SECONDS'
 //   retail C M ID0 ID1 ...  the M steps of the last `tail C M` again on the cache it left (no
 //                           prefill; the steps overwrite their own slots): 'tail C M 0 DECODE_SECONDS'
-// Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Logits are computed for the last
+// Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Hybrid (Gated DeltaNet) models:
+// the one sequence keeps its recurrent state in slot 0, batch row r in slot r (at most the
+// cache's Transformer::kDefaultStateSlots rows). Logits are computed for the last
 // token of every step (as in generation); nothing is sampled. Not a test: prints timings only.
 // Usage: model_decode_bench MODEL [--threads N] [--kv f32|f16|bf16|q4|q3|q2] [--ctx TOKENS] [--amx on|off] [--panel on|off]
 //        [--pack on|off]
@@ -65,6 +67,8 @@ struct Runner {
     b.max_blocks_per_req = num_blocks;
     b.slot_mapping = pos;  // one sequence on blocks 0..num_blocks-1 in order
     b.logits_indices = last;
+    const int32_t slot0 = 0;  // hybrid models: the one sequence's recurrent state (zeroed at position 0)
+    if (m.has_linear_attention()) b.state_slots = {&slot0, 1};
     Tensor out = m.forward(b, cache);
     volatile float sink = out.ptr<float>()[0];
     (void)sink;
@@ -90,6 +94,9 @@ struct Runner {
     b.max_blocks_per_req = per;
     b.slot_mapping = slots;
     b.logits_indices = last;
+    std::vector<int32_t> states(n);  // hybrid models: sequence r's recurrent state in slot r
+    for (int64_t r = 0; r < n; ++r) states[r] = static_cast<int32_t>(r);
+    if (m.has_linear_attention()) b.state_slots = states;
     Tensor out = m.forward(b, cache);
     volatile float sink = out.ptr<float>()[0];
     (void)sink;
@@ -145,6 +152,12 @@ int main_impl(int argc, char** argv) {
       int64_t steps = 0;
       if (!ids.empty()) steps = ids.front(), ids.erase(ids.begin());
       const int64_t per = num_blocks / std::max<int64_t>(rows, 1), warm = 32;
+      if (m->has_linear_attention() && rows > r.cache.num_state_slots()) {
+        std::printf("error batch of %lld rows: the hybrid model's cache has %lld state slots\n",
+                    static_cast<long long>(rows), static_cast<long long>(r.cache.num_state_slots()));
+        std::fflush(stdout);
+        continue;
+      }
       if (rows <= 0 || steps <= 0 || static_cast<int64_t>(ids.size()) < warm + steps || (warm + steps) > per * kBlock) {
         std::printf("error bad batch command: %.40s\n", line.c_str());
         std::fflush(stdout);

@@ -24,6 +24,7 @@
 #include "core/thread_pool.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/gated_delta_net.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
 #include "ops/softmax.h"
@@ -181,6 +182,33 @@ int main(int argc, char** argv) {
   rows.push_back({"attn decode MQA 4q/1kv hd256 seq 8192", "GB/s", [=] { ops::paged_attention(mqa->p); }, mqa->kv_bytes});
   rows.push_back({"attn decode 1 req seq 4096 F32 (KV)", "GB/s", [=] { ops::paged_attention(dec1f->p); }, dec1f->kv_bytes});
   rows.push_back({"attn decode 16 req seq 64 16q/8kv F32", "GB/s", [=] { ops::paged_attention(dec16s->p); }, dec16s->kv_bytes});
+
+  // Gated DeltaNet recurrence at Qwen3.5-0.8B's shapes (16 key = 16 value heads, dk = dv = 128).
+  // Decode: 18 requests of one token on 18 state slots stand for one token through the 18 DeltaNet
+  // layers (18 MiB of state, beyond the L2: a decode step streams it); GB/s of the state read
+  // once and written once. Prefill: 512 tokens of one request in the recurrent form, GFLOP/s of
+  // its 6·dk·dv flops per token and head (Sᵀk, Sᵀq, the rank-1 update).
+  struct Gdn {
+    Owned qkv, g, beta, state, out, qsl, slots;
+  };
+  auto make_gdn = [](int64_t reqs, int64_t per) {
+    const int64_t T = reqs * per, H = 16, D = 128;
+    auto* b = new Gdn{Owned(DType::F32, {T, 3 * H * D}), Owned(DType::F32, {T, H}), Owned(DType::F32, {T, H}),
+                      Owned(DType::F32, {reqs, H, D, D}), Owned(DType::F32, {T, H, D}),
+                      Owned(DType::I32, {reqs + 1}), Owned(DType::I32, {reqs})};
+    for (int64_t i = 0; i < T * H; ++i) b->g.t.ptr<float>()[i] = -0.1f, b->beta.t.ptr<float>()[i] = 0.5f;
+    std::memset(b->state.buf.data(), 0, b->state.buf.size());
+    for (int64_t r = 0; r <= reqs; ++r) b->qsl.t.ptr<int32_t>()[r] = int32_t(r * per);
+    for (int64_t r = 0; r < reqs; ++r) b->slots.t.ptr<int32_t>()[r] = int32_t(r);
+    return b;
+  };
+  auto* gdn_dec = make_gdn(18, 1);
+  auto* gdn_pre = make_gdn(1, 512);
+  auto gdn = [](Gdn* b) {
+    ops::gated_delta_rule(b->qkv.t, 16, b->g.t, b->beta.t, b->state.t, b->qsl.t, b->slots.t, b->out.t);
+  };
+  rows.push_back({"gdn decode 18 layers 16h 128x128", "GB/s", [=] { gdn(gdn_dec); }, 2.0 * 18 * 16 * 128 * 128 * 4});
+  rows.push_back({"gdn prefill 512 tokens 16h 128x128", "GFLOP/s", [=] { gdn(gdn_pre); }, 6.0 * 512 * 16 * 128 * 128});
 
   std::vector<Isa> isas;
   for (int i = 0; i <= int(backend::cpu::detected_isa()); ++i) isas.push_back(Isa(i));

@@ -10,7 +10,13 @@ Command (from the repository root; torch, transformers, safetensors, numpy):
 
 Writes tests/data/archs/<name>/ for name in qwen3_fp8, qwen3_awq, qwen3_gptq, qwen3_gptq_act (from
 qwen3_bf16) and qwen3_moe_fp8, qwen3_moe_awq (from the sharpened MoE qwen3_moe_bf16, per-expert tensors
-as Qwen3-MoE's quantized releases ship them, the router left BF16):
+as Qwen3-MoE's quantized releases ship them, the router left BF16), and qwen3_moe_awq_stacked,
+qwen3_moe_gptq_stacked: the same MoE with its experts stacked under transformers 5's fused parameter
+names, every tensor of a layer's experts with a leading expert dim (vLLM's MoE WNA16 layout):
+  mlp.experts.gate_up_proj.{qweight, qzeros, scales[, g_idx]} of the [gate | up] [2I, H] linear per
+  expert (AWQ qweight [E, H, 2I/8], GPTQ [E, H/8, 2I], g_idx [E, H]), mlp.experts.down_proj.* of the
+  [H, I] one. Int4 groups are per output row, so [gate | up] quantized as one linear has the values
+  of gate and up quantized apart: qwen3_moe_awq_stacked dequantizes to qwen3_moe_awq's weights.
   config.json (qwen3_bf16's, plus the quantization_config the published tools write),
   model.safetensors (every decoder-layer nn.Linear quantized; embeddings, head, norms stay BF16 as in
   the published checkpoints), tokenizer files (copied), goldens.json, logits.bin.
@@ -49,7 +55,9 @@ AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]
 # checkpoints (mlp.experts.{e}.*_proj, each quantized on its own); the router stays BF16.
 MODELS = {"qwen3_fp8": ("qwen3_bf16", "fp8"), "qwen3_awq": ("qwen3_bf16", "awq"),
           "qwen3_gptq": ("qwen3_bf16", "gptq"), "qwen3_gptq_act": ("qwen3_bf16", "gptq_act"),
-          "qwen3_moe_fp8": ("qwen3_moe_bf16", "fp8"), "qwen3_moe_awq": ("qwen3_moe_bf16", "awq")}
+          "qwen3_moe_fp8": ("qwen3_moe_bf16", "fp8"), "qwen3_moe_awq": ("qwen3_moe_bf16", "awq"),
+          "qwen3_moe_awq_stacked": ("qwen3_moe_bf16", "awq_stacked"),
+          "qwen3_moe_gptq_stacked": ("qwen3_moe_bf16", "gptq_stacked")}
 
 
 def is_linear(name):
@@ -183,6 +191,45 @@ def quant_config(kind):
             "true_sequential": True, "checkpoint_format": "gptq", "damp_percent": 0.01}
 
 
+def quantize(kind, w):
+    """Checkpoint tensors, exact dequantized weight and the engine's repacked weight of one linear."""
+    if kind == "fp8":
+        tensors, deq = fp8_block(w)
+        return tensors, deq, q8_0(deq)
+    if kind == "awq":
+        tensors, deq = awq(w)
+    else:
+        tensors, deq = gptq(w, kind == "gptq_act")
+        if kind == "gptq_act":
+            return tensors, deq, q8_0(deq)
+    g = np.arange(w.shape[1]) // GROUP
+    qv, zero, scale, _ = int4_groups(w, g, -(-w.shape[1] // GROUP))
+    return tensors, deq, q4_1_from_groups(qv, zero, scale, g)
+
+
+def stacked_experts(base_sd, kind, sd, exact, repacked):
+    """Quantizes every MoE layer's experts as stacked [E, ...] tensors (see the header); `exact` and
+    `repacked` get the per-expert modules' weights, so the oracle model is set as for per-expert files."""
+    layers = sorted({k.split(".experts.")[0] for k in base_sd if ".experts." in k})
+    for lay in layers:
+        E = 1 + max(int(k.split(".experts.")[1].split(".")[0]) for k in base_sd if k.startswith(lay + ".experts."))
+        w = lambda e, p: base_sd[f"{lay}.experts.{e}.{p}.weight"].to(torch.float64).numpy()  # noqa: E731
+        for fused, parts in (("gate_up_proj", ("gate_proj", "up_proj")), ("down_proj", ("down_proj",))):
+            per = []
+            for e in range(E):
+                ws = [w(e, p) for p in parts]
+                tensors, deq, rep = quantize(kind, np.concatenate(ws, 0))
+                per.append(tensors)
+                at = 0
+                for p, x in zip(parts, ws):
+                    exact[f"{lay}.experts.{e}.{p}"] = deq[at:at + x.shape[0]]
+                    repacked[f"{lay}.experts.{e}.{p}"] = rep[at:at + x.shape[0]]
+                    at += x.shape[0]
+                    del sd[f"{lay}.experts.{e}.{p}.weight"]
+            for k in per[0]:
+                sd[f"{lay}.experts.{fused}.{k}"] = torch.stack([t[k] for t in per]).contiguous()
+
+
 def main():
     import sys
     from safetensors.torch import load_file, save_file
@@ -198,26 +245,15 @@ def main():
         model = load_base(src)
         sd = {k: v for k, v in base_sd.items()}
         exact, repacked = {}, {}
-        for key in sorted(k for k in base_sd if is_linear(k)):
+        stacked = kind.endswith("_stacked")
+        kind = kind.removesuffix("_stacked")
+        if stacked:
+            stacked_experts(base_sd, kind, sd, exact, repacked)
+        for key in sorted(k for k in base_sd if is_linear(k) and not (stacked and ".experts." in k)):
             m = key[:-len(".weight")]
             w = base_sd[m + ".weight"].to(torch.float64).numpy()
             del sd[m + ".weight"]
-            if kind == "fp8":
-                tensors, deq = fp8_block(w)
-                rep = q8_0(deq)
-            elif kind == "awq":
-                tensors, deq = awq(w)
-                g = np.arange(w.shape[1]) // GROUP
-                qv, zero, scale, _ = int4_groups(w, g, -(-w.shape[1] // GROUP))
-                rep = q4_1_from_groups(qv, zero, scale, g)
-            else:
-                tensors, deq = gptq(w, kind == "gptq_act")
-                if kind == "gptq_act":
-                    rep = q8_0(deq)
-                else:
-                    g = np.arange(w.shape[1]) // GROUP
-                    qv, zero, scale, _ = int4_groups(w, g, -(-w.shape[1] // GROUP))
-                    rep = q4_1_from_groups(qv, zero, scale, g)
+            tensors, deq, rep = quantize(kind, w)
             for k, v in tensors.items():
                 sd[f"{m}.{k}"] = v.contiguous()
             exact[m], repacked[m] = deq, rep

@@ -57,6 +57,10 @@ std::vector<int64_t> QuantizedLinear::shape() const {
   return experts > 0 ? std::vector<int64_t>{experts, rows, cols} : std::vector<int64_t>{rows, cols};
 }
 
+std::string QuantizedLinear::bound_name() const {
+  return experts > 0 && scheme != QuantScheme::FP8_BLOCK ? module : module + ".weight";
+}
+
 std::vector<QuantizedLinear> quantized_linears(const ModelConfig& c, const std::vector<TensorDesc>& tensors) {
   std::vector<QuantizedLinear> out;
   if (!c.quantization_config) return out;
@@ -100,18 +104,24 @@ std::vector<QuantizedLinear> quantized_linears(const ModelConfig& c, const std::
     } else if ((awq || gptq) && ends_with(t.name, ".qweight")) {
       q.scheme = awq ? QuantScheme::AWQ : QuantScheme::GPTQ;
       q.module = t.name.substr(0, t.name.size() - 8);
-      if (t.shape.size() != 2) bad(c, t.name, t.shape, "a matrix");
-      // AWQ: [in, out/8]; GPTQ: [in/8, out].
-      q.cols = awq ? t.shape[0] : t.shape[0] * 8;
-      q.rows = awq ? t.shape[1] * 8 : t.shape[1];
+      if (t.shape.size() != 2 && t.shape.size() != 3) bad(c, t.name, t.shape, "a matrix or a stack of matrices");
+      // AWQ: [in, out/8]; GPTQ: [in/8, out]; stacked experts: [E, ...] of either.
+      q.experts = t.shape.size() == 3 ? t.shape[0] : 0;
+      const int64_t a = t.shape[t.shape.size() - 2], b = t.shape.back();
+      q.cols = awq ? a : a * 8;
+      q.rows = awq ? b * 8 : b;
       const int64_t g = group_of(qc, q.cols), groups = (q.cols + g - 1) / g;
+      auto stacked = [&](std::vector<int64_t> v) {
+        if (q.experts) v.insert(v.begin(), q.experts);
+        return v;
+      };
       const TensorDesc& z = need(q.module + ".qzeros");
       const TensorDesc& s = need(q.module + ".scales");
-      check(z, {groups, q.rows / 8});
-      check(s, {groups, q.rows});
+      check(z, stacked({groups, q.rows / 8}));
+      check(s, stacked({groups, q.rows}));
       q.sources = {t.name, z.name, s.name};
       if (gptq && by_name.count(q.module + ".g_idx")) {
-        check(need(q.module + ".g_idx"), {q.cols});
+        check(need(q.module + ".g_idx"), stacked({q.cols}));
         q.sources.push_back(q.module + ".g_idx");
       }
       // Without act-order a 32-block of inputs lies in one group when 32 divides the group size.
@@ -156,44 +166,52 @@ void repack_quantized_linear(const ModelConfig& c, const QuantizedLinear& q,
   }
   const bool awq = q.scheme == QuantScheme::AWQ;
   const int64_t R = q.rows, C = q.cols, g = group_of(qc, C), G = (C + g - 1) / g;
-  const int32_t* qw = ints(tensor(q.module + ".qweight"), q.module + ".qweight");
-  const int32_t* qz = ints(tensor(q.module + ".qzeros"), q.module + ".qzeros");
-  const std::vector<float> sc = floats(tensor(q.module + ".scales"));  // [G, R]
+  const int32_t* qw_all = ints(tensor(q.module + ".qweight"), q.module + ".qweight");
+  const int32_t* qz_all = ints(tensor(q.module + ".qzeros"), q.module + ".qzeros");
+  const std::vector<float> sc_all = floats(tensor(q.module + ".scales"));  // [E?, G, R]
+  const Tensor gt = awq ? Tensor{} : tensor(q.module + ".g_idx");
+  const int32_t* gi_all = gt.data ? ints(gt, q.module + ".g_idx") : nullptr;
   std::vector<uint8_t> vals(static_cast<size_t>(R * C)), zero(static_cast<size_t>(R * G));
   std::vector<float> scale(static_cast<size_t>(R * G));
   std::vector<int32_t> gidx(static_cast<size_t>(C));
   auto nib = [](int32_t word, int64_t i) { return uint8_t((uint32_t(word) >> (4 * i)) & 15u); };
-  // Zeros (both layouts pack them along the outputs; AWQ in its GEMM order), scales → [R, G].
   const bool plus_one = !awq && qc.checkpoint_format != "gptq_v2";
-  for (int64_t gi = 0; gi < G; ++gi)
-    for (int64_t w8 = 0; w8 < R / 8; ++w8)
-      for (int64_t i = 0; i < 8; ++i) {
-        const int64_t col = 8 * w8 + (awq ? kAwqOrder[i] : i);
-        zero[col * G + gi] = uint8_t(nib(qz[gi * (R / 8) + w8], i) + (plus_one ? 1 : 0));
-      }
-  for (int64_t gi = 0; gi < G; ++gi)
-    for (int64_t r = 0; r < R; ++r) scale[r * G + gi] = sc[gi * R + r];
-  if (awq) {  // qweight [C, R/8]
-    for (int64_t i = 0; i < C; ++i)
+  const int64_t out_per = R * dtype_row_bytes(q.repacked, C);
+  // Stacked experts: expert e is the e-th [.., ..] matrix of every source tensor, repacked alone.
+  for (int64_t e = 0; e < std::max<int64_t>(1, q.experts); ++e) {
+    const int32_t* qw = qw_all + e * (C * R / 8);
+    const int32_t* qz = qz_all + e * (G * R / 8);
+    const float* sc = sc_all.data() + e * (G * R);
+    // Zeros (both layouts pack them along the outputs; AWQ in its GEMM order), scales → [R, G].
+    for (int64_t gi = 0; gi < G; ++gi)
       for (int64_t w8 = 0; w8 < R / 8; ++w8)
-        for (int64_t k = 0; k < 8; ++k) vals[(8 * w8 + kAwqOrder[k]) * C + i] = nib(qw[i * (R / 8) + w8], k);
-  } else {  // qweight [C/8, R]
-    for (int64_t r8 = 0; r8 < C / 8; ++r8)
-      for (int64_t r = 0; r < R; ++r)
-        for (int64_t j = 0; j < 8; ++j) vals[r * C + 8 * r8 + j] = nib(qw[r8 * R + r], j);
+        for (int64_t i = 0; i < 8; ++i) {
+          const int64_t col = 8 * w8 + (awq ? kAwqOrder[i] : i);
+          zero[col * G + gi] = uint8_t(nib(qz[gi * (R / 8) + w8], i) + (plus_one ? 1 : 0));
+        }
+    for (int64_t gi = 0; gi < G; ++gi)
+      for (int64_t r = 0; r < R; ++r) scale[r * G + gi] = sc[gi * R + r];
+    if (awq) {  // qweight [C, R/8]
+      for (int64_t i = 0; i < C; ++i)
+        for (int64_t w8 = 0; w8 < R / 8; ++w8)
+          for (int64_t k = 0; k < 8; ++k) vals[(8 * w8 + kAwqOrder[k]) * C + i] = nib(qw[i * (R / 8) + w8], k);
+    } else {  // qweight [C/8, R]
+      for (int64_t r8 = 0; r8 < C / 8; ++r8)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t j = 0; j < 8; ++j) vals[r * C + 8 * r8 + j] = nib(qw[r8 * R + r], j);
+    }
+    for (int64_t i = 0; i < C; ++i) {
+      gidx[i] = gi_all ? gi_all[e * C + i] : int32_t(i / g);
+      if (gidx[i] < 0 || gidx[i] >= G)
+        throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": '" + q.module + ".g_idx' names group " +
+                                                     std::to_string(gidx[i]) + " of " + std::to_string(G));
+    }
+    const Int4Groups w{R, C, G, vals.data(), zero.data(), scale.data(), gidx.data()};
+    if (q.repacked == DType::Q4_1 && !int4_groups_block_aligned(w))
+      throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": '" + q.module + ".g_idx' permutes the groups but " +
+                                                   "quantization_config.desc_act is false");
+    repack_int4(w, q.repacked, dst + e * out_per);
   }
-  const Tensor gt = awq ? Tensor{} : tensor(q.module + ".g_idx");
-  for (int64_t i = 0; i < C; ++i) {
-    gidx[i] = gt.data ? ints(gt, q.module + ".g_idx")[i] : int32_t(i / g);
-    if (gidx[i] < 0 || gidx[i] >= G)
-      throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": '" + q.module + ".g_idx' names group " +
-                                                   std::to_string(gidx[i]) + " of " + std::to_string(G));
-  }
-  const Int4Groups w{R, C, G, vals.data(), zero.data(), scale.data(), gidx.data()};
-  if (q.repacked == DType::Q4_1 && !int4_groups_block_aligned(w))
-    throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": '" + q.module + ".g_idx' permutes the groups but " +
-                                                 "quantization_config.desc_act is false");
-  repack_int4(w, q.repacked, out);
 }
 
 }  // namespace oxyd::loader

@@ -4,7 +4,11 @@
 // core/quant_repack.h. Family-agnostic: a module is found by its tensors' suffixes, never by name.
 // The model binds each as the plain `<m>.weight` [out, in], repacked once at load:
 //   FP8 → Q8_0; AWQ and GPTQ without act-order → Q4_1; GPTQ with act-order (desc_act) → Q8_0.
-// Stacked FP8 experts ([E, rows, cols], scale_inv [E, ., .]) repack as E row blocks.
+// Stacked experts repack as E row blocks: FP8 ([E, rows, cols], scale_inv [E, ., .]) and AWQ / GPTQ
+// whose every tensor has a leading expert dim (qweight [E, in, out/8] / [E, in/8, out], qzeros,
+// scales, g_idx [E, in]) under transformers 5's fused expert parameter names (mlp.experts.gate_up_proj
+// with [gate | up] outputs, mlp.experts.down_proj), which is how MoE int4 checkpoints with fused
+// experts ship them (vLLM's MoE WNA16 layout).
 #pragma once
 
 #include <cstdint>
@@ -23,11 +27,14 @@ enum class QuantScheme { FP8_BLOCK, AWQ, GPTQ };
 struct QuantizedLinear {
   QuantScheme scheme;
   std::string module;                // "<m>"; the model reads it as "<m>.weight"
-  int64_t experts = 0;               // > 0: a stacked [experts, rows, cols] FP8 tensor
+  int64_t experts = 0;               // > 0: a stacked [experts, rows, cols] tensor
   int64_t rows = 0, cols = 0;        // out, in (per expert)
   DType repacked = DType::Q8_0;      // what the load writes
   std::vector<std::string> sources;  // the checkpoint tensors it stands for
   std::vector<int64_t> shape() const;  // of the repacked tensor
+  /// The name the model reads the repacked tensor under: "<m>.weight", or for stacked int4
+  /// experts "<m>" itself (the fused parameter, e.g. "model.layers.0.mlp.experts.gate_up_proj").
+  std::string bound_name() const;
 };
 
 /// The quantized linears of a checkpoint with `c`'s quantization_config (empty for other

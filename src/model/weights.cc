@@ -163,7 +163,8 @@ struct Weights::Impl {
   }
 
   // The checkpoint's quantized linears (loader/quant_checkpoint.h) repacked once, each bound
-  // under its plain "<m>.weight" name; the file pages they came from are released.
+  // under its plain "<m>.weight" name (stacked int4 experts: their fused name); the file pages
+  // they came from are released.
   void repack_quantized(const loader::ModelConfig& c) {
     auto view = [&](const std::string& name) {
       const auto* t = st->find_tensor(name);
@@ -181,7 +182,7 @@ struct Weights::Impl {
         if (const Tensor t = view(src); t.data) st->release(t.data, size_t(t.nbytes()));
       repacked.emplace_back(reinterpret_cast<uintptr_t>(b.data()), reinterpret_cast<uintptr_t>(b.data()) + b.size());
       owned.push_back(std::move(b));
-      rewritten[q.module + ".weight"] = o;
+      rewritten[q.bound_name()] = o;
     }
     std::sort(repacked.begin(), repacked.end());
   }

@@ -32,8 +32,9 @@ std::vector<std::string> arch_folders() {
   out.insert(out.end(), {"llama_tok", "qwen3_bf16", "qwen3_moe_mixed", "olmoe_clip", "qwen3_moe_bf16", "gpt_oss_mxfp4"});
   // qwen3_bf16 as FP8 / AWQ / GPTQ (± act-order) checkpoints (tools/gen_quant_checkpoints.py).
   out.insert(out.end(), {"qwen3_fp8", "qwen3_awq", "qwen3_gptq", "qwen3_gptq_act"});
-  // qwen3_moe_bf16 as per-expert FP8 / AWQ checkpoints (as Qwen3-MoE FP8 / AWQ releases are).
-  out.insert(out.end(), {"qwen3_moe_fp8", "qwen3_moe_awq"});
+  // qwen3_moe_bf16 as per-expert FP8 / AWQ checkpoints (as Qwen3-MoE FP8 / AWQ releases are), and as
+  // AWQ / GPTQ with the experts stacked under transformers 5's fused names (experts.gate_up_proj.*).
+  out.insert(out.end(), {"qwen3_moe_fp8", "qwen3_moe_awq", "qwen3_moe_awq_stacked", "qwen3_moe_gptq_stacked"});
   // Optional variants (tools/gen_tiny_models.py); gpt_oss_bf16: a BF16 gpt-oss checkpoint;
   // gpt_oss_q4k: gpt-oss at hidden 256, so its GGUFs hold Q4_K experts.
   for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16", "gpt_oss_q4k"})

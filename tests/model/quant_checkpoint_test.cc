@@ -4,6 +4,7 @@
 // and the layouts the repack cannot hold are refused with an error naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,23 +29,34 @@ std::string dir(const std::string& name) { return std::string(OXYD_SOURCE_DIR) +
 struct Case {
   const char* name;
   DType repacked;
-  int64_t per_layer;  // quantized linears a layer: q k v o + gate up down (dense) or 3 per expert
+  int64_t per_layer;  // quantized linears a layer: q k v o + gate up down (dense), 3 per expert, or the
+                      // 2 stacked ones (mlp.experts.gate_up_proj, down_proj) of all experts
+  int64_t experts = 0;  // > 0: the expert linears are stacked [experts, rows, cols]
 };
 
 TEST(QuantCheckpoint, EveryLinearRepackedAndNoFloatCopy) {
   for (const Case c : {Case{"qwen3_fp8", DType::Q8_0, 7}, Case{"qwen3_awq", DType::Q4_1, 7},
                        Case{"qwen3_gptq", DType::Q4_1, 7}, Case{"qwen3_gptq_act", DType::Q8_0, 7},
-                       Case{"qwen3_moe_fp8", DType::Q8_0, 4 + 3 * 8}, Case{"qwen3_moe_awq", DType::Q4_1, 4 + 3 * 8}}) {
+                       Case{"qwen3_moe_fp8", DType::Q8_0, 4 + 3 * 8}, Case{"qwen3_moe_awq", DType::Q4_1, 4 + 3 * 8},
+                       Case{"qwen3_moe_awq_stacked", DType::Q4_1, 4 + 2, 8},
+                       Case{"qwen3_moe_gptq_stacked", DType::Q4_1, 4 + 2, 8}}) {
     SCOPED_TRACE(c.name);
     const loader::ModelConfig cfg = model::load_hf_config(dir(c.name) + "/config.json");
     const auto st = loader::SafetensorsFile::open(dir(c.name));
     const auto qs = loader::quantized_linears(cfg, loader::tensor_descs(st.tensors()));
     ASSERT_EQ(qs.size(), size_t(c.per_layer * cfg.num_hidden_layers));
     int64_t params = 0;
+    int64_t stacked = 0;
     for (const auto& q : qs) {
       EXPECT_EQ(q.repacked, c.repacked) << q.module;
-      params += q.rows * q.cols;
+      params += std::max<int64_t>(1, q.experts) * q.rows * q.cols;
+      if (q.experts) {
+        EXPECT_EQ(q.experts, c.experts) << q.module;
+        EXPECT_EQ(q.bound_name(), q.module) << "stacked experts bind under their fused name";
+        ++stacked;
+      }
     }
+    EXPECT_EQ(stacked, c.experts ? 2 * cfg.num_hidden_layers : 0);
     auto m = model::Transformer::load(dir(c.name));
     const model::MemoryUsage u = m->memory_usage();
     // BF16 embedding + head (+ MoE routers) in place; the linears held once at 8.5 (Q8_0) or 5

@@ -10,7 +10,8 @@
 namespace oxyd::backend::cpu {
 #define OXYD_DECL                                                                                          \
   void gdn_head(bool, const Tensor&, int64_t, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, \
-                int64_t, float*)
+                int64_t, float*);                                                                          \
+  void conv_rows(const float*, const float*, int64_t, int64_t, int64_t, float*)
 namespace simd_avx2 { OXYD_DECL; }
 namespace simd_avx512 { OXYD_DECL; }
 #undef OXYD_DECL
@@ -40,9 +41,9 @@ void run(Form form, const Tensor& qkv, int64_t num_k_heads, const Tensor& g, con
 
 void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_state, const Tensor& query_start_loc,
                    const Tensor& state_slots, const Tensor& y) {
+  const auto rows = pick(simd_scalar::conv_rows, simd_avx2::conv_rows, simd_avx512::conv_rows);
   const int64_t C = x.dim(1), K = weight.dim(1), R = state_slots.dim(0);
   const int32_t* qsl = query_start_loc.ptr<int32_t>();
-  const float* w = weight.ptr<float>();
   parallel_for(R, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> win;
     for (int64_t r = begin; r < end; ++r) {
@@ -52,14 +53,7 @@ void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_sta
       win.resize((K - 1 + n) * C);
       std::copy_n(st, (K - 1) * C, win.data());
       std::copy_n(x.ptr<float>() + t0 * C, n * C, win.data() + (K - 1) * C);
-      for (int64_t t = 0; t < n; ++t) {
-        float* yo = y.ptr<float>() + (t0 + t) * C;
-        for (int64_t c = 0; c < C; ++c) {
-          float s = 0;
-          for (int64_t j = 0; j < K; ++j) s += w[c * K + j] * win[(t + j) * C + c];
-          yo[c] = s / (1.0f + std::exp(-s));
-        }
-      }
+      rows(win.data(), weight.ptr<float>(), K, C, n, y.ptr<float>() + t0 * C);
       std::copy_n(win.data() + n * C, (K - 1) * C, st);
     }
   });

@@ -1,5 +1,5 @@
-// AVX2/FMA kernels for the most used weight formats: Q4_0, Q8_0 (per 32-block, vpmaddubsw with
-// the sign trick), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
+// AVX2/FMA kernels for the most used weight formats: Q4_0, Q4_1, Q8_0 (per 32-block, vpmaddubsw
+// with the sign trick; Q4_1 is what AWQ / GPTQ checkpoints repack to, core/quant_repack.h), Q4_K, Q6_K (per 256 super-block, vpmaddubsw + vpmaddwd with the sub-block
 // scales). Activations are quantized once per matmul to a plain Q8 layout (Q8_0-like for
 // 32-blocks, Q8_K-like with per-16 sums for K-quants). Q2_K, Q3_K and MXFP4 are in
 // lowbit_rowdot_avx2.cc, the float formats in float_avx2.cc; select.cc gives other formats the
@@ -37,6 +37,35 @@ struct Q4_0Kernel {
       }
     }
     for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]);
+  }
+};
+
+// Q4_1 (w = d·q + m, q unsigned 0..15): the unsigned nibbles go straight into vpmaddubsw against the
+// signed activation codes (|Σ pair| ≤ 2·15·127, no saturation); the min term is m · dx·Σcodes,
+// which prep_a32_sum keeps in the activation block (A32::pad), as ggml's Q8_1 keeps s = d·Σq.
+struct Q4_1Kernel {
+  template <int NR>
+  static void dot(int64_t k, const uint8_t* w, const uint8_t* a, int64_t a_stride, float* out) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[NR];
+    float mins[NR];
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const uint8_t* p = w + b * 20;
+      if (b % 4 == 0) prefetch_ahead<80>(p);
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4));
+      const __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m0f);  // [0, 15]
+      const __m256 dw = _mm256_set1_ps(f16(p));
+      const float mw = f16(p + 2);
+      for (int r = 0; r < NR; ++r) {
+        const A32& x = reinterpret_cast<const A32*>(a + r * a_stride)[b];
+        const __m256i s = _mm256_madd_epi16(
+            _mm256_maddubs_epi16(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs))), ones);
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(x.d)), acc[r]);
+        mins[r] = std::fma(mw, x.pad, mins[r]);
+      }
+    }
+    for (int r = 0; r < NR; ++r) out[r] = hsum8(acc[r]) + mins[r];
   }
 };
 
@@ -172,6 +201,7 @@ MatmulKernel avx2_rowdot_kernel(DType t) {
   MatmulKernel m;
   switch (t) {
     case DType::Q4_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q4_0Kernel>; break;
+    case DType::Q4_1: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32_sum; m.tile = tile_rows<Q4_1Kernel>; break;
     case DType::Q8_0: m.act_row_bytes = a32_row_bytes; m.prepare = prep_a32; m.tile = tile_rows<Q8_0Kernel>; break;
     case DType::Q4_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q4KKernel>; break;
     case DType::Q6_K: m.act_row_bytes = a256_row_bytes; m.prepare = prep_a256; m.tile = tile_rows<Q6KKernel>; break;

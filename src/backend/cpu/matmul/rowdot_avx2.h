@@ -33,7 +33,7 @@ inline float f16(const uint8_t* p) {
 struct alignas(8) A32 {
   int8_t qs[32];
   float d;
-  float pad;
+  float pad;  // 0, or d·Σqs (prep_a32_sum)
 };
 static_assert(sizeof(A32) == 40);
 
@@ -46,6 +46,17 @@ inline void prep_a32(const float* x, int64_t k, uint8_t* out) {
     quant8(x + 32 * i, 32, amax > 0.0f ? 127.0f / amax : 0.0f, b[i].qs);
     b[i].d = f16_to_f32(f32_to_f16(amax / 127.0f));  // f16 like ggml's Q8_0 (block32_avx512.cc)
     b[i].pad = 0.0f;
+  }
+}
+
+// prep_a32 with pad = d·Σcodes of the block (the min term of Q4_1-like weights).
+inline void prep_a32_sum(const float* x, int64_t k, uint8_t* out) {
+  prep_a32(x, k, out);
+  A32* b = reinterpret_cast<A32*>(out);
+  for (int64_t i = 0; i < k / 32; ++i) {
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) sum += b[i].qs[j];
+    b[i].pad = b[i].d * float(sum);
   }
 }
 

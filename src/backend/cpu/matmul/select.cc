@@ -74,7 +74,7 @@ constexpr KernelRow kTable[] = {
      "generic_avx512.cc", "any other format: decode to f32 once per row chunk, 16-wide FMA dot"},
 
     // AVX2 with FMA, F16C and BMI2, on the file's rows (most formats are packed there).
-    {Stored::FILE_ROWS, Isa::AVX2, fmt({D::Q4_0, D::Q8_0, D::Q4_K, D::Q6_K}), 1, kAnyRows, Switch::NONE,
+    {Stored::FILE_ROWS, Isa::AVX2, fmt({D::Q4_0, D::Q4_1, D::Q8_0, D::Q4_K, D::Q6_K}), 1, kAnyRows, Switch::NONE,
      avx2_rowdot_kernel, "rowdot_avx2.cc", "vpmaddubsw row-dot against 8-bit activations"},
     {Stored::FILE_ROWS, Isa::AVX2, kFloat, 1, kAnyRows, Switch::NONE, avx2_float_kernel, "float_avx2.cc",
      "4 activation × 2 weight rows per tile: the FMA units, not the loads, set the pace"},
