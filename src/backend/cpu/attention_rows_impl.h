@@ -3,10 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
 #include "core/kv_quant.h"
@@ -24,32 +26,49 @@ void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
   }
 }
 
-// One quantized head vector (core/kv_quant.h) decoded to ‖x‖·ŷ, equal to
-// KvQuantizer::dequantize_rotated: each value is the level table times the norm (the same f32
-// products), picked by its code. With AVX2, 8 codes at a time: they are `bits` whole bytes, shifted
-// into 8 lanes and looked up with vpermps (two tables and a blend for 16 levels).
-void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 #if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
+// dequant_row with AVX2, 8 codes at a time: they are `bits` whole bytes, shifted into 8 lanes and
+// looked up with vpermps (two tables and a blend for 16 levels) or, for 5..8 bits, gathered (the
+// codes of a group moved into their lanes by one byte shuffle: a scalar loop per code cost more
+// than the gather).
+void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   const int64_t d = kq.head_dim();
   const int bits = kq.bits();
-  if (d % 8 != 0) return kq.dequantize_rotated(src, dst);
   float norm;
   std::memcpy(&norm, src, 4);
   const float* lv = kq.scaled_levels().data();
   const int nl = 1 << bits;
+  const uint8_t* codes = src + 4;
   if (bits > 4) {  // 5..8 bits: gather the levels, then times the norm (the same f32 products)
     const __m256 vn = _mm256_set1_ps(norm);
-    const uint8_t* codes = src + 4;
+    struct Unpack { __m256i shuf, shift; };  // per width: lane n's two bytes, and its shift
+    static const auto unpack = [] {
+      std::array<Unpack, kKvQuantMaxBits + 1> u{};
+      for (int b = 5; b < 8; ++b) {
+        alignas(32) int8_t s[32];
+        alignas(32) int32_t sh[8];
+        for (int n = 0; n < 8; ++n) {  // lanes 4..7 index the upper 128-bit half, a copy of the lower
+          const int bit = n * b;
+          s[4 * n] = int8_t(bit / 8), s[4 * n + 1] = int8_t(bit / 8 + 1);
+          s[4 * n + 2] = s[4 * n + 3] = int8_t(-128);
+          sh[n] = bit % 8;
+        }
+        u[size_t(b)] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(s)),
+                        _mm256_load_si256(reinterpret_cast<const __m256i*>(sh))};
+      }
+      return u;
+    }();
+    const __m256i vshuf = unpack[size_t(bits)].shuf, vshift = unpack[size_t(bits)].shift;
+    const __m256i mask = _mm256_set1_epi32(nl - 1);
     for (int64_t i = 0; i < d; i += 8, codes += bits) {
       __m256i idx;
       if (bits == 8) {
         idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
       } else {
         uint64_t w = 0;
-        std::memcpy(&w, codes, size_t(bits));
-        alignas(32) int32_t c[8];
-        for (int k = 0; k < 8; ++k) c[k] = int32_t((w >> (k * bits)) & uint64_t(nl - 1));
-        idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
+        std::memcpy(&w, codes, size_t(bits));  // the group's bytes only: a row may end the cache
+        const __m256i b = _mm256_broadcastsi128_si256(_mm_cvtsi64_si128(int64_t(w)));
+        idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, vshuf), vshift), mask);
       }
       _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_i32gather_ps(lv, idx, 4), vn));
     }
@@ -60,7 +79,6 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   const __m256 lo = _mm256_load_ps(t), hi = _mm256_load_ps(t + 8);
   const __m256i shifts = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(bits));
   const __m256i mask = _mm256_set1_epi32(nl - 1);
-  const uint8_t* codes = src + 4;
   for (int64_t i = 0; i < d; i += 8, codes += bits) {
     // A 4-byte load (the lanes shift out only the group's 8·bits bits), except for the last group
     // of a row, which may have fewer than 4 bytes left.
@@ -73,9 +91,150 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
       v = _mm256_blendv_ps(v, _mm256_permutevar8x32_ps(hi, idx), _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
     _mm256_storeu_ps(dst + i, v);
   }
-#else
-  kq.dequantize_rotated(src, dst);
+}
 #endif
+
+#if defined(OXYD_ISA_AVX512)
+// AVX-512, 16 codes at a time (head_dim % 16 == 0), 2..6 bits (7 compiles too; no format has
+// it): the group's 2·bits bytes are copied into each 128-bit lane, a byte shuffle gives dword n the two bytes holding code n, a variable
+// shift and a mask leave the code; the levels are a register table (vpermps for 16 levels,
+// vpermi2ps for 32, a blend on bit 5 for 64, and on bit 6 for 128), times the norm. About 1.1 ns per
+// 16 values at 5 bits (Zen 4), against 5.8 ns for the gather.
+template <int B>
+void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  static_assert(B >= 2 && B <= 7);
+  constexpr int NL = 1 << B, NT = NL < 16 ? 1 : NL / 16;  // level tables of 16
+  struct Unpack { __m512i shuf, shift; };
+  static const Unpack u = [] {
+    alignas(64) int8_t s[64];
+    alignas(64) int32_t sh[16];
+    for (int n = 0; n < 16; ++n) {
+      const int bit = n * B;  // byte indices are lane-relative: every lane holds the group's bytes
+      s[4 * n] = int8_t(bit / 8), s[4 * n + 1] = int8_t(bit / 8 + 1), s[4 * n + 2] = s[4 * n + 3] = int8_t(-128);
+      sh[n] = bit % 8;
+    }
+    return Unpack{_mm512_load_si512(s), _mm512_load_si512(sh)};
+  }();
+  const float* lv = kq.scaled_levels().data();
+  __m512 t[NT];
+  for (int k = 0; k < NT; ++k) t[k] = NL < 16 ? _mm512_maskz_loadu_ps(__mmask16((1u << NL) - 1), lv) : _mm512_loadu_ps(lv + 16 * k);
+  float norm;
+  std::memcpy(&norm, src, 4);
+  const __m512 vn = _mm512_set1_ps(norm);
+  const __m512i mask = _mm512_set1_epi32(NL - 1);
+  const uint8_t* codes = src + 4;
+  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 16, codes += 2 * B) {
+    // a masked load: the last group of a row may end the cache
+    const __m128i w = _mm_maskz_loadu_epi8(__mmask16((1u << (2 * B)) - 1), codes);
+    const __m512i idx = _mm512_and_si512(
+        _mm512_srlv_epi32(_mm512_shuffle_epi8(_mm512_broadcast_i32x4(w), u.shuf), u.shift), mask);
+    __m512 v;
+    if constexpr (NT == 1) {
+      v = _mm512_permutexvar_ps(idx, t[0]);
+    } else {
+      __m512 x[NT / 2];
+      for (int k = 0; k < NT / 2; ++k) x[k] = _mm512_permutex2var_ps(t[2 * k], idx, t[2 * k + 1]);
+      if constexpr (NT >= 4) {
+        const __mmask16 b5 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(32));
+        for (int k = 0; k < NT / 4; ++k) x[k] = _mm512_mask_blend_ps(b5, x[2 * k], x[2 * k + 1]);
+      }
+      if constexpr (NT == 8) x[0] = _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(64)), x[0], x[1]);
+      v = x[0];
+    }
+    _mm512_storeu_ps(dst + i, _mm512_mul_ps(v, vn));
+  }
+}
+
+// 8 bits with AVX512-VBMI, 64 codes at a time (head_dim % 64 == 0): each level's four bytes are
+// four 256-entry byte tables (two vpermi2b and a blend on bit 7 each), interleaved back into
+// floats by lane-local unpacks, which is why the codes are first permuted so that the unpacks
+// leave them in order. 2.4 ns per 16 values against 5.8 for the gather (Zen 4).
+__attribute__((target("avx512vbmi"))) void dequant_row_vbmi8(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  struct Planes {
+    const KvQuantizer* kq = nullptr;
+    alignas(64) uint8_t b[4][256];  // byte p of level c at b[p][c]
+  };
+  thread_local Planes pl;
+  if (pl.kq != &kq) {
+    const float* lv = kq.scaled_levels().data();
+    for (int c = 0; c < 256; ++c) {
+      uint32_t x;
+      std::memcpy(&x, lv + c, 4);
+      for (int p = 0; p < 4; ++p) pl.b[p][c] = uint8_t(x >> (8 * p));
+    }
+    pl.kq = &kq;
+  }
+  // After unpack (bytes → words → dwords, within 128-bit lanes) output k lane L element e comes
+  // from position 16L + 4k + e, which must hold code 16k + 4L + e.
+  static const __m512i perm = [] {
+    alignas(64) uint8_t s[64];
+    for (int L = 0; L < 4; ++L)
+      for (int k = 0; k < 4; ++k)
+        for (int e = 0; e < 4; ++e) s[16 * L + 4 * k + e] = uint8_t(16 * k + 4 * L + e);
+    return _mm512_load_si512(s);
+  }();
+  __m512i t[4][4];
+  for (int p = 0; p < 4; ++p)
+    for (int q = 0; q < 4; ++q) t[p][q] = _mm512_load_si512(pl.b[p] + 64 * q);
+  float norm;
+  std::memcpy(&norm, src, 4);
+  const __m512 vn = _mm512_set1_ps(norm);
+  const uint8_t* codes = src + 4;
+  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 64) {
+    const __m512i c = _mm512_permutexvar_epi8(perm, _mm512_loadu_si512(codes + i));
+    const __mmask64 h = _mm512_movepi8_mask(c);
+    __m512i b[4];
+    for (int p = 0; p < 4; ++p)
+      b[p] = _mm512_mask_blend_epi8(h, _mm512_permutex2var_epi8(t[p][0], c, t[p][1]),
+                                    _mm512_permutex2var_epi8(t[p][2], c, t[p][3]));
+    const __m512i w0 = _mm512_unpacklo_epi8(b[0], b[1]), w1 = _mm512_unpackhi_epi8(b[0], b[1]);
+    const __m512i w2 = _mm512_unpacklo_epi8(b[2], b[3]), w3 = _mm512_unpackhi_epi8(b[2], b[3]);
+    _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(w0, w2)), vn));
+    _mm512_storeu_ps(dst + i + 16, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(w0, w2)), vn));
+    _mm512_storeu_ps(dst + i + 32, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(w1, w3)), vn));
+    _mm512_storeu_ps(dst + i + 48, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(w1, w3)), vn));
+  }
+}
+
+// 8 bits without VBMI: the codes widened to dwords, the levels gathered.
+void dequant_row_gather8(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  float norm;
+  std::memcpy(&norm, src, 4);
+  const __m512 vn = _mm512_set1_ps(norm);
+  const float* lv = kq.scaled_levels().data();
+  const uint8_t* codes = src + 4;
+  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 16) {
+    const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+    _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_i32gather_ps(idx, lv, 4), vn));
+  }
+}
+#endif
+
+// One quantized head vector (core/kv_quant.h) decoded to ‖x‖·ŷ, equal to
+// KvQuantizer::dequantize_rotated bit for bit: each value is its level times the norm (the same f32
+// product), picked by its code. The fastest variant the row's head_dim and the CPU allow.
+void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  const int64_t d = kq.head_dim();
+#if defined(OXYD_ISA_AVX512)
+  if (d % 16 == 0) {
+    switch (kq.bits()) {
+      case 2: return dequant_row_avx512<2>(kq, src, dst);
+      case 3: return dequant_row_avx512<3>(kq, src, dst);
+      case 4: return dequant_row_avx512<4>(kq, src, dst);
+      case 5: return dequant_row_avx512<5>(kq, src, dst);
+      case 6: return dequant_row_avx512<6>(kq, src, dst);
+      case 8:
+        if (d % 64 == 0 && kv_quant_vbmi_enabled()) return dequant_row_vbmi8(kq, src, dst);
+        return dequant_row_gather8(kq, src, dst);
+      default: break;
+    }
+  }
+#endif
+#if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
+  if (d % 8 == 0) return dequant_row_avx2(kq, src, dst);
+#endif
+  (void)d;
+  kq.dequantize_rotated(src, dst);
 }
 
 // Folds a segment's online softmax state (max m, sum l, accumulator acc[hd]) into a running total
