@@ -117,7 +117,7 @@ std::vector<QCase> qcases() {
       {"prefill_chunked_6bit", {{0, 37}, {50, 20}, {3, 1}}, 4, 4, 64, 16, 6},
       {"window_sinks_hd128_5bit", {{700, 3}, {10, 1}}, 4, 1, 128, 32, 5, 300, 0, true},
       {"hd72_sign_only_6bit", {{0, 9}, {12, 1}}, 4, 2, 72, 8, 6},
-      // AVX-512 decodes 16 codes a step (head_dim % 16) and 8-bit rows 64 at a time with VBMI
+      // AVX-512 decodes 16 codes a step (head_dim % 16), 6- and 8-bit rows 64 at a time with VBMI
       // (head_dim % 64): hd 80 takes the 16-code path, hd 96 at 8 bits the gather.
       {"decode_prefill_hd80_5bit", {{0, 23}, {40, 1}}, 4, 2, 80, 16, 5},
       {"decode_prefill_hd96_8bit", {{0, 17}, {30, 1}}, 4, 1, 96, 8, 8},
@@ -148,11 +148,11 @@ TEST_P(AttentionKvQuant, CpuOverCodesEqualsReferenceOverReconstruction) {
   }
 }
 
-// The 8-bit rows without AVX512-VBMI (the gather), on a CPU that has it.
-TEST_P(AttentionKvQuant, EightBitWithoutVbmi) {
+// The 6- and 8-bit rows without AVX512-VBMI (16-code tables, the gather), on a CPU that has it.
+TEST_P(AttentionKvQuant, WithoutVbmi) {
   const bool before = backend::cpu::set_kv_quant_vbmi(false);
   for (const QCase& c : qcases()) {
-    if (c.bits != 8) continue;
+    if (c.bits != 8 && c.bits != 6) continue;
     SCOPED_TRACE(c.name);
     QBatch b(c);
     ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, qf(c.bits));

@@ -16,7 +16,7 @@ inline constexpr int64_t kPrefillChunk = 64;
 /// whether its key range is split across threads or not, alone or batched.
 inline constexpr int64_t kAttentionSegment = 4 * kPrefillChunk;
 
-/// Whether 8-bit KV-cache rows are decoded with AVX512-VBMI byte tables (attention_rows_impl.h):
+/// Whether 6- and 8-bit KV-cache rows are decoded with AVX512-VBMI byte tables (attention_rows_impl.h):
 /// true when the CPU has VBMI, unless set_kv_quant_vbmi(false) (attention.h).
 bool kv_quant_vbmi_enabled();
 
