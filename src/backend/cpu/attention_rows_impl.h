@@ -96,10 +96,11 @@ void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 
 #if defined(OXYD_ISA_AVX512)
 // AVX-512, 16 codes at a time (head_dim % 16 == 0), 2..6 bits (7 compiles too; no format has
-// it): the group's 2·bits bytes are copied into each 128-bit lane, a byte shuffle gives dword n the two bytes holding code n, a variable
-// shift and a mask leave the code; the levels are a register table (vpermps for 16 levels,
-// vpermi2ps for 32, a blend on bit 5 for 64, and on bit 6 for 128), times the norm. About 1.1 ns per
-// 16 values at 5 bits (Zen 4), against 5.8 ns for the gather.
+// it): the group's 2·bits bytes are copied into each 128-bit lane, a byte shuffle gives dword n
+// the two bytes holding code n, a variable shift and a mask leave the code; the levels are a
+// register table (vpermps for 16 levels, vpermi2ps for 32, a blend on bit 5 for 64, and on bit 6
+// for 128), times the norm. About 1.1 ns per 16 values at 5 bits (Zen 4), against 5.8 ns for the
+// gather.
 template <int B>
 void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   static_assert(B >= 2 && B <= 7);
@@ -117,7 +118,8 @@ void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   }();
   const float* lv = kq.scaled_levels().data();
   __m512 t[NT];
-  for (int k = 0; k < NT; ++k) t[k] = NL < 16 ? _mm512_maskz_loadu_ps(__mmask16((1u << NL) - 1), lv) : _mm512_loadu_ps(lv + 16 * k);
+  for (int k = 0; k < NT; ++k)
+    t[k] = NL < 16 ? _mm512_maskz_loadu_ps(__mmask16((1u << NL) - 1), lv) : _mm512_loadu_ps(lv + 16 * k);
   float norm;
   std::memcpy(&norm, src, 4);
   const __m512 vn = _mm512_set1_ps(norm);
@@ -138,7 +140,8 @@ void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
         const __mmask16 b5 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(32));
         for (int k = 0; k < NT / 4; ++k) x[k] = _mm512_mask_blend_ps(b5, x[2 * k], x[2 * k + 1]);
       }
-      if constexpr (NT == 8) x[0] = _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(64)), x[0], x[1]);
+      if constexpr (NT == 8)
+        x[0] = _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(64)), x[0], x[1]);
       v = x[0];
     }
     _mm512_storeu_ps(dst + i, _mm512_mul_ps(v, vn));
