@@ -20,6 +20,7 @@ read the medians with their spread (min–max, printed too).
 """
 import argparse
 import ctypes
+import functools
 import os
 import statistics
 import subprocess
@@ -93,15 +94,21 @@ class Llama:
         self.llm.close()
 
 
-def kv_bytes_per_token(model, fmt):
-    """K+V bytes of one token over all layers for our format name or llama.cpp's type."""
+@functools.lru_cache(maxsize=None)
+def kv_heads_and_dim(model):
+    """(KV heads summed over layers, head_dim): reading the GGUF's metadata takes a while, once."""
     import gguf
     rd = gguf.GGUFReader(model)
     arch = bytes(rd.fields["general.architecture"].parts[-1]).decode()
     val = lambda k: rd.fields[f"{arch}.{k}"].parts[-1]
-    layers, hd = int(val("block_count")[0]), quality.head_dim(model)
+    layers = int(val("block_count")[0])
     kvh = val("attention.head_count_kv")
-    heads = int(sum(int(x) for x in kvh)) if len(kvh) > 1 else layers * int(kvh[0])  # summed over layers
+    return (int(sum(int(x) for x in kvh)) if len(kvh) > 1 else layers * int(kvh[0])), quality.head_dim(model)
+
+
+def kv_bytes_per_token(model, fmt):
+    """K+V bytes of one token over all layers for our format name or llama.cpp's type."""
+    heads, hd = kv_heads_and_dim(model)
     per_head = {"f16": 2 * hd, "bf16": 2 * hd, "lossless": None, "balanced": None, "aggressive": None}.get(fmt)
     if fmt in LLAMA_BYTES and fmt != "f16":
         per_head = LLAMA_BYTES[fmt] * hd
