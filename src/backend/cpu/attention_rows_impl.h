@@ -27,53 +27,89 @@ void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
 }
 
 #if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
-// dequant_row with AVX2, 8 codes at a time: they are `bits` whole bytes, shifted into 8 lanes and
-// looked up with vpermps (two tables and a blend for 16 levels) or, for 5..8 bits, gathered (the
-// codes of a group moved into their lanes by one byte shuffle: a scalar loop per code cost more
-// than the gather).
+// dequant_row with AVX2 for 5..8 bits, 8 codes at a time: the group's B bytes broadcast to both
+// 128-bit halves, a byte shuffle and a variable shift put code n in lane n; 5 and 6 bits look the
+// levels up in 4 or 8 register tables of 8 (vpermps) joined by blends on code bits 3, 4 (and 5),
+// 7 and 8 bits gather them. Times the norm: the same f32 products as dequantize_rotated.
+template <int B>
+void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  static_assert(B >= 5 && B <= 8);
+  constexpr int NL = 1 << B;
+  struct Unpack { __m256i shuf, shift; };  // lane n's two bytes, and its shift
+  static const Unpack u = [] {
+    alignas(32) int8_t s[32];
+    alignas(32) int32_t sh[8];
+    for (int n = 0; n < 8; ++n) {  // lanes 4..7 index the upper 128-bit half, a copy of the lower
+      const int bit = n * B;
+      s[4 * n] = int8_t(bit / 8), s[4 * n + 1] = int8_t(bit / 8 + 1);
+      s[4 * n + 2] = s[4 * n + 3] = int8_t(-128);
+      sh[n] = bit % 8;
+    }
+    return Unpack{_mm256_load_si256(reinterpret_cast<const __m256i*>(s)),
+                  _mm256_load_si256(reinterpret_cast<const __m256i*>(sh))};
+  }();
+  float norm;
+  std::memcpy(&norm, src, 4);
+  const float* lv = kq.scaled_levels().data();
+  const __m256 vn = _mm256_set1_ps(norm);
+  const __m256i mask = _mm256_set1_epi32(NL - 1);
+  constexpr int NT = B <= 6 ? NL / 8 : 1;
+  __m256 t[NT];
+  if constexpr (B <= 6)
+    for (int k = 0; k < NT; ++k) t[k] = _mm256_loadu_ps(lv + 8 * k);
+  const uint8_t* codes = src + 4;
+  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 8, codes += B) {
+    __m256i idx;
+    if constexpr (B == 8) {
+      idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
+    } else {
+      // An 8-byte load, except for the last group of a row (which may end the cache): B bytes
+      // copied there; copying every group so stalled each load on a failed store forwarding.
+      __m128i w;
+      if (i + 8 < d) {
+        w = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
+      } else {
+        uint64_t x = 0;
+        std::memcpy(&x, codes, size_t(B));
+        w = _mm_cvtsi64_si128(int64_t(x));
+      }
+      const __m256i b = _mm256_broadcastsi128_si256(w);
+      idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, u.shuf), u.shift), mask);
+    }
+    __m256 v;
+    if constexpr (B <= 6) {
+      __m256 x[NT];
+      for (int k = 0; k < NT; ++k) x[k] = _mm256_permutevar8x32_ps(t[k], idx);  // low 3 bits
+      for (int bit = 3, n = NT; n > 1; ++bit, n /= 2) {  // code bit `bit` moved to the sign bit
+        const __m256 sel = _mm256_castsi256_ps(_mm256_sll_epi32(idx, _mm_cvtsi32_si128(31 - bit)));
+        for (int k = 0; k < n / 2; ++k) x[k] = _mm256_blendv_ps(x[2 * k], x[2 * k + 1], sel);
+      }
+      v = x[0];
+    } else {
+      v = _mm256_i32gather_ps(lv, idx, 4);
+    }
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(v, vn));
+  }
+}
+
+// dequant_row with AVX2 for 2..4 bits, 8 codes at a time: they are `bits` whole bytes, shifted
+// into 8 lanes and looked up with vpermps (two tables and a blend for 16 levels); wider codes:
+// dequant_row_avx2_wide.
 void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   const int64_t d = kq.head_dim();
   const int bits = kq.bits();
+  switch (bits) {
+    case 5: return dequant_row_avx2_wide<5>(kq, src, dst);
+    case 6: return dequant_row_avx2_wide<6>(kq, src, dst);
+    case 7: return dequant_row_avx2_wide<7>(kq, src, dst);
+    case 8: return dequant_row_avx2_wide<8>(kq, src, dst);
+    default: break;
+  }
   float norm;
   std::memcpy(&norm, src, 4);
   const float* lv = kq.scaled_levels().data();
   const int nl = 1 << bits;
   const uint8_t* codes = src + 4;
-  if (bits > 4) {  // 5..8 bits: gather the levels, then times the norm (the same f32 products)
-    const __m256 vn = _mm256_set1_ps(norm);
-    struct Unpack { __m256i shuf, shift; };  // per width: lane n's two bytes, and its shift
-    static const auto unpack = [] {
-      std::array<Unpack, kKvQuantMaxBits + 1> u{};
-      for (int b = 5; b < 8; ++b) {
-        alignas(32) int8_t s[32];
-        alignas(32) int32_t sh[8];
-        for (int n = 0; n < 8; ++n) {  // lanes 4..7 index the upper 128-bit half, a copy of the lower
-          const int bit = n * b;
-          s[4 * n] = int8_t(bit / 8), s[4 * n + 1] = int8_t(bit / 8 + 1);
-          s[4 * n + 2] = s[4 * n + 3] = int8_t(-128);
-          sh[n] = bit % 8;
-        }
-        u[size_t(b)] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(s)),
-                        _mm256_load_si256(reinterpret_cast<const __m256i*>(sh))};
-      }
-      return u;
-    }();
-    const __m256i vshuf = unpack[size_t(bits)].shuf, vshift = unpack[size_t(bits)].shift;
-    const __m256i mask = _mm256_set1_epi32(nl - 1);
-    for (int64_t i = 0; i < d; i += 8, codes += bits) {
-      __m256i idx;
-      if (bits == 8) {
-        idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
-      } else {
-        uint64_t w = 0;
-        std::memcpy(&w, codes, size_t(bits));  // the group's bytes only: a row may end the cache
-        const __m256i b = _mm256_broadcastsi128_si256(_mm_cvtsi64_si128(int64_t(w)));
-        idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, vshuf), vshift), mask);
-      }
-      _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_i32gather_ps(lv, idx, 4), vn));
-    }
-    return;
-  }
   alignas(32) float t[16] = {};
   for (int k = 0; k < nl; ++k) t[k] = norm * lv[k];
   const __m256 lo = _mm256_load_ps(t), hi = _mm256_load_ps(t + 8);
