@@ -8,7 +8,10 @@ every repetition times STEPS single-token decode steps at positions CTX..CTX+STE
 steps overwriting their own slots the next time (ours: build/bin/model_decode_bench `tail`, then
 `retail`; llama.cpp: llama-cpp-python, flash attention, the steps' cells removed with
 llama_memory_seq_rm before each repetition). Every repetition runs all the formats, in an order
-rotated by one each time; the table gives the median tokens/s and its ratio to our F16 cache.
+rotated by one each time; the table gives the median tokens/s and its ratio to our F16 cache, and
+the median CPU time per step (every thread of the engine's process: model_decode_bench's own
+count, time.process_time() around llama.cpp's steps) with its ratio: on a loaded machine run with
+--threads 1 and compare the CPU times, the wall-clock figures mean nothing there.
 KV read per step: CTX × bytes/token (all layers, K+V). A bench, not a test; on a shared machine
 read the medians with their spread (min–max, printed too).
 
@@ -17,6 +20,7 @@ read the medians with their spread (min–max, printed too).
 """
 import argparse
 import ctypes
+import functools
 import os
 import statistics
 import subprocess
@@ -51,7 +55,7 @@ class Ours:
         if out[0] != "tail":
             raise RuntimeError(" ".join(out))
         self.started = True
-        return m / float(out[4])
+        return m / float(out[4]), float(out[5]) / m
 
     def close(self):
         self.p.stdin.close()
@@ -81,24 +85,30 @@ class Llama:
             self.started = True
         mem = self.lc.llama_get_memory(self.llm._ctx.ctx)
         self.lc.llama_memory_seq_rm(mem, 0, c, -1)
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         for i in range(m):
             self._decode([ids[c + i]], c + i)
-        return m / (time.perf_counter() - t)
+        return m / (time.perf_counter() - t), (time.process_time() - cpu) / m
 
     def close(self):
         self.llm.close()
 
 
-def kv_bytes_per_token(model, fmt):
-    """K+V bytes of one token over all layers for our format name or llama.cpp's type."""
+@functools.lru_cache(maxsize=None)
+def kv_heads_and_dim(model):
+    """(KV heads summed over layers, head_dim): reading the GGUF's metadata takes a while, once."""
     import gguf
     rd = gguf.GGUFReader(model)
     arch = bytes(rd.fields["general.architecture"].parts[-1]).decode()
     val = lambda k: rd.fields[f"{arch}.{k}"].parts[-1]
-    layers, hd = int(val("block_count")[0]), quality.head_dim(model)
+    layers = int(val("block_count")[0])
     kvh = val("attention.head_count_kv")
-    heads = int(sum(int(x) for x in kvh)) if len(kvh) > 1 else layers * int(kvh[0])  # summed over layers
+    return (int(sum(int(x) for x in kvh)) if len(kvh) > 1 else layers * int(kvh[0])), quality.head_dim(model)
+
+
+def kv_bytes_per_token(model, fmt):
+    """K+V bytes of one token over all layers for our format name or llama.cpp's type."""
+    heads, hd = kv_heads_and_dim(model)
     per_head = {"f16": 2 * hd, "bf16": 2 * hd, "lossless": None, "balanced": None, "aggressive": None}.get(fmt)
     if fmt in LLAMA_BYTES and fmt != "f16":
         per_head = LLAMA_BYTES[fmt] * hd
@@ -128,23 +138,29 @@ def main():
         engines[("llama.cpp", k)] = Llama(a.model, k, a.ctx + a.steps, a.threads)
     keys = list(engines)
     tps = {k: [] for k in keys}
+    cpu = {k: [] for k in keys}  # CPU seconds per step
     print(f"{Path(a.model).name}: decode at context {a.ctx}, {a.steps} steps, {a.threads} threads, {a.reps} reps",
           flush=True)
     for rep in range(a.reps):
         order = keys[rep % len(keys):] + keys[:rep % len(keys)]
         for k in order:
-            tps[k].append(engines[k].decode(ids, a.ctx, a.steps))
-        print(f"rep {rep}: " + ", ".join(f"{k[0]} {k[1]} {tps[k][-1]:.1f}" for k in keys), flush=True)
+            t, c = engines[k].decode(ids, a.ctx, a.steps)
+            tps[k].append(t), cpu[k].append(c)
+        print(f"rep {rep}: " + ", ".join(f"{k[0]} {k[1]} {tps[k][-1]:.1f} tok/s {1e3 * cpu[k][-1]:.2f} cpu-ms"
+                                         for k in keys), flush=True)
     for e in engines.values():
         e.close()
-    base = statistics.median(tps[("oxydllm", "f16")]) if ("oxydllm", "f16") in tps else float("nan")
+    f16 = ("oxydllm", "f16")
+    base = statistics.median(tps[f16]) if f16 in tps else float("nan")
+    cbase = statistics.median(cpu[f16]) if f16 in cpu else float("nan")
     print(f"{'engine':9s} {'cache':10s} {'KV B/token':>10s} {'KV MiB read/step':>16s} {'tok/s med':>9s} "
-          f"{'min-max':>13s} {'vs our f16':>10s}")
+          f"{'min-max':>13s} {'vs our f16':>10s} {'CPU ms/step':>11s} {'min-max':>13s} {'f16/this CPU':>12s}")
     for k in keys:
         b = kv_bytes_per_token(a.model, k[1])
-        med = statistics.median(tps[k])
+        med, cmed = statistics.median(tps[k]), statistics.median(cpu[k])
         print(f"{k[0]:9s} {k[1]:10s} {b:10d} {b * a.ctx / 2**20:16.1f} {med:9.1f} "
-              f"{min(tps[k]):6.1f}-{max(tps[k]):<6.1f} {med / base:10.2f}")
+              f"{min(tps[k]):6.1f}-{max(tps[k]):<6.1f} {med / base:10.2f} {1e3 * cmed:11.2f} "
+              f"{1e3 * min(cpu[k]):6.2f}-{1e3 * max(cpu[k]):<6.2f} {cbase / cmed:12.2f}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,12 @@
 //                           for every row: the engine's decode step at concurrency R
 //   tail C M ID0 ID1 ...    fresh cache, ID0..ID(C-1) prefilled in one step, then M one-token
 //                           steps feeding IDC..ID(C+M-1): decode at context C. Prints
-//                           'tail C M PREFILL_SECONDS DECODE_SECONDS'
+//                           'tail C M PREFILL_SECONDS DECODE_SECONDS DECODE_CPU_SECONDS' (the
+//                           last: CPU time of the whole process over the steps, which on a loaded
+//                           machine with --threads 1 is the figure to compare, not the wall time)
 //   retail C M ID0 ID1 ...  the M steps of the last `tail C M` again on the cache it left (no
-//                           prefill; the steps overwrite their own slots): 'tail C M 0 DECODE_SECONDS'
+//                           prefill; the steps overwrite their own slots): 'tail C M 0 DECODE_SECONDS
+//                           DECODE_CPU_SECONDS'
 // Each prints one line "prefill|decode TOKENS SECONDS" to stdout. Hybrid (Gated DeltaNet) models:
 // the one sequence keeps its recurrent state in slot 0, batch row r in slot r (at most the
 // cache's Transformer::kDefaultStateSlots rows). Logits are computed for the last
@@ -27,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -44,6 +48,12 @@ using namespace oxyd;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double cpu_s() {  // every thread of the process (the pool's workers too)
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 struct Runner {
@@ -182,9 +192,11 @@ int main_impl(int argc, char** argv) {
       }
       const double t0 = now_s();
       if (cmd == "tail") r.step(std::vector<int32_t>(ids.begin(), ids.begin() + c), 0);
-      const double t = now_s();
+      const double t = now_s(), cpu = cpu_s();
       for (int64_t i = 0; i < steps; ++i) r.step({ids[c + i]}, c + i);
-      std::printf("tail %lld %lld %.6f %.6f\n", static_cast<long long>(c), static_cast<long long>(steps), t - t0, now_s() - t);
+      const double wall = now_s() - t;
+      std::printf("tail %lld %lld %.6f %.6f %.6f\n", static_cast<long long>(c), static_cast<long long>(steps), t - t0,
+                  wall, cpu_s() - cpu);
       std::fflush(stdout);
       continue;
     }

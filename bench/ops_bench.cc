@@ -14,12 +14,15 @@
 #include <ctime>
 #include <functional>
 #include <numeric>
+#include <optional>
+#include <tuple>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/isa.h"
 #include "core/half.h"
+#include "core/kv_format.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "ops/activation.h"
@@ -131,8 +134,10 @@ int main(int argc, char** argv) {
 
   // Attention: 32 heads, 8 kv heads, head_dim 128 unless given, block 16, F16 cache.
   const int64_t bs = 16;
+  // fmt: a quantized cache format (--kv-quant) instead of `kv`, its rows written by reshape_and_cache
+  // from uniform(-1, 1) keys and values.
   auto make_batch = [&](std::vector<std::pair<int, int>> reqs, int64_t nh = 32, int64_t nkv = 8, int64_t hd = 128,
-                        DType kv = DType::F16) {  // (ctx, query_len)
+                        DType kv = DType::F16, std::optional<KvFormat> fmt = std::nullopt) {  // (ctx, query_len)
     struct B {
       Owned q, out, kc, vc, qsl, seq, table;
       ops::AttentionParams p;
@@ -140,8 +145,10 @@ int main(int argc, char** argv) {
     };
     int64_t tokens = 0, blocks = 0, maxb = 0;
     for (auto [c, l] : reqs) tokens += l, blocks += (c + l + bs - 1) / bs, maxb = std::max<int64_t>(maxb, (c + l + bs - 1) / bs);
+    const int64_t row = fmt ? kv_format_row_elems(*fmt, hd) : hd;
+    if (fmt) kv = DType::U8;
     auto* b = new B{Owned(DType::F32, {tokens, nh, hd}), Owned(DType::F32, {tokens, nh, hd}),
-                    Owned(kv, {blocks, bs, nkv, hd}), Owned(kv, {blocks, bs, nkv, hd}),
+                    Owned(kv, {blocks, bs, nkv, row}), Owned(kv, {blocks, bs, nkv, row}),
                     Owned(DType::I32, {int64_t(reqs.size()) + 1}), Owned(DType::I32, {int64_t(reqs.size())}),
                     Owned(DType::I32, {int64_t(reqs.size()), maxb}), {}, 0, 0};
     int32_t* qsl = b->qsl.t.ptr<int32_t>();
@@ -152,13 +159,18 @@ int main(int argc, char** argv) {
       b->seq.t.ptr<int32_t>()[r] = seq;
       qsl[r + 1] = qsl[r] + reqs[r].second;
       for (int64_t k = 0; k * bs < seq; ++k) b->table.t.ptr<int32_t>()[r * maxb + k] = int32_t(next++);
-      b->kv_bytes += 2.0 * seq * nkv * hd * double(dtype_block_bytes(kv));
+      b->kv_bytes += 2.0 * seq * nkv * (fmt ? double(row) : hd * double(dtype_block_bytes(kv)));
       for (int i = 0; i < reqs[r].second; ++i) b->flops += 4.0 * nh * hd * (reqs[r].first + i + 1);
     }
     b->p.q = b->q.t, b->p.out = b->out.t, b->p.k_cache = b->kc.t, b->p.v_cache = b->vc.t;
     b->p.query_start_loc = b->qsl.t, b->p.seq_lens = b->seq.t, b->p.block_table = b->table.t;
     b->p.scale = 1.0f / std::sqrt(float(hd));
-    b->p.kv_format = *kv_format_of_dtype(kv);
+    b->p.kv_format = fmt ? *fmt : *kv_format_of_dtype(kv);
+    if (fmt) {
+      Owned k(DType::F32, {blocks * bs, nkv, hd}), v(DType::F32, {blocks * bs, nkv, hd}), slots(DType::I32, {blocks * bs});
+      for (int64_t i = 0; i < blocks * bs; ++i) slots.t.ptr<int32_t>()[i] = int32_t(i);
+      ops::reshape_and_cache(k.t, v.t, b->kc.t, b->vc.t, slots.t, *fmt);
+    }
     return b;
   };
   auto* dec1 = make_batch({{4095, 1}});
@@ -174,6 +186,18 @@ int main(int argc, char** argv) {
   auto* pre2kg = make_batch({{0, 2048}}, 4, 1, 256, DType::F32);  // a Gemma-3-270M global layer's prompt
 
   rows.push_back({"attn decode 1 req seq 4096 (KV)", "GB/s", [=] { ops::paged_attention(dec1->p); }, dec1->kv_bytes});
+  // One decode step of one layer per KV-cache format (issue 29: a quantized cache must decode no
+  // slower than F16): Gemma-3-270M-like (4 heads, 1 KV head, hd 256) and SmolLM2-135M-like (9 / 3,
+  // hd 64) at 2k and 8k keys; Mkey/s = context keys per microsecond, comparable across formats.
+  for (auto [name, nh, nkv, hd] : {std::tuple<const char*, int64_t, int64_t, int64_t>{"4q/1kv hd256", 4, 1, 256},
+                                   {"9q/3kv hd64", 9, 3, 64}})
+    for (int seq : {2048, 8192})
+      for (auto [fname, fmt] : {std::pair<const char*, std::optional<KvFormat>>{"F16", std::nullopt},
+                                {"Q8", KvFormat::Q8}, {"Q6", KvFormat::Q6}, {"Q5", KvFormat::Q5}}) {
+        auto* b = make_batch({{seq - 1, 1}}, nh, nkv, hd, DType::F16, fmt);
+        rows.push_back({std::string("kvq decode ") + name + " " + std::to_string(seq / 1024) + "k " + fname, "Mkey/s",
+                        [=] { ops::paged_attention(b->p); }, double(seq) * 1e3});
+      }
   rows.push_back({"attn decode 16 req seq 1024 (KV)", "GB/s", [=] { ops::paged_attention(dec16->p); }, dec16->kv_bytes});
   rows.push_back({"attn prefill 512 tokens", "GFLOP/s", [=] { ops::paged_attention(pre->p); }, pre->flops});
   rows.push_back({"attn prefill 512 tokens F32", "GFLOP/s", [=] { ops::paged_attention(pre_f32->p); }, pre_f32->flops});
