@@ -21,6 +21,8 @@ namespace oxyd {
 
 /// The widest code: 8 bits (256 levels).
 inline constexpr int kKvQuantMaxBits = 8;
+/// The largest head dimension a quantized cache takes (Gemma 4's global layers use 512).
+inline constexpr int64_t kKvQuantMaxHeadDim = 1024;
 inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
 
 /// Bytes of one quantized head vector of `head_dim` values at `bits` (2..8).
