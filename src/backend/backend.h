@@ -142,7 +142,8 @@ class Backend {
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;
   /// Bytes of activation scratch one matmul of x [m, k] against a `wtype` weight needs (0: none);
-  /// the bytes the calling thread holds now, the most one call used, and an early reserve.
+  /// the bytes the backend holds for it now (shared by every model it serves), the most one call
+  /// used, and an early reserve.
   virtual int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) const = 0;
   virtual int64_t matmul_scratch_held() const { return 0; }
   virtual int64_t matmul_scratch_used() const { return 0; }

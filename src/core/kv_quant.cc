@@ -2,6 +2,7 @@
 // exact rotation (the oracle's, tools/kv_quant_oracle.py); reading runs in float.
 #include "core/kv_quant.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -76,7 +77,9 @@ const std::vector<double>& lloyd_max_normal_centroids(int bits) {
 }
 
 KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits) {
-  if (head_dim <= 0) throw_error(ErrorCode::INVALID_ARGUMENT, "kv quant: head_dim must be > 0");
+  if (head_dim <= 0 || head_dim > kKvQuantMaxHeadDim)
+    throw_error(ErrorCode::INVALID_ARGUMENT,
+                "kv quant: head_dim must be 1.." + std::to_string(kKvQuantMaxHeadDim) + ", got " + std::to_string(head_dim));
   if (bits < 2 || bits > kKvQuantMaxBits)
     throw_error(ErrorCode::INVALID_ARGUMENT, "kv quant: bits must be 2.." + std::to_string(kKvQuantMaxBits) + ", got " + std::to_string(bits));
   pow2_ = (head_dim & (head_dim - 1)) == 0;
@@ -86,19 +89,23 @@ KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits)
   const std::vector<double>& c = lloyd_max_normal_centroids(bits);
   const double inv_sqrt_d = 1.0 / std::sqrt(double(head_dim));
   for (double v : c) levels_.push_back(float(v * inv_sqrt_d));
+  for (size_t k = 0; k < levels_.size(); ++k) {
+    uint32_t x;
+    std::memcpy(&x, &levels_[k], 4);
+    for (int p = 0; p < 4; ++p) level_bytes_[256 * p + k] = uint8_t(x >> (8 * p));
+  }
   for (size_t k = 1; k < c.size(); ++k) thresholds_.push_back(0.5 * (c[k - 1] + c[k]));
 }
 
 void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
   const size_t d = size_t(d_);
-  thread_local std::vector<double> y;
-  y.resize(d);
+  double y[kKvQuantMaxHeadDim];  // on the stack: quantize runs on any thread, pool or not
   double ss = 0;
   for (size_t i = 0; i < d; ++i) ss += double(x[i]) * double(x[i]);
   const double norm = std::sqrt(ss), inv = norm > 0 ? 1.0 / norm : 0.0;
   for (size_t i = 0; i < d; ++i) y[i] = double(x[i]) * inv * double(signs_[i]);
-  if (pow2_) wht(y.data(), d_);  // R = H·D/√d; then √d·y = H·D·u
-  else for (double& v : y) v *= std::sqrt(double(d));  // R = D; √d·y
+  if (pow2_) wht(y, d_);  // R = H·D/√d; then √d·y = H·D·u
+  else for (size_t i = 0; i < d; ++i) y[i] *= std::sqrt(double(d));  // R = D; √d·y
   const float nf = float(norm);
   std::memcpy(dst, &nf, 4);
   uint8_t* codes = dst + 4;
@@ -165,11 +172,19 @@ void KvQuantizer::unrotate(const float* y, float* x) const {
 }
 
 const KvQuantizer& kv_quantizer(int64_t head_dim, int bits) {
+  // Attention asks for its quantizer per chunk of keys: a lock-free table answers after the first
+  // time (a quantizer is never destroyed, so a published pointer stays valid).
+  constexpr int64_t kFastDims = 1024;
+  static std::atomic<const KvQuantizer*> fast[kKvQuantMaxBits + 1][kFastDims + 1] = {};
+  const bool in_table = head_dim > 0 && head_dim <= kFastDims && bits >= 0 && bits <= kKvQuantMaxBits;
+  if (in_table)
+    if (const KvQuantizer* q = fast[bits][head_dim].load(std::memory_order_acquire)) return *q;
   static std::mutex mu;
   static std::map<std::pair<int64_t, int>, std::unique_ptr<KvQuantizer>> cache;
   std::lock_guard lock(mu);
   auto& q = cache[{head_dim, bits}];
   if (!q) q = std::make_unique<KvQuantizer>(head_dim, bits);
+  if (in_table) fast[bits][head_dim].store(q.get(), std::memory_order_release);
   return *q;
 }
 

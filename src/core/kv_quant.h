@@ -21,6 +21,8 @@ namespace oxyd {
 
 /// The widest code: 8 bits (256 levels).
 inline constexpr int kKvQuantMaxBits = 8;
+/// The largest head dimension a quantized cache takes (Gemma 4's global layers use 512).
+inline constexpr int64_t kKvQuantMaxHeadDim = 1024;
 inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
 
 /// Bytes of one quantized head vector of `head_dim` values at `bits` (2..8).
@@ -49,6 +51,9 @@ class KvQuantizer {
   /// The ±1 signs [d] and the levels c / √d [2^bits] used by dequantize_rotated.
   const std::vector<float>& signs() const { return signs_; }
   const std::vector<float>& scaled_levels() const { return levels_; }
+  /// The scaled levels as four byte planes: byte p (little-endian) of level c at
+  /// level_bytes()[256·p + c], for byte-table lookups (64-byte aligned; unused entries 0).
+  const uint8_t* level_bytes() const { return level_bytes_; }
 
  private:
   int64_t d_;
@@ -56,6 +61,7 @@ class KvQuantizer {
   bool pow2_;
   std::vector<float> signs_, levels_;
   std::vector<double> thresholds_;  // 2^bits − 1 midpoints of the N(0, 1) levels
+  alignas(64) uint8_t level_bytes_[4 * 256] = {};
 };
 
 /// The shared quantizer for (head_dim, bits); created on first use.

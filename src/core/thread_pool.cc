@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -28,8 +30,29 @@ inline void spin_pause(int spins) {
     OXYD_PAUSE();
 }
 std::unique_ptr<ThreadPool> g_pool;
+std::atomic<ThreadPool*> g_pool_ptr{nullptr};  // g_pool, read without the lock
 std::mutex g_pool_mu;
+// The scratch of the pool thread the calling thread is running as: a worker's own for its life,
+// thread 0's of the pool whose run() the caller is inside; null elsewhere.
+thread_local ThreadScratch* t_scratch = nullptr;
 }  // namespace
+
+ThreadScratch& this_thread_scratch() {
+  if (t_scratch) return *t_scratch;
+  ThreadPool& pool = ThreadPool::global();
+  OXYD_CHECK(pool.holds_turn(), "thread scratch used outside a pool job by a thread without the pool's turn");
+  return pool.scratch(0);
+}
+
+ThreadPool::Turn::Turn(ThreadPool& pool) : pool_(pool) {
+  pool_.turn_mu_.lock();
+  if (pool_.turn_depth_++ == 0) pool_.holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+}
+
+ThreadPool::Turn::~Turn() {
+  if (--pool_.turn_depth_ == 0) pool_.holder_.store(std::thread::id(), std::memory_order_relaxed);
+  pool_.turn_mu_.unlock();
+}
 
 ThreadScratch::~ThreadScratch() {
   for (void* p : p_) std::free(p);
@@ -65,7 +88,13 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run(const std::function<void(int, int)>& fn) {
-  std::lock_guard<std::recursive_mutex> turn(turn_mu_);
+  const Turn turn(*this);
+  // The caller runs as thread 0 (restored after: run() may nest inside another pool's job).
+  struct AsThread0 {
+    ThreadScratch* saved;
+    explicit AsThread0(ThreadScratch* s) : saved(t_scratch) { t_scratch = s; }
+    ~AsThread0() { t_scratch = saved; }
+  } as_thread0(&scratch_[0]);
   if (num_threads_ == 1) {
     fn(0, 1);
     return;
@@ -82,6 +111,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
 }
 
 void ThreadPool::worker(int idx) {
+  t_scratch = &scratch_[idx];
   uint64_t seen = 0;
   for (;;) {
     int spins = 0;
@@ -100,25 +130,36 @@ void ThreadPool::worker(int idx) {
 void ThreadPool::spin_pause(int spins) { oxyd::spin_pause(spins); }
 
 ThreadPool& ThreadPool::global() {
+  if (ThreadPool* p = g_pool_ptr.load(std::memory_order_acquire)) return *p;
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (!g_pool) {
     int n = int(std::thread::hardware_concurrency());
     if (const char* env = std::getenv("OXYD_NUM_THREADS")) n = std::atoi(env);
     g_pool = std::make_unique<ThreadPool>(n > 0 ? n : 1);
+    g_pool_ptr.store(g_pool.get(), std::memory_order_release);
   }
   return *g_pool;
 }
 
 void ThreadPool::set_global_threads(int num_threads) {
   std::lock_guard<std::mutex> lock(g_pool_mu);
+  g_pool_ptr.store(nullptr, std::memory_order_release);
   g_pool = std::make_unique<ThreadPool>(num_threads);
+  g_pool_ptr.store(g_pool.get(), std::memory_order_release);
 }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   ThreadPool& pool = ThreadPool::global();
+  // Called inside a job on a worker: inline, as that worker (the job's caller holds the turn).
+  if (t_scratch && !pool.holds_turn()) {
+    fn(0, n);
+    return;
+  }
   const int64_t max_parts = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
   const int parts = int(std::min<int64_t>(pool.num_threads(), max_parts));
+  // Inline too, fn runs as thread 0 (its kernels may use thread 0's scratch): under the turn.
+  const ThreadPool::Turn turn(pool);
   if (parts <= 1) {
     fn(0, n);
     return;

@@ -32,10 +32,23 @@ class ThreadPool {
   /// threads wait for their turn; fn must not call run() of this pool on another thread.
   void run(const std::function<void(int, int)>& fn);
 
-  /// Holds this pool for the calling thread until the lock is released: several run()s in a row
+  /// A held turn (take_turn): the pool is the holder's until the Turn is destroyed.
+  class Turn {
+   public:
+    explicit Turn(ThreadPool& pool);
+    ~Turn();
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    ThreadPool& pool_;
+  };
+  /// Holds this pool for the calling thread until the Turn is destroyed: several run()s in a row
   /// (and thread 0's scratch between them) without another caller's job in between. Reentrant:
   /// run() and take_turn() on the holding thread go ahead.
-  std::unique_lock<std::recursive_mutex> take_turn() { return std::unique_lock<std::recursive_mutex>(turn_mu_); }
+  Turn take_turn() { return Turn(*this); }
+  /// Whether the calling thread holds this pool's turn.
+  bool holds_turn() const { return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
   /// The scratch of pool thread idx (0: the caller holding the turn).
   ThreadScratch& scratch(int idx) { return scratch_[idx]; }
 
@@ -54,6 +67,8 @@ class ThreadPool {
   int num_threads_;
   std::unique_ptr<ThreadScratch[]> scratch_;
   std::recursive_mutex turn_mu_;  // callers take turns (see take_turn)
+  std::atomic<std::thread::id> holder_{};  // the thread holding the turn (set and cleared by it)
+  int turn_depth_ = 0;                     // the holder's nesting of Turns
   std::vector<std::thread> threads_;
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};

@@ -1,5 +1,6 @@
 // ThreadPool: every index covered exactly once, repeated short jobs, a pool of one; callers on
-// several threads taking turns; the scratch each pool thread owns.
+// several threads taking turns; the scratch each pool thread owns and how a kernel finds its own
+// (this_thread_scratch).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "core/thread_pool.h"
 
 namespace oxyd {
@@ -77,6 +79,58 @@ TEST(ThreadPool, TurnKeepsThreadZeroScratchAcrossJobs) {
   std::thread a(caller, uint8_t(1)), b(caller, uint8_t(2));
   a.join();
   b.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ThreadPool, HoldsTurnFollowsNestedTurns) {
+  ThreadPool pool(2);
+  EXPECT_FALSE(pool.holds_turn());
+  {
+    const auto outer = pool.take_turn();
+    EXPECT_TRUE(pool.holds_turn());
+    {
+      const auto inner = pool.take_turn();  // reentrant
+      EXPECT_TRUE(pool.holds_turn());
+    }
+    EXPECT_TRUE(pool.holds_turn());  // the outer turn is still held
+    bool other_thread_holds = true;
+    std::thread([&] { other_thread_holds = pool.holds_turn(); }).join();
+    EXPECT_FALSE(other_thread_holds);
+  }
+  EXPECT_FALSE(pool.holds_turn());
+}
+
+TEST(ThreadPool, ThisThreadScratchIsThePoolThreadsOwn) {
+  ThreadPool& pool = ThreadPool::global();
+  const int n = pool.num_threads();
+  std::vector<ThreadScratch*> seen(size_t(n), nullptr);
+  pool.run([&](int idx, int) { seen[size_t(idx)] = &this_thread_scratch(); });
+  for (int i = 0; i < n; ++i) EXPECT_EQ(seen[size_t(i)], &pool.scratch(i)) << "pool thread " << i;
+  {
+    const auto turn = pool.take_turn();  // the turn's holder runs as thread 0
+    EXPECT_EQ(&this_thread_scratch(), &pool.scratch(0));
+  }
+  // Outside a job and without the turn, thread 0's scratch may be another caller's: refused.
+  EXPECT_THROW(this_thread_scratch(), Error);
+  // An inline parallel_for (one part) runs under the turn, as thread 0.
+  ThreadScratch* inline_scratch = nullptr;
+  parallel_for(1, 1, [&](int64_t, int64_t) { inline_scratch = &this_thread_scratch(); });
+  EXPECT_EQ(inline_scratch, &pool.scratch(0));
+}
+
+TEST(ThreadPool, ParallelForInsideAJobRunsInlineOnTheWorker) {
+  ThreadPool& pool = ThreadPool::global();
+  if (pool.num_threads() < 2) GTEST_SKIP() << "needs a pool of at least 2 threads";
+  std::atomic<int> wrong{0};
+  pool.run([&](int idx, int) {
+    if (idx == 0) return;
+    int64_t covered = 0;
+    parallel_for(100, 1, [&](int64_t b, int64_t e) {
+      covered += e - b;
+      if (&this_thread_scratch() != &pool.scratch(idx)) wrong.fetch_add(1);
+    });
+    if (covered != 100) wrong.fetch_add(1);
+  });
   EXPECT_EQ(wrong.load(), 0);
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "hub/estimate.h"
 #include "hub/model_meta.h"
 #include "hub/report.h"
@@ -61,11 +62,15 @@ struct Measured {
 };
 
 // Loads `path`, allocates ctx × seqs of `kv` KV in whole blocks and prefills every sequence to ctx
-// tokens in one step. Runs on a fresh thread: the matmul scratch is per thread and only grows.
+// tokens in one step. Runs on a fresh compute pool: the matmul scratch is the pool's (shared by every
+// model on it) and only grows, so a model measured after a larger one would count the larger's.
+void fresh_pool() { ThreadPool::set_global_threads(ThreadPool::global().num_threads()); }
+
 Measured load_and_fill(const std::string& path, int64_t ctx, int64_t seqs, bool reserve_first,
                        KvFormat kv = hub::EstimateParams{}.kv_format) {
   Measured m;
   std::exception_ptr err;
+  fresh_pool();
   std::thread th([&] {
     try {
       auto t = model::Transformer::load(path);
@@ -205,6 +210,7 @@ TEST(EstimateVsEngine, ReservedWorkspaceIsWhatTheLargestStepUses) {
   Measured lazy = load_and_fill(path, 128, 2, /*reserve_first=*/false);
   EXPECT_EQ(lazy.usage.workspace, reserved.usage.workspace);
 
+  fresh_pool();
   std::thread th([&] {
     auto t = model::Transformer::load(path);
     model::KvCache cache = t->make_kv_cache(16, kBlockSize, KvFormat::F32);

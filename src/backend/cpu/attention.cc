@@ -16,6 +16,7 @@
 #include "backend/cpu/attention.h"
 #include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/scratch_slots.h"
 #include "core/cpu_features.h"
 #include "core/half.h"
 #include "core/kv_quant.h"
@@ -64,14 +65,15 @@ std::atomic<bool> g_kv_quant_vbmi{cpu_features().avx512vbmi};
 bool kv_quant_vbmi_enabled() { return g_kv_quant_vbmi.load(std::memory_order_relaxed); }
 bool set_kv_quant_vbmi(bool on) { return g_kv_quant_vbmi.exchange(on && cpu_features().avx512vbmi); }
 
-// Quantized caches: rotate q into the codes' space, attend there, rotate the output back.
+// Quantized caches: rotate q into the codes' space, attend there, rotate the output back. The whole
+// call holds the pool's turn: its plan and buffers are thread 0's scratch (scratch_slots.h).
 void paged_attention(const AttentionParams& p) {
+  ThreadPool& pool = ThreadPool::global();
+  const auto turn = pool.take_turn();
   if (!kv_format_quantized(p.kv_format)) return paged_attention_plain(p);
   const KvQuantizer& kq = kv_quantizer(p.head_dim(), kv_format_bits(p.kv_format));
   const int64_t rows = p.num_tokens() * p.num_heads(), hd = p.head_dim();
-  thread_local std::vector<float> q_rot;  // the workers use it through qr, not by name
-  q_rot.resize(size_t(rows * hd));
-  float* qr = q_rot.data();
+  float* qr = pool.scratch(0).get_as<float>(kAttnQueryRotSlot, size_t(rows * hd));
   const float* q = p.q.ptr<float>();
   parallel_for(rows, row_grain(hd), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) kq.rotate(q + i * hd, qr + i * hd);
@@ -97,10 +99,11 @@ const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<fl
   auto first_key = [&](int64_t r) {  // the oldest key the request's first query sees
     return W > 0 ? std::max<int64_t>(0, seq_lens[r] - (qsl[r + 1] - qsl[r]) - W + 1) : int64_t(0);
   };
-  thread_local std::vector<PrefillKeys> keys;
-  thread_local std::vector<int64_t> first_unit;  // per request, and the total at the end
-  keys.assign(size_t(num_reqs), PrefillKeys{});
-  first_unit.assign(size_t(num_reqs + 1), 0);
+  ThreadScratch& caller = ThreadPool::global().scratch(0);  // the turn is paged_attention's
+  PrefillKeys* keys = caller.get_as<PrefillKeys>(kAttnPrepKeysSlot, size_t(num_reqs));
+  int64_t* first_unit = caller.get_as<int64_t>(kAttnFirstUnitSlot, size_t(num_reqs + 1));  // and the total
+  std::fill_n(keys, num_reqs, PrefillKeys{});
+  std::fill_n(first_unit, num_reqs + 1, 0);
   const int64_t unit_floats =
       pick(simd_scalar::prefill_unit_floats, simd_avx2::prefill_unit_floats, simd_avx512::prefill_unit_floats)(p);
   for (int64_t r = 0; r < num_reqs; ++r) {
@@ -115,16 +118,16 @@ const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<fl
   const int64_t units = first_unit[size_t(num_reqs)];
   const int64_t bytes = units * unit_floats * int64_t(sizeof(float));
   if (units == 0 || bytes > g_max_prepared_bytes.load(std::memory_order_relaxed)) {
-    std::fill(keys.begin(), keys.end(), PrefillKeys{});
-    return keys.data();
+    std::fill_n(keys, num_reqs, PrefillKeys{});
+    return keys;
   }
   buf.resize(size_t(units * unit_floats));
   for (int64_t r = 0; r < num_reqs; ++r)
     if (keys[size_t(r)].chunks) keys[size_t(r)].data = buf.data() + first_unit[size_t(r)] * unit_floats;
   const auto prepare = pick(simd_scalar::prefill_prepare_chunk, simd_avx2::prefill_prepare_chunk,
                             simd_avx512::prefill_prepare_chunk);
-  const int64_t* fu = first_unit.data();
-  const PrefillKeys* kd = keys.data();
+  const int64_t* fu = first_unit;
+  const PrefillKeys* kd = keys;
   float* out = buf.data();
   parallel_for(units, 1, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
@@ -135,7 +138,7 @@ const PrefillKeys* prepare_prefill_keys(const AttentionParams& p, std::vector<fl
               out + u * unit_floats);
     }
   });
-  return keys.data();
+  return keys;
 }
 
 void paged_attention_plain(const AttentionParams& p) {
@@ -149,9 +152,10 @@ void paged_attention_plain(const AttentionParams& p) {
   const int64_t group = p.num_heads() / num_kv_heads;
   const int32_t* qsl = p.query_start_loc.ptr<int32_t>();
   const int num_threads = ThreadPool::global().num_threads();
-  // Reused storage of the calling thread; the workers read it through `split`.
-  thread_local std::vector<ReqSplit> splits;
-  splits.assign(size_t(num_reqs + 1), ReqSplit{});
+  // Thread 0's scratch (the turn is paged_attention's); the workers read it through `split`.
+  ThreadScratch& caller = ThreadPool::global().scratch(0);
+  ReqSplit* splits = caller.get_as<ReqSplit>(kAttnPlanSlot, size_t(num_reqs + 1));
+  std::fill_n(splits, num_reqs + 1, ReqSplit{});
   // Heads per item: as many as fit trows, capped so that there are at least as many items
   // as threads when the batch is small (a single decode request).
   const int64_t trows = tile_rows(p.head_dim()), prows = prefill_tile_rows(p.head_dim());
@@ -170,7 +174,7 @@ void paged_attention_plain(const AttentionParams& p) {
     splits[num_reqs].items_before = items;
     if (cap == 1 || items >= num_threads) break;
   }
-  const ReqSplit* split = splits.data();
+  const ReqSplit* split = splits;
   const int64_t num_items = split[num_reqs].items_before;
   const int64_t hd = p.head_dim();
   const int32_t* seq_lens = p.seq_lens.ptr<int32_t>();
@@ -198,10 +202,8 @@ void paged_attention_plain(const AttentionParams& p) {
     }
   }
   const int64_t unit_floats = max_rows * (hd + 2);
-  thread_local std::vector<float> partials;
-  if (kv_splits > 1 && partials.size() < size_t(num_items * kv_splits * unit_floats))
-    partials.resize(size_t(num_items * kv_splits * unit_floats));
-  float* part = partials.data();
+  float* part =
+      kv_splits > 1 ? caller.get_as<float>(kAttnPartialsSlot, size_t(num_items * kv_splits * unit_floats)) : nullptr;
 
   struct Item { int64_t r, g0, g1, i0, i1; };
   auto item_of = [&](int64_t item) {

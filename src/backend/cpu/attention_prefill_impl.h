@@ -16,13 +16,14 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/attention_rows_impl.h"
+#include "backend/cpu/scratch_slots.h"
 #include "backend/cpu/simd.h"
 #include "backend/op_params.h"
 #include "core/kv_quant.h"
+#include "core/thread_scratch.h"
 
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
@@ -136,11 +137,8 @@ inline bool values_in_place(const AttentionParams& p) {
 }
 
 inline const KvQuantizer* quantizer(const AttentionParams& p) {
-  thread_local const KvQuantizer* kq = nullptr;
   const int bits = kv_format_bits(p.kv_format);
-  if (bits == 0) return nullptr;
-  if (!kq || kq->head_dim() != p.head_dim() || kq->bits() != bits) kq = &kv_quantizer(p.head_dim(), bits);
-  return kq;
+  return bits == 0 ? nullptr : &kv_quantizer(p.head_dim(), bits);
 }
 
 inline int64_t slot_of(const AttentionParams& p, int64_t r, int64_t key) {
@@ -156,13 +154,12 @@ void fill_chunk(const AttentionParams& p, int64_t r, int64_t g, int64_t c0, int6
                 float* vb) {
   const int64_t hd = p.head_dim(), hdp = padded_dim(hd);
   const KvQuantizer* kq = quantizer(p);
-  thread_local std::vector<float> kb;  // converted keys (F16 / BF16 / quantized caches)
-  kb.resize(size_t(kChunk * hd));
+  float* kb = this_thread_scratch().get_as<float>(kAttnKeySlot, size_t(kChunk * hd));  // converted keys
   const float* krows[kChunk];
   const bool in_place = values_in_place(p);
   for (int64_t j = lo; j < hi; ++j) {
     const int64_t slot = slot_of(p, r, c0 + j);
-    krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb.data() + j * hd);
+    krows[j] = cache_row(p, p.k_cache, kq, slot, g, kb + j * hd);
     if (in_place) continue;
     float* v = vb + j * hdp;
     if (const float* src = cache_row(p, p.v_cache, kq, slot, g, v); src != v) std::copy_n(src, hd, v);
@@ -195,10 +192,8 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
   const int64_t G = g1 - g0, nq = i1 - i0, R = nq * group, W = p.sliding_window;
   const bool in_place = values_in_place(p);
 
-  thread_local std::vector<float> scratch;
   const size_t need = size_t(3 * R * hdp + R * kChunk + 5 * R + (pk.data ? 0 : hd * kChunk + kChunk * hdp));
-  if (scratch.size() < need) scratch.resize(need);
-  float* qb = scratch.data();         // [R, hdp] scaled queries
+  float* qb = this_thread_scratch().get_as<float>(kAttnTileSlot, need);  // [R, hdp] scaled queries
   float* ob = qb + R * hdp;           // [R, hdp] accumulators
   float* sb = ob + R * hdp;           // [R, kChunk] scores, then probabilities
   float* mrow = sb + R * kChunk;      // [R] running max
@@ -329,11 +324,11 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
 void attention_merge_partials(const AttentionParams& p, const float* states, int64_t n, int64_t stride, int64_t h,
                               float* out) {
   const int64_t hd = p.head_dim();
-  thread_local std::vector<float> acc;
-  acc.assign(size_t(hd), 0.0f);
+  float* acc = this_thread_scratch().get_as<float>(kAttnTileSlot, size_t(hd));
+  std::fill_n(acc, hd, 0.0f);
   float m = -INFINITY, l = 0.0f;
-  for (int64_t s = 0; s < n; ++s, states += stride) merge_state(m, l, acc.data(), states[0], states[1], states + 2, hd);
-  finish_row(p, h, m, l, acc.data(), out, nullptr);
+  for (int64_t s = 0; s < n; ++s, states += stride) merge_state(m, l, acc, states[0], states[1], states + 2, hd);
+  finish_row(p, h, m, l, acc, out, nullptr);
 }
 
 }  // namespace oxyd::backend::cpu::OXYD_SIMD_NS

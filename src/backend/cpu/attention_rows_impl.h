@@ -194,20 +194,7 @@ template <int B>
 __attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   static_assert(B >= 2 && B <= 8);
   constexpr int NT = B <= 6 ? 1 : B == 7 ? 2 : 4;  // 64-entry tables per byte plane
-  struct Planes {
-    const KvQuantizer* kq = nullptr;
-    alignas(64) uint8_t b[4][256];  // byte p of level c at b[p][c]
-  };
-  thread_local Planes pl;
-  if (pl.kq != &kq) {
-    const std::vector<float>& lv = kq.scaled_levels();
-    for (size_t c = 0; c < lv.size(); ++c) {
-      uint32_t x;
-      std::memcpy(&x, &lv[c], 4);
-      for (int p = 0; p < 4; ++p) pl.b[p][c] = uint8_t(x >> (8 * p));
-    }
-    pl.kq = &kq;
-  }
+  const uint8_t* planes = kq.level_bytes();  // byte p of level c at planes[256·p + c]
   struct Consts { __m512i perm, spread, shifts; };
   static const Consts k = [] {
     // After unpack (bytes → words → dwords, within 128-bit lanes) output j lane L element e comes
@@ -225,7 +212,7 @@ __attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& k
   }();
   __m512i t[4][NT];
   for (int p = 0; p < 4; ++p)
-    for (int q = 0; q < NT; ++q) t[p][q] = _mm512_load_si512(pl.b[p] + 64 * q);
+    for (int q = 0; q < NT; ++q) t[p][q] = _mm512_load_si512(planes + 256 * p + 64 * q);
   float norm;
   std::memcpy(&norm, src, 4);
   const __m512 vn = _mm512_set1_ps(norm);

@@ -5,6 +5,7 @@
 #include "backend/cpu/gated_delta_net_impl.h"
 
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/scratch_slots.h"
 #include "core/thread_pool.h"
 
 namespace oxyd::backend::cpu {
@@ -45,16 +46,15 @@ void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_sta
   const int64_t C = x.dim(1), K = weight.dim(1), R = state_slots.dim(0);
   const int32_t* qsl = query_start_loc.ptr<int32_t>();
   parallel_for(R, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> win;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t t0 = qsl[r], n = qsl[r + 1] - qsl[r];
       float* st = conv_state.ptr<float>() + int64_t(state_slots.ptr<int32_t>()[r]) * (K - 1) * C;
       // the window [state | tokens] as rows of C, then one output row per token
-      win.resize((K - 1 + n) * C);
-      std::copy_n(st, (K - 1) * C, win.data());
-      std::copy_n(x.ptr<float>() + t0 * C, n * C, win.data() + (K - 1) * C);
-      rows(win.data(), weight.ptr<float>(), K, C, n, y.ptr<float>() + t0 * C);
-      std::copy_n(win.data() + n * C, (K - 1) * C, st);
+      float* win = this_thread_scratch().get_as<float>(kConvWindowSlot, size_t((K - 1 + n) * C));
+      std::copy_n(st, (K - 1) * C, win);
+      std::copy_n(x.ptr<float>() + t0 * C, n * C, win + (K - 1) * C);
+      rows(win, weight.ptr<float>(), K, C, n, y.ptr<float>() + t0 * C);
+      std::copy_n(win + n * C, (K - 1) * C, st);
     }
   });
 }

@@ -3,10 +3,11 @@
 // gated_delta_net_avx2.cc and gated_delta_net_avx512.cc.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "backend/cpu/gated_delta_net.h"
+#include "backend/cpu/scratch_slots.h"
 #include "backend/cpu/simd.h"
+#include "core/thread_scratch.h"
 
 namespace oxyd::backend::cpu::OXYD_SIMD_NS {
 namespace {
@@ -76,9 +77,7 @@ inline void update_block(float* __restrict S, int64_t dk, int64_t dv, int64_t j0
 // one update pass S' = e^g·S + k uᵀ: the state is read twice and written once per token.
 void recurrent_head(const Dims& d, const Tensor& qkv, const Tensor& g, const Tensor& beta, int64_t h, int64_t t0,
                     int64_t t1, float* __restrict S, const Tensor& out) {
-  thread_local std::vector<float> buf;
-  buf.resize(2 * d.dk + 2 * d.dv);
-  float* __restrict q = buf.data();
+  float* __restrict q = this_thread_scratch().get_as<float>(kGdnHeadSlot, size_t(2 * d.dk + 2 * d.dv));
   float* __restrict k = q + d.dk;
   float* __restrict u = k + d.dk;
   float* __restrict oq = u + d.dv;
@@ -130,9 +129,8 @@ void recurrent_head(const Dims& d, const Tensor& qkv, const Tensor& g, const Ten
 void chunked_head(const Dims& d, const Tensor& qkv, const Tensor& g, const Tensor& beta, int64_t h, int64_t t0,
                   int64_t t1, float* S, const Tensor& out) {
   const int64_t C = kGdnChunk, dk = d.dk, dv = d.dv;
-  thread_local std::vector<float> buf;
-  buf.resize(C * (3 * dk + 2 * dv + C + 2));
-  float *Q = buf.data(), *K = Q + C * dk, *Wm = K + C * dk, *U = Wm + C * dk, *Vn = U + C * dv, *A = Vn + C * dv,
+  float* Q = this_thread_scratch().get_as<float>(kGdnHeadSlot, size_t(C * (3 * dk + 2 * dv + C + 2)));
+  float *K = Q + C * dk, *Wm = K + C * dk, *U = Wm + C * dk, *Vn = U + C * dv, *A = Vn + C * dv,
         *gam = A + C * C, *bt = gam + C;
   for (int64_t c0 = t0; c0 < t1; c0 += C) {
     const int64_t L = std::min(C, t1 - c0);

@@ -36,14 +36,15 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
                     int num_lists);
 
 /// Bytes of activation scratch matmul() needs for x [m, k] against a `wtype` weight (0 when the
-/// kernel reads x directly). The scratch is one buffer per calling thread that only grows, so a
-/// thread holds the largest figure of its calls (or more, after matmul_reserve_scratch).
+/// kernel reads x directly). The scratch is one buffer of the global pool's thread 0 (every model
+/// on the pool shares it) that only grows, so it holds the largest figure of any call (or more,
+/// after matmul_reserve_scratch).
 int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k);
-/// Bytes of activation scratch the calling thread holds now, and the most one call has used.
+/// Bytes of activation scratch the pool holds now, and the most one call has used.
 int64_t matmul_scratch_held();
 int64_t matmul_scratch_used();
-/// Grows the calling thread's scratch to at least `bytes` now, so later calls up to that size
-/// never reallocate (a vector growing step by step may otherwise end up to 2× its largest use).
+/// Grows the scratch to at least `bytes` now, so that later calls up to that size never
+/// reallocate (growing call by call would leave one buffer per size seen on the way).
 void matmul_reserve_scratch(int64_t bytes);
 
 /// Tests and benches: false keeps matmul off the AMX tile kernels (the AVX-512 VNNI/FMA ones run

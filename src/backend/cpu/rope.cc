@@ -22,9 +22,10 @@ namespace {
 
 // The cos/sin tables of one rope configuration over one batch of positions, [token][2·half]
 // (NEOX uses the first half of each row). Every layer of a forward rotates q and k of the same
-// positions with one or two configurations (Gemma 3: local and global bases), so the tables are
-// kept per calling thread and rebuilt only when the positions or the configuration change;
-// building them per call cost ~5% of a 16-row decode step (double-precision sincos).
+// positions with one or two configurations (Gemma 3: local and global bases), so the last few
+// tables are kept (one cache for the process, used under the pool's turn) and rebuilt only when the
+// positions or the configuration change; building them per call cost ~5% of a 16-row decode step
+// (double-precision sincos).
 struct RopeTables {
   std::vector<float> freq, ff;
   float attention_factor = 0.0f;
@@ -40,10 +41,11 @@ struct RopeTables {
   }
 };
 
+// The caller holds the global pool's turn while it uses the returned tables.
 const RopeTables& rope_tables(const int32_t* pos, int64_t n, const float* freq, int64_t half, const float* ff,
                               float attention_factor, bool neox) {
-  thread_local RopeTables cache[4];
-  thread_local uint64_t clock = 0;
+  static RopeTables cache[4];
+  static uint64_t clock = 0;
   RopeTables* victim = &cache[0];
   for (RopeTables& t : cache) {
     if (t.matches(freq, half, ff, attention_factor, neox, pos, n)) {
@@ -93,6 +95,7 @@ void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq,
   const int64_t num_tokens = x.dim(0), num_heads = x.dim(1), head_dim = x.dim(2);
   const int64_t half = inv_freq.dim(0);
   const bool neox = style == RopeStyle::NEOX;
+  const auto turn = ThreadPool::global().take_turn();  // the tables' cache is shared (rope_tables)
   const RopeTables& tab = rope_tables(positions.ptr<int32_t>(), num_tokens, inv_freq.ptr<float>(), half,
                                       freq_factors ? freq_factors->ptr<float>() : nullptr, attention_factor, neox);
   const int64_t token_elems = num_heads * head_dim;

@@ -20,19 +20,18 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-// The prepared activation rows: a buffer of the calling thread (an engine's, one per model served),
-// not of the pool, as the model counts it in its own memory use (Transformer::memory_usage, and
-// hub's estimate). Grows only, so matmul does not allocate per call. The kernels' working memory
-// is the pool threads' (TileArgs::scratch).
-std::vector<uint8_t>& act_scratch() {
-  thread_local std::vector<uint8_t> buf;
-  return buf;
+// The prepared activation rows live in thread 0's kMatmulActSlot (scratch_slots.h), used under the
+// pool's turn for the whole call: one buffer that only grows, shared by every model the pool serves
+// (each counts it in its memory use: Transformer::memory_usage, hub's estimate). The kernels'
+// working memory is each pool thread's tile slots (TileArgs::scratch).
+uint8_t* act_scratch(ThreadPool& pool, int64_t bytes) {
+  return bytes > 0 ? pool.scratch(0).get(kMatmulActSlot, size_t(bytes)) : nullptr;
 }
 
-// Scratch bytes for one call: the prepared rows plus 64 for aligning their start.
+// Scratch bytes for one call: the prepared rows (a slot starts 64-byte aligned).
 int64_t scratch_bytes(const MatmulKernel& kern, int64_t m, int64_t k) {
-  if (kern.prepare_all) return kern.act_bytes_all(m, k) + 64;
-  if (kern.prepare) return m * kern.act_row_bytes(k) + 64;
+  if (kern.prepare_all) return kern.act_bytes_all(m, k);
+  if (kern.prepare) return m * kern.act_row_bytes(k);
   return 0;
 }
 
@@ -43,11 +42,23 @@ int64_t matmul_scratch_bytes(DType wtype, int64_t m, int64_t k) {
   return scratch_bytes(select_kernel(wtype, m), m, k);
 }
 
-int64_t matmul_scratch_held() { return int64_t(act_scratch().capacity()); }
-int64_t matmul_scratch_used() { return int64_t(act_scratch().size()); }
+int64_t matmul_scratch_held() {
+  ThreadPool& pool = ThreadPool::global();
+  const auto turn = pool.take_turn();
+  return int64_t(pool.scratch(0).held(kMatmulActSlot));
+}
+
+int64_t matmul_scratch_used() {
+  ThreadPool& pool = ThreadPool::global();
+  const auto turn = pool.take_turn();
+  return int64_t(pool.scratch(0).used(kMatmulActSlot));
+}
 
 void matmul_reserve_scratch(int64_t bytes) {
-  if (bytes > 0) act_scratch().reserve(size_t(bytes));
+  if (bytes <= 0) return;
+  ThreadPool& pool = ThreadPool::global();
+  const auto turn = pool.take_turn();
+  pool.scratch(0).reserve(kMatmulActSlot, size_t(bytes));
 }
 
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
@@ -71,16 +82,12 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   base.m = m;
   base.y = y.ptr<float>();
   base.y_stride = n;
-  std::vector<uint8_t>& buf = act_scratch();
-  if (const int64_t need = scratch_bytes(kern, m, k); int64_t(buf.size()) < need) {
-    buf.reserve(size_t(need));  // exactly: resize alone may double the capacity
-    buf.resize(size_t(need));
-  }
-  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
-  // One turn on the pool for the whole call: its jobs run back to back, and the single-threaded
-  // path's tile uses thread 0's scratch, while other callers (other models' engines) wait.
+  // One turn on the pool for the whole call: its jobs run back to back, and the activation rows and
+  // the single-threaded path's tile use thread 0's scratch, while other callers (other models'
+  // engines) wait.
   ThreadPool& pool = ThreadPool::global();
   const auto turn = pool.take_turn();
+  uint8_t* a = act_scratch(pool, scratch_bytes(kern, m, k));  // 64-byte aligned
   // Output columns are handed out in chunks from a shared counter, so a thread that the OS
   // delays (the machine is shared) does not hold up the others. The chunks shrink as the work runs
   // out (guided scheduling): a claim takes a 2·threads-th of what is left, so the threads end
@@ -225,12 +232,8 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
   }
   const MatmulKernel& kern = jobs[0].kern;
   const int64_t row_bytes = kern.prepare ? kern.act_row_bytes(k) : 0;
-  std::vector<uint8_t>& buf = act_scratch();
-  if (const int64_t need = scratch_bytes(kern, N, k); int64_t(buf.size()) < need) {
-    buf.reserve(size_t(need));
-    buf.resize(size_t(need));
-  }
-  uint8_t* a = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  const auto turn = pool.take_turn();
+  uint8_t* a = act_scratch(pool, scratch_bytes(kern, N, k));
   const float* xs = x.ptr<float>();
   std::vector<int64_t> first_item(jobs.size() + 1, 0);
   for (size_t i = 0; i < jobs.size(); ++i) first_item[i + 1] = first_item[i] + (jobs[i].n + jobs[i].chunk - 1) / jobs[i].chunk;
@@ -253,7 +256,6 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
     t.scratch = &pool.scratch(idx);
     return t;
   };
-  const auto turn = pool.take_turn();
   if (num_threads == 1 || num_items == 1) {
     for (int64_t i = 0; kern.prepare && i < N; ++i) kern.prepare(xs + i * k, k, a + i * row_bytes);
     for (size_t ji = 0; ji < jobs.size(); ++ji)

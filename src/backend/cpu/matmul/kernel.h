@@ -5,15 +5,11 @@
 
 #include <cstdint>
 
+#include "backend/cpu/scratch_slots.h"
 #include "core/dtype.h"
 #include "core/thread_scratch.h"
 
 namespace oxyd::backend::cpu {
-
-/// The slots of a pool thread's ThreadScratch (core/thread_scratch.h) that the kernels use as
-/// working memory within one tile call.
-constexpr int kTileSlot0 = 0, kTileSlot1 = 1, kTileSlot2 = 2;
-static_assert(kTileSlot2 < ThreadScratch::kSlots);
 
 /// One tile of y: y[i, j] for i < m, j < n (w, y already offset to the tile's first column).
 struct TileArgs {
@@ -27,7 +23,7 @@ struct TileArgs {
   int64_t m;
   float* y;            // [m, n] with row stride y_stride (elements)
   int64_t y_stride;
-  ThreadScratch* scratch;  // the running pool thread's (tile slots only)
+  ThreadScratch* scratch;  // the running pool thread's (tile slots only, scratch_slots.h)
 };
 
 struct MatmulKernel {
