@@ -350,6 +350,7 @@ void Weights::pack_for_matmul() {
     impl_->prepared.push_back(be.prepare(*t, b.data() + at));
     at += slice_bytes(*t);
     if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
+    else if (impl_->st) impl_->st->release(t->data, size_t(t->nbytes()));  // F32 checkpoints' rows
   }
   // A tied head is the embedding (same data, dtype and shape): the lookups find the copy too.
 }
