@@ -85,6 +85,10 @@ struct AttentionParams {
   int sliding_window = 0;  // > 0: keys older than this many positions are masked
   float logit_softcap = 0; // > 0: cap·tanh(s/cap) on the scaled scores, before the mask
   KvFormat kv_format = KvFormat::F32;  // what the caches hold (core/kv_format.h)
+  // false: every query of request r sees all seq_lens[r] keys (encoders' bidirectional attention,
+  // one request per sequence); true: query i sees the keys up to its position
+  // seq_lens[r] − query_len + i. Non-causal attention takes no sliding window.
+  bool causal = true;
 
   bool has_sinks() const { return sinks.data != nullptr; }
   int64_t num_reqs() const { return seq_lens.dim(0); }

@@ -1,9 +1,8 @@
 // Transformer::encode / embed: whole sequences in one pass, no KV cache kept. Attention reuses
-// the paged-attention op as it is: each token is presented as a one-query request whose key
-// range is its own sequence's K/V, written into a one-layer scratch cache (encode_cache_) that
-// every layer reuses. A query at the end of a request sees every key of it, so seq_len =
-// sequence length gives bidirectional attention (encoders) and seq_len = position + 1 causal
-// attention (decoder embedders), without a mask parameter or a second attention kernel.
+// the paged-attention op: each sequence is one request whose keys are its own K/V, written into a
+// one-layer scratch cache (encode_cache_) that every layer reuses, with query_len = seq_len, so
+// its queries meet its keys in one blocked pass (the prefill tiles). Encoders ask for
+// bidirectional attention (AttentionParams::causal = false), decoder embedders for causal.
 // Encoder layers (ArchSpec::encoder) are post-LayerNorm: x = LN(x + attn(x)), x = LN(x + mlp(x)).
 #include <algorithm>
 #include <cmath>
@@ -84,24 +83,23 @@ Tensor Transformer::encode(const EncodeBatch& b) {
       if (t < 0 || t >= types) bad("token type " + std::to_string(t) + " outside [0, " + std::to_string(types) + ")");
   }
 
-  // Per token: a one-query request over its sequence's blocks of the scratch cache.
+  // Per sequence: one request over its own blocks of the scratch cache.
   const int64_t width = (longest + kEncodeBlock - 1) / kEncodeBlock;
-  std::vector<int32_t> positions(T), qsl(T + 1), seq_lens(T), table(T * width), slots(T);
+  std::vector<int32_t> positions(T), qsl(S + 1), seq_lens(S), table(S * width), slots(T);
   int32_t first_block = 0;
   for (int64_t s = 0; s < S; ++s) {
     const int32_t begin = b.seq_start[s], n = b.seq_start[s + 1] - begin;
+    qsl[s] = begin;
+    seq_lens[s] = n;
+    for (int64_t j = 0; j < width; ++j)  // unused entries repeat the last block, a valid id
+      table[s * width + j] = first_block + static_cast<int32_t>(std::min<int64_t>(j, (n - 1) / kEncodeBlock));
     for (int32_t i = 0; i < n; ++i) {
-      const int64_t t = begin + i;
-      positions[t] = i;
-      qsl[t] = static_cast<int32_t>(t);
-      seq_lens[t] = spec_->encoder ? n : i + 1;
-      for (int64_t j = 0; j < width; ++j)
-        table[t * width + j] = first_block + static_cast<int32_t>(std::min<int64_t>(j, (n - 1) / kEncodeBlock));
-      slots[t] = first_block * static_cast<int32_t>(kEncodeBlock) + i;
+      positions[begin + i] = i;
+      slots[begin + i] = first_block * static_cast<int32_t>(kEncodeBlock) + i;
     }
     first_block += (n + static_cast<int32_t>(kEncodeBlock) - 1) / static_cast<int32_t>(kEncodeBlock);
   }
-  qsl[T] = static_cast<int32_t>(T);
+  qsl[S] = static_cast<int32_t>(T);
   const Device dev = w.embed.device;
   if (!encode_cache_ || encode_cache_->num_blocks() < num_blocks)
     encode_cache_ = std::make_unique<KvCache>(1, num_blocks, kEncodeBlock, c.num_key_value_heads, c.head_dim,
@@ -121,10 +119,11 @@ Tensor Transformer::encode(const EncodeBatch& b) {
       else type_ids.assign(b.token_type_ids.begin(), b.token_type_ids.end());
     }
   }
-  upload_.begin(dev, 7 * T + 1 + T * width);
+  upload_.begin(dev, 5 * T + 2 * S + 1 + S * width);
   const Tensor token_ids = upload_.add(b.token_ids);
   layers::BatchMeta meta{upload_.add(positions), upload_.add(qsl), upload_.add(seq_lens),
-                         upload_.add(table, {T, width}), upload_.add(slots), {}, qsl};
+                         upload_.add(table, {S, width}), upload_.add(slots), {}, qsl};
+  meta.causal = !spec_->encoder;
   const Tensor pos_t = pos_ids.empty() ? Tensor{} : upload_.add(pos_ids);
   const Tensor type_t = type_ids.empty() ? Tensor{} : upload_.add(type_ids);
   upload_.flush();

@@ -339,7 +339,19 @@ void Weights::pack_for_matmul() {
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
   backend::Backend& be = ops::device_backend(lm_head.device);
   std::vector<Tensor*> todo;
-  auto wants = [&](const Tensor& t) { return t.data && be.wants_packed(t) && !impl_->is_repacked(t); };
+  // An F32 weight converted or rewritten at load (an owned buffer) stays unpacked: that copy cannot
+  // be released as file pages are, so packing would hold it twice (and hub's estimate counts the
+  // file-mapped ones only).
+  auto owned = [&](const Tensor& t) {
+    const auto p = reinterpret_cast<uintptr_t>(t.data);
+    for (const Buffer& b : impl_->owned)
+      if (p >= reinterpret_cast<uintptr_t>(b.data()) && p < reinterpret_cast<uintptr_t>(b.data()) + b.size())
+        return true;
+    return false;
+  };
+  auto wants = [&](const Tensor& t) {
+    return t.data && be.wants_packed(t) && !impl_->is_repacked(t) && !(t.dtype == DType::F32 && owned(t));
+  };
   if (wants(lm_head)) todo.push_back(&lm_head);
   if (wants(ple_model_proj)) todo.push_back(&ple_model_proj);
   for (LayerWeights& L : layers) {
@@ -361,6 +373,7 @@ void Weights::pack_for_matmul() {
     impl_->prepared.push_back(be.prepare(*t, b.data() + at));
     at += slice_bytes(*t);
     if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
+    else if (impl_->st) impl_->st->release(t->data, size_t(t->nbytes()));  // F32 checkpoints' rows
   }
   // A tied head is the embedding (same data, dtype and shape): the lookups find the copy too.
 }
@@ -700,7 +713,7 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& 
     const int64_t parts = r.slot == S::Q ? 2 : 1;
     static uint8_t probe;  // wants_packed looks only at the device, shape and dtype of a weight with data
     const Tensor shape(dt, &probe, {r.rows / parts, cols});
-    if (cpu.wants_packed(shape)) extra += copy;
+    if (cpu.wants_packed(shape) && dt != DType::F32) extra += copy;  // owned F32 copies stay unpacked
   }
   return extra;
 }

@@ -73,6 +73,7 @@ void paged_attention(const AttentionParams& p) {
   if (p.out.data == p.q.data && p.q.numel() > 0) check::fail(op, "out must not alias q");
   if (!std::isfinite(p.scale)) check::fail(op, "scale must be finite");
   if (p.sliding_window < 0) check::fail(op, "sliding_window must be ≥ 0 (0 = none)");
+  if (!p.causal && p.sliding_window > 0) check::fail(op, "sliding_window needs causal attention");
   if (!(p.logit_softcap >= 0) || !std::isfinite(p.logit_softcap)) check::fail(op, "logit_softcap must be ≥ 0 (0 = none)");
   backend::Backend& b = backend_for(op, {&p.q, &p.k_cache, &p.v_cache, &p.query_start_loc, &p.seq_lens,
                                           &p.block_table, p.has_sinks() ? &p.sinks : nullptr, &p.out});

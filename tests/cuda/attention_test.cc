@@ -31,6 +31,7 @@ struct AttnCase {
   float softcap;
   bool sinks;
   int max_splits;  // 0: the kernel's choice
+  bool causal = true;
 };
 
 class CudaAttention : public ::testing::TestWithParam<DType> {};
@@ -80,6 +81,7 @@ void run_case(const AttnCase& c, DType dt) {
   hp.scale = 1.0f / std::sqrt(float(c.head_dim));
   hp.sliding_window = c.window;
   hp.logit_softcap = c.softcap;
+  hp.causal = c.causal;
   reference::paged_attention(hp);
 
   auto upload_i32 = [](const std::vector<int32_t>& v) {
@@ -130,6 +132,14 @@ TEST_P(CudaAttention, ForcedSplitsAndOddHeadDim) {
     run_case({"splits " + std::to_string(splits), {{2000, 1}, {3, 1}, {129, 2}}, 6, 2, 80, 16, 0, 0,
               splits == 7, splits},
              GetParam());
+}
+
+TEST_P(CudaAttention, Bidirectional) {  // encoders: one request per sequence, every key visible
+  OXYD_REQUIRE_CUDA();
+  run_case({"bidirectional", {{128, 128}, {1, 1}, {37, 37}, {300, 300}}, 12, 12, 32, 16, 0, 0, false, 0, false},
+           GetParam());
+  run_case({"bidirectional gqa sinks split", {{700, 700}, {9, 5}}, 8, 2, 64, 16, 0, 10.0f, true, 7, false},
+           GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaAttention,

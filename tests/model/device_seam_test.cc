@@ -28,14 +28,17 @@ TEST_F(DeviceSeam, EveryFamilyMatchesTheCpuPath) {
   // tol: × the logit range. The same CPU kernels run both sides, so 1e-5 (measured: within it),
   // except Q4_K: the CPU path packs it and its packed kernel rounds the activations to 8 bits,
   // the unpacked rows a device gets are read by another kernel (measured 0.51-0.63 of a range of
-  // 28-31, 2.0%): the families' quantized tolerance, 3e-2.
+  // 28-31, 2.0%): the families' quantized tolerance, 3e-2. F32 weights in whole 16-row groups are
+  // packed on the CPU path too (matmul/float_packed_avx512.cc, one FMA chain per output) and read
+  // by the row-dot kernel from the device's rows: gemma4, whose per-layer inputs amplify it most,
+  // measured 2.7e-5 of the range, so 1e-4 there.
   struct Case {
     const char* family;
     const char* file;
     double tol;
   };
   for (const Case& c : {Case{"llama", "", 1e-5}, Case{"qwen3", "", 1e-5}, Case{"qwen3_moe", "", 1e-5},
-                        Case{"gpt_oss", "", 1e-5}, Case{"qwen3_5", "", 1e-5}, Case{"gemma4", "", 1e-5},
+                        Case{"gpt_oss", "", 1e-5}, Case{"qwen3_5", "", 1e-5}, Case{"gemma4", "", 1e-4},
                         Case{"ministral3", "", 1e-5}, Case{"olmoe_clip", "", 1e-5}, Case{"llama", "model-F32.gguf", 1e-5},
                         Case{"qwen3", "model-Q4_K.gguf", 3e-2}, Case{"qwen3_moe", "model-Q8_0.gguf", 1e-5}}) {
     SCOPED_TRACE(std::string(c.family) + " " + c.file);

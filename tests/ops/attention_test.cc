@@ -34,6 +34,7 @@ struct Case {
   float softcap = 0;
   bool sinks = false;
   float q_range = 2.0f;  // q ~ U(−q_range, q_range): large values make the running max jump
+  bool causal = true;    // false: every query sees all seq_len keys (encoders)
 };
 
 float round_to(DType dt, float v) {
@@ -110,6 +111,7 @@ struct Batch {
     p.scale = 1.0f / std::sqrt(float(c.head_dim));
     p.sliding_window = c.sliding_window, p.logit_softcap = c.softcap;
     p.kv_format = *kv_format_of_dtype(c.kv_dtype);
+    p.causal = c.causal;
     return p;
   }
 
@@ -127,7 +129,7 @@ struct Batch {
           std::vector<double> s(size_t(seq), -INFINITY);
           double mx = c.sinks ? double(sinks.f()[h]) : -INFINITY;
           for (int64_t j = 0; j < seq; ++j) {
-            const bool visible = j <= pos && (c.sliding_window == 0 || pos - j < c.sliding_window);
+            const bool visible = (j <= pos || !c.causal) && (c.sliding_window == 0 || pos - j < c.sliding_window);
             if (!visible) continue;
             double d = 0;
             for (int64_t e = 0; e < hd; ++e) d += double(qv[e]) * k[r][(j * nkv + h / group) * hd + e];
@@ -171,6 +173,13 @@ std::vector<Case> cases() {
       {"long_decode_mqa_split_k", {{2000, 1}}, 8, 1, 64, 16, DType::F16},
       {"long_chunk_window_sinks_split_k", {{3000, 3}}, 4, 1, 128, 32, DType::BF16, 1100, 0, true},
       {"hd72_gqa3_window", {{0, 33}, {50, 1}}, 12, 4, 72, 16, DType::BF16, 7},
+      // Bidirectional (encoders: one request per sequence, query_len = seq_len); past 256 keys the
+      // segment folds; a lone query sees keys after it too.
+      {"noncausal_mha_hd32", {{0, 128}, {0, 1}, {0, 37}, {0, 300}}, 12, 12, 32, 16, DType::F32, 0, 0, false, 2.0f,
+       false},
+      {"noncausal_gqa_f16_softcap_sinks", {{0, 70}, {0, 5}, {4, 9}}, 8, 2, 64, 16, DType::F16, 0, 20.0f, true, 2.0f,
+       false},
+      {"noncausal_long_split_k", {{0, 700}}, 2, 1, 128, 32, DType::BF16, 0, 0, false, 2.0f, false},
   };
 }
 

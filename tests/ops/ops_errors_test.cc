@@ -110,6 +110,8 @@ TEST(OpsErrors, PagedAttention) {
   expect_error(run([&](ops::AttentionParams& p) { p.k_cache.dtype = p.v_cache.dtype = DType::Q8_0; }), kInvalid, "F32, F16 or BF16");
   expect_error(run([&](ops::AttentionParams& p) { p.q.shape[1] = 3, p.out.shape[1] = 3; }), kInvalid, "multiple of num_kv_heads");
   expect_error(run([&](ops::AttentionParams& p) { p.sliding_window = -1; }), kInvalid, "sliding_window");
+  expect_error(run([&](ops::AttentionParams& p) { p.sliding_window = 4, p.causal = false; }), kInvalid,
+               "needs causal");
   // With a window, blocks wholly before it are never read, so they may be unassigned (−1).
   f.table.i()[3] = -1;
   expect_error(run([&](ops::AttentionParams&) {}), kInvalid, "block_table[0] = -1");

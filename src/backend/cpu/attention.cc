@@ -187,7 +187,7 @@ void paged_attention_plain(const AttentionParams& p) {
   auto key_range = [&](int64_t r, int64_t i0, int64_t i1) {  // keys [lo, hi) the queries i0..i1 see
     const int64_t ctx = seq_lens[r] - (qsl[r + 1] - qsl[r]);
     const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, ctx + i0 - p.sliding_window + 1) : 0;
-    return std::pair<int64_t, int64_t>{lo, ctx + i1};
+    return std::pair<int64_t, int64_t>{lo, p.causal ? ctx + i1 : int64_t(seq_lens[r])};
   };
   int64_t kv_splits = 1, max_rows = 0;
   if (num_items < num_threads) {

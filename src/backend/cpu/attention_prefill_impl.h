@@ -5,7 +5,8 @@
 // into kt [hd, kChunk] (one dimension of every key a contiguous run) and its values as float rows
 // of hdp (F32 rows of one KV head read in place), prepared once per call for all tiles
 // (PrefillKeys, attention.cc) or by the tile itself. Scores S = Q·Kᵀ come from register tiles of
-// NR rows × 2·kW keys (no horizontal sums), are masked (causal, window), soft-capped and folded
+// NR rows × 2·kW keys (no horizontal sums), are masked (causal unless p.causal is false, window),
+// soft-capped and folded
 // into each row's online softmax, and O = O·α + P·V from register tiles of NR rows × 2·kW dims.
 // Every query takes this kernel, decode steps included (one query, its group's rows): a row's
 // result then depends on its own query and keys only (chunks and segments at absolute key
@@ -231,7 +232,7 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
     std::fill(lt, lt + R, 0.0f);
     start_segment();
     const int64_t k_lo = std::max(k_begin, W > 0 ? std::max<int64_t>(0, ctx + i0 - W + 1) : 0);
-    const int64_t k_hi = std::min(k_end, ctx + i1);  // exclusive
+    const int64_t k_hi = std::min(k_end, p.causal ? ctx + i1 : ctx + query_len);  // exclusive
     for (int64_t c0 = k_lo / kChunk * kChunk; c0 < k_hi; c0 += kChunk) {
       if (c0 % kAttentionSegment == 0 && c0 > k_lo / kChunk * kChunk) {
         fold_segment();
@@ -256,7 +257,7 @@ void attention_prefill_tile(const AttentionParams& p, const PrefillKeys& pk, int
         for (int i = 0; i < nr; ++i) {
           const int64_t pos = ctx + i0 + (r0 + i) / group;
           lo[i] = std::clamp<int64_t>((W > 0 ? pos - W + 1 : 0) - c0, lo_c, hi_c);
-          hi[i] = std::clamp<int64_t>(pos + 1 - c0, lo_c, hi_c);
+          hi[i] = p.causal ? std::clamp<int64_t>(pos + 1 - c0, lo_c, hi_c) : hi_c;
           if (lo[i] < hi[i]) t_lo = std::min(t_lo, lo[i]), t_hi = std::max(t_hi, hi[i]);
         }
         if (t_lo >= t_hi) continue;

@@ -37,6 +37,7 @@ struct AttnArgs {
   float* out;
   int num_reqs, num_heads, num_kv_heads, head_dim, block_size, max_blocks, window, splits;
   float scale, softcap;
+  int causal;  // 0: every query sees all seq_lens[r] keys (AttentionParams::causal)
 };
 
 template <typename KV, int DPL>
@@ -57,9 +58,10 @@ __global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a)
   const int query_len = a.qsl[r + 1] - a.qsl[r];
   const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
   const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
-  const int len = pos + 1 - start;
+  const int end = a.causal ? pos + 1 : a.seq_lens[r];  // exclusive
+  const int len = end - start;
   const int chunk = (len + a.splits - 1) / a.splits;
-  const int j0 = start + split * chunk, j1 = min(pos + 1, j0 + chunk);
+  const int j0 = start + split * chunk, j1 = min(end, j0 + chunk);
   const int g = h / (a.num_heads / a.num_kv_heads);
   const KV* kc = static_cast<const KV*>(a.k);
   const KV* vc = static_cast<const KV*>(a.v);
@@ -217,7 +219,7 @@ void paged_attention(const AttentionParams& p, Workspace& ws, const Stream& stre
              p.block_table.ptr<const int32_t>(), p.has_sinks() ? p.sinks.ptr<const float>() : nullptr,
              scratch, scratch + acc_floats, p.out.ptr<float>(), int(p.num_reqs()), int(heads),
              int(p.num_kv_heads()), int(d), int(p.block_size()), int(p.max_blocks_per_req()),
-             p.sliding_window, int(splits), p.scale, p.logit_softcap};
+             p.sliding_window, int(splits), p.scale, p.logit_softcap, p.causal ? 1 : 0};
   const dim3 grid{unsigned(items), unsigned(splits)};
   dispatch_float(p.k_cache.dtype, op, [&](auto tag) {
     using KV = decltype(tag);

@@ -63,11 +63,12 @@ void paged_attention(const AttentionParams& p) {
     std::vector<double> scores(seq_len);
     for (int64_t i = 0; i < query_len; ++i) {
       const int64_t token = qsl[r] + i, pos = seq_len - query_len + i;
+      const int64_t last = p.causal ? pos : seq_len - 1;  // the last key the query sees
       for (int64_t h = 0; h < num_heads; ++h) {
         const float* q = p.q.ptr<float>() + (token * num_heads + h) * head_dim;
         const int64_t g = h / group;
         double mx = p.has_sinks() ? double(p.sinks.ptr<float>()[h]) : -INFINITY;
-        for (int64_t k = 0; k <= pos; ++k) {
+        for (int64_t k = 0; k <= last; ++k) {
           const bool visible = p.sliding_window <= 0 || pos - k < p.sliding_window;
           if (!visible) continue;
           read_vector(p.k_cache, kv_format_bits(p.kv_format), cache_vec(r, k, g), head_dim, kv);
@@ -80,7 +81,7 @@ void paged_attention(const AttentionParams& p) {
         }
         double denom = p.has_sinks() ? std::exp(double(p.sinks.ptr<float>()[h]) - mx) : 0.0;
         std::vector<double> acc(head_dim, 0.0);
-        for (int64_t k = 0; k <= pos; ++k) {
+        for (int64_t k = 0; k <= last; ++k) {
           if (p.sliding_window > 0 && pos - k >= p.sliding_window) continue;
           const double w = std::exp(scores[k] - mx);
           denom += w;

@@ -113,6 +113,7 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   ap.sliding_window = s.sliding_window;
   ap.logit_softcap = s.logit_softcap;
   ap.kv_format = kv_format;
+  ap.causal = meta.causal;
   ap.sinks = w.sinks;  // data == nullptr: none
   ops::paged_attention(ap);
   if (w.q_gate.data) {  // output gate: out · sigmoid(h·q_gateᵀ)

@@ -63,6 +63,7 @@ struct BatchMeta {
   Tensor slot_mapping;     // [num_tokens]
   std::span<const int32_t> rope_lens;  // [num_reqs] host: picks length-dependent RoPE tables
   std::span<const int32_t> host_query_start_loc;  // [num_reqs + 1] host copy, read with rope_lens
+  bool causal = true;  // false: bidirectional (encoders; AttentionParams::causal)
 };
 
 /// Scratch reused across layers and steps (grows, never shrinks).

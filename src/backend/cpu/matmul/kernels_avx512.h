@@ -20,6 +20,8 @@ MatmulKernel avx512_q32_panel_kernel(DType t);
 /// block32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (the formats of
 /// avx512_q32_panel_kernel; w points at the packed groups, w_stride = 1/16 of a group), for any m.
 MatmulKernel avx512_q32_packed_kernel(DType t);
+/// float_packed_avx512.cc: F32 weights packed by matmul_pack (w points at the packed groups), any m.
+MatmulKernel avx512_f32_packed_kernel(DType t);
 /// kquant_panel_avx512.cc: Q4_K, Q5_K and Q6_K on VNNI, likewise (else empty).
 MatmulKernel avx512_qk_panel_kernel(DType t);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.

@@ -253,15 +253,26 @@ void unpack_row_q6k(const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
   }
 }
 
+// F32, AVX512 layout only (pack.h): group g holds element e of row 16g + L at float 16e + L.
+void pack_group_f32(const float* w, int64_t n, int64_t k, int64_t g, float* out) {
+  const float* src[16];
+  for (int L = 0; L < 16; ++L) src[L] = w + std::min<int64_t>(16 * g + L, n - 1) * k;
+  for (int64_t e = 0; e < k; ++e)
+    for (int L = 0; L < 16; ++L) out[16 * e + L] = src[L][e];
+}
+
 bool k_packable(DType t) { return k_fmt(t) != nullptr || t == DType::Q6_K; }
 int64_t k_group_sb(DType t) { return k_fmt(t) ? k_fmt(t)->group_sb() : kQ6KGroupSB; }
 
 }  // namespace
 
-bool packable(DType t) { return pack_fmt(t) != nullptr || k_packable(t); }
-bool packable(DType t, PackLayout l) { return pack_fmt(t) != nullptr || (k_packable(t) && l == PackLayout::AVX2); }
+bool packable(DType t) { return pack_fmt(t) != nullptr || k_packable(t) || t == DType::F32; }
+bool packable(DType t, PackLayout l) {
+  return pack_fmt(t) != nullptr || (k_packable(t) && l == PackLayout::AVX2) || (t == DType::F32 && l == PackLayout::AVX512);
+}
 
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
+  if (t == DType::F32) return (n + 15) / 16 * 16 * k * int64_t(sizeof(float));
   const PackFmt* f = pack_fmt(t);
   if (k_packable(t) && k % 256 == 0) return (n + 15) / 16 * (k / 256) * k_group_sb(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
@@ -270,7 +281,7 @@ int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
 
 void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const PackFmt* f = pack_fmt(w.dtype);
-  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && w.cols() % (f ? 32 : 256) == 0 && w.rows() > 0,
+  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && (w.dtype == DType::F32 || w.cols() % (f ? 32 : 256) == 0) && w.rows() > 0,
              "matmul_pack: not a packable weight");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
@@ -279,7 +290,9 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const int64_t parts = std::clamp<int64_t>(groups / 64, 1, std::max(1u, std::thread::hardware_concurrency()));
   auto work = [&](int64_t part) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
-      if (f)
+      if (w.dtype == DType::F32)
+        pack_group_f32(w.ptr<float>(), n, w.cols(), g, reinterpret_cast<float*>(out + g * group_bytes));
+      else if (f)
         pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * group_bytes);
       else if (const KFmt* kf = k_fmt(w.dtype))
         pack_group_k4(*kf, src, row_bytes, n, g, nb / 8, out + g * group_bytes);
@@ -293,6 +306,12 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
 }
 
 void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_t k, int64_t r, uint8_t* out) {
+  if (t == DType::F32 && layout == PackLayout::AVX512) {
+    const float* p = reinterpret_cast<const float*>(packed) + r / 16 * 16 * k + r % 16;
+    float* o = reinterpret_cast<float*>(out);
+    for (int64_t e = 0; e < k; ++e) o[e] = p[16 * e];
+    return;
+  }
   if (k_fmt(t) && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_k4(*k_fmt(t), packed, k, r, out);
   if (t == DType::Q6_K && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_q6k(packed, k, r, out);
   const PackFmt* f = pack_fmt(t);

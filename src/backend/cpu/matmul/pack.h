@@ -30,8 +30,11 @@
 // the low 4 bits in Q4_0's order, then 2 registers of the high 2 bits (byte 4L + j of register
 // 4 + p: bits 4(d % 2) + 2h.. of register d = 2p + d % 2's nibble h), then the int8 scales as pairs
 // (byte 32j + 2L + t: scale 2j + t of row π(L)) and 16 f16 d: 3360 bytes, the file's 210 per row.
+// F32, AVX512 only: group g holds k × 16 floats, element e of row 16g + L at float 16e + L (the
+// outer-product kernel of float_packed_avx512.cc reads 16 outputs' weights as one register).
 // The same bytes as the original (16 rows × block bytes), plus the padding rows. Results are
-// those of the panel kernel on the original rows, whatever the number of activation rows.
+// those of the panel kernel on the original rows, whatever the number of activation rows (F32:
+// one FMA chain per output over k, not the row-dot kernel's order).
 #pragma once
 
 #include <cstdint>
@@ -56,8 +59,9 @@ bool matmul_packs(DType t);
 PackLayout packed_kernel_layout();
 /// packed_kernel_layout() != NONE.
 bool packed_kernel_runs();
-/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4; Q4_K, Q5_K, Q6_K
-/// and IQ4_XS in the AVX2 layout only), whatever the CPU; and whether it has one in `layout`.
+/// Whether `t` has a packed layout at all (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4; Q4_K, Q5_K,
+/// Q6_K and IQ4_XS in the AVX2 layout only; F32 in the AVX512 one only), whatever the CPU; and
+/// whether it has one in `layout`.
 bool packable(DType t);
 bool packable(DType t, PackLayout layout);
 /// Bytes of the packed copy of a [n, k] weight of dtype t (n rounded up to 16), the same for both
