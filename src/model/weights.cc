@@ -252,6 +252,13 @@ struct Weights::Impl {
       rewritten[name_of(n.lin_out, l)] = o;
     }
   }
+  // Weights::load's steps, in order (weights.cc, below): each binds one group of w's tensors.
+  void open(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec);
+  void bind_globals(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec, float norm_add);
+  void bind_layer_vectors(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec, float norm_add);
+  void bind_moe_vectors(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec, float norm_add);
+  void bind_matmul_weights(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec);
+  bool exists(const TensorName& tn, int64_t l) const { return find(tn, l).data != nullptr; }
 };
 
 namespace {
@@ -385,75 +392,80 @@ int64_t Weights::owned_bytes() const {
   return total;
 }
 
-std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
-                                       const ArchSpec& spec, Device device) {
-  std::unique_ptr<Weights> w(new Weights());
-  w->impl_ = std::make_unique<Impl>();
-  Impl& im = *w->impl_;
-  im.path = path;
-  if (!spec.hf_prefix_fallbacks.empty()) im.prefix_fallbacks = &spec.hf_prefix_fallbacks;
+// Weights::load, step 1: open the file, check its tensors, and rewrite what the model does not
+// read as stored (GGUF's tiled DeltaNet tensors; checkpoint formats; input-major experts).
+void Weights::Impl::open(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec) {
   if (is_gguf_path(path)) {
-    im.gguf.emplace(loader::GgufFile::open(path));
-    w->source_ = WeightSource::GGUF;
-    loader::validate_model_tensors(c, loader::tensor_descs(im.gguf->tensors()), loader::gguf_token_count(*im.gguf),
+    gguf.emplace(loader::GgufFile::open(path));
+    w.source_ = WeightSource::GGUF;
+    loader::validate_model_tensors(c, loader::tensor_descs(gguf->tensors()), loader::gguf_token_count(*gguf),
                                    path);
-    if (!spec.names.lin_qkv.gguf.empty()) im.rewrite_gguf_linear(c, spec.names, spec.gguf_lin_v_heads_tiled);
+    if (!spec.names.lin_qkv.gguf.empty()) rewrite_gguf_linear(c, spec.names, spec.gguf_lin_v_heads_tiled);
   } else {
-    im.st.emplace(loader::SafetensorsFile::open(path));
-    w->source_ = WeightSource::SAFETENSORS;
-    loader::validate_model_tensors(c, loader::tensor_descs(im.st->tensors()), -1, path);
-    im.repack_quantized(c);
-    if (spec.hf_experts_input_major) im.rewrite_input_major_experts(c, spec.names);
+    st.emplace(loader::SafetensorsFile::open(path));
+    w.source_ = WeightSource::SAFETENSORS;
+    loader::validate_model_tensors(c, loader::tensor_descs(st->tensors()), -1, path);
+    repack_quantized(c);
+    if (spec.hf_experts_input_major) rewrite_input_major_experts(c, spec.names);
   }
+}
+
+// Step 2: the tensors outside the layers (embeddings, final norm, encoder and classifier heads,
+// rope factors, per-layer-input embedding).
+void Weights::Impl::bind_globals(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec, float norm_add) {
   const TensorNames& n = spec.names;
   const int64_t H = c.hidden_size, V = c.vocab_size;
-  const float norm_add = (spec.norm_one_plus_in_hf && !im.gguf) ? 1.0f : 0.0f;
-
-  w->embed = im.required(n.embed, 0);
-  check_matrix(w->embed, V, H, im.describe(n.embed, 0));
-  if (!im.name_of(n.final_norm, 0).empty())
-    w->final_norm = im.vector_f32(im.required(n.final_norm, 0), H, norm_add, im.describe(n.final_norm, 0));
+  w.embed = required(n.embed, 0);
+  check_matrix(w.embed, V, H, describe(n.embed, 0));
+  if (!name_of(n.final_norm, 0).empty())
+    w.final_norm = vector_f32(required(n.final_norm, 0), H, norm_add, describe(n.final_norm, 0));
   if (spec.encoder) {
-    w->pos_embed = im.required(n.pos_embed, 0);
-    if (w->pos_embed.ndim != 2 || w->pos_embed.dim(1) != H)
-      throw Error(ErrorCode::INVALID_ARGUMENT, im.describe(n.pos_embed, 0) + " has shape " +
-                                                   w->pos_embed.shape_str() + ", expected [positions, " + std::to_string(H) + "]");
-    w->type_embed = im.find(n.type_embed, 0);
-    if (w->type_embed.data && (w->type_embed.ndim != 2 || w->type_embed.dim(1) != H))
-      throw Error(ErrorCode::INVALID_ARGUMENT, im.describe(n.type_embed, 0) + " has shape " +
-                                                   w->type_embed.shape_str() + ", expected [types, " + std::to_string(H) + "]");
-    w->embed_norm = im.vector_f32(im.required(n.embed_norm, 0), H, 0.0f, im.describe(n.embed_norm, 0));
-    w->embed_norm_bias = im.vector_f32(im.find(n.embed_norm_bias, 0), H, 0.0f, im.describe(n.embed_norm_bias, 0));
+    w.pos_embed = required(n.pos_embed, 0);
+    if (w.pos_embed.ndim != 2 || w.pos_embed.dim(1) != H)
+      throw Error(ErrorCode::INVALID_ARGUMENT, describe(n.pos_embed, 0) + " has shape " +
+                                                   w.pos_embed.shape_str() + ", expected [positions, " + std::to_string(H) + "]");
+    w.type_embed = find(n.type_embed, 0);
+    if (w.type_embed.data && (w.type_embed.ndim != 2 || w.type_embed.dim(1) != H))
+      throw Error(ErrorCode::INVALID_ARGUMENT, describe(n.type_embed, 0) + " has shape " +
+                                                   w.type_embed.shape_str() + ", expected [types, " + std::to_string(H) + "]");
+    w.embed_norm = vector_f32(required(n.embed_norm, 0), H, 0.0f, describe(n.embed_norm, 0));
+    w.embed_norm_bias = vector_f32(find(n.embed_norm_bias, 0), H, 0.0f, describe(n.embed_norm_bias, 0));
   }
   if (c.num_labels > 0 && c.rank_label_tokens.empty()) {  // else the labels are rows of the head
-    w->cls_dense = im.find(n.cls_dense, 0);
-    if (w->cls_dense.data) {
-      check_matrix(w->cls_dense, H, H, im.describe(n.cls_dense, 0));
-      w->cls_dense_bias = im.vector_f32(im.find(n.cls_dense_bias, 0), H, 0.0f, im.describe(n.cls_dense_bias, 0));
+    w.cls_dense = find(n.cls_dense, 0);
+    if (w.cls_dense.data) {
+      check_matrix(w.cls_dense, H, H, describe(n.cls_dense, 0));
+      w.cls_dense_bias = vector_f32(find(n.cls_dense_bias, 0), H, 0.0f, describe(n.cls_dense_bias, 0));
     }
-    w->cls_out = im.required(n.cls_out, 0);
-    check_matrix(w->cls_out, c.num_labels, H, im.describe(n.cls_out, 0));
-    w->cls_out_bias = im.vector_f32(im.find(n.cls_out_bias, 0), c.num_labels, 0.0f, im.describe(n.cls_out_bias, 0));
+    w.cls_out = required(n.cls_out, 0);
+    check_matrix(w.cls_out, c.num_labels, H, describe(n.cls_out, 0));
+    w.cls_out_bias = vector_f32(find(n.cls_out_bias, 0), c.num_labels, 0.0f, describe(n.cls_out_bias, 0));
   }
-  if (im.gguf && !n.gguf_rope_factors.empty()) {
-    if (const auto* t = im.gguf->find_tensor(n.gguf_rope_factors)) {
-      Tensor f = im.gguf->view(*t);
-      w->rope_factors = im.vector_f32(f, f.numel(), 0.0f, path + ": tensor '" + n.gguf_rope_factors + "'");
+  if (gguf && !n.gguf_rope_factors.empty()) {
+    if (const auto* t = gguf->find_tensor(n.gguf_rope_factors)) {
+      Tensor f = gguf->view(*t);
+      w.rope_factors = vector_f32(f, f.numel(), 0.0f, path + ": tensor '" + n.gguf_rope_factors + "'");
     }
   }
-  if (const int64_t P = c.hidden_size_per_layer_input; P > 0 && !(im.gguf ? n.ple_embed.gguf : n.ple_embed.hf).empty()) {
-    w->ple_embed = im.required(n.ple_embed, 0);
-    check_matrix(w->ple_embed, c.vocab_size_per_layer_input > 0 ? c.vocab_size_per_layer_input : V,
-                 c.num_hidden_layers * P, im.describe(n.ple_embed, 0));
-    w->ple_proj_norm = im.vector_f32(im.required(n.ple_proj_norm, 0), P, norm_add, im.describe(n.ple_proj_norm, 0));
+  if (const int64_t P = c.hidden_size_per_layer_input; P > 0 && !(gguf ? n.ple_embed.gguf : n.ple_embed.hf).empty()) {
+    w.ple_embed = required(n.ple_embed, 0);
+    check_matrix(w.ple_embed, c.vocab_size_per_layer_input > 0 ? c.vocab_size_per_layer_input : V,
+                 c.num_hidden_layers * P, describe(n.ple_embed, 0));
+    w.ple_proj_norm = vector_f32(required(n.ple_proj_norm, 0), P, norm_add, describe(n.ple_proj_norm, 0));
   }
+}
 
-  w->layers.resize(c.num_hidden_layers);
+// Step 3: every layer's norms and biases (F32 copies), DeltaNet layers' own vectors.
+void Weights::Impl::bind_layer_vectors(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec,
+                                       float norm_add) {
+  const TensorNames& n = spec.names;
+  const int64_t H = c.hidden_size;
+  w.layers.resize(c.num_hidden_layers);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    LayerWeights& L = w->layers[l];
+    LayerWeights& L = w.layers[l];
     auto vec = [&](const TensorName& tn, int64_t len, float add, bool req) {
-      Tensor t = req ? im.required(tn, l) : im.find(tn, l);
-      return im.vector_f32(t, len, add, im.describe(tn, l));
+      Tensor t = req ? required(tn, l) : find(tn, l);
+      return vector_f32(t, len, add, describe(tn, l));
     };
     if (c.layer_types[l] == loader::kLinearAttention) {
       const int64_t Hv = c.linear_num_value_heads, dv = c.linear_value_head_dim, K = c.linear_conv_kernel_dim;
@@ -481,25 +493,31 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     L.post_attn_norm = vec(n.post_attn_norm, H, norm_add, !n.post_attn_norm.hf.empty());
     L.ffn_norm = vec(n.ffn_norm, H, norm_add, true);
     L.post_ffw_norm = vec(n.post_ffw_norm, H, norm_add, !n.post_ffw_norm.hf.empty());
-    if (w->ple_embed.data) L.ple_post_norm = vec(n.ple_post_norm, H, norm_add, true);
-    if (const Tensor s = im.find(n.layer_scale, l); s.data) L.layer_scale = im.vector_f32(s, 1, 0.0f, im.describe(n.layer_scale, l)).ptr<float>()[0];
+    if (w.ple_embed.data) L.ple_post_norm = vec(n.ple_post_norm, H, norm_add, true);
+    if (const Tensor s = find(n.layer_scale, l); s.data) L.layer_scale = vector_f32(s, 1, 0.0f, describe(n.layer_scale, l)).ptr<float>()[0];
     L.attn_norm_bias = vec(n.attn_norm_bias, H, 0.0f, false);
     L.ffn_norm_bias = vec(n.ffn_norm_bias, H, 0.0f, false);
     L.up_bias = vec(n.up_bias, c.intermediate_size, 0.0f, false);
     L.down_bias = vec(n.down_bias, H, 0.0f, false);
   }
-  const auto exists = [&](const TensorName& tn, int64_t l) { return im.find(tn, l).data != nullptr; };
+}
+
+// Step 4: the vectors of the MoE layers (router bias, expert biases, Gemma 4's extra norms and
+// scales, the shared expert's gate).
+void Weights::Impl::bind_moe_vectors(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec, float norm_add) {
+  const TensorNames& n = spec.names;
+  const int64_t H = c.hidden_size;
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     if (!is_moe_layer(c, l, [&] { return exists(n.router, l); },
                       [&] { return exists(n.gate, l) || exists(n.gate_up, l); }))
       continue;
-    LayerWeights& L = w->layers[l];
+    LayerWeights& L = w.layers[l];
     const int64_t E = c.num_experts, I = c.moe_intermediate_size;
     L.experts.resize(E);
-    L.router_bias = im.vector_f32(im.find(n.router_bias, l), E, 0.0f, im.describe(n.router_bias, l));
+    L.router_bias = vector_f32(find(n.router_bias, l), E, 0.0f, describe(n.router_bias, l));
     // Stacked [E, n] biases: one F32 copy, each expert a row of it.
     auto biases = [&](const TensorName& tn, int64_t len, Tensor LayerWeights::Expert::*dst) {
-      Tensor all = im.vector_f32(im.find(tn, l), E * len, 0.0f, im.describe(tn, l));
+      Tensor all = vector_f32(find(tn, l), E * len, 0.0f, describe(tn, l));
       if (!all.data) return;
       for (int64_t e = 0; e < E; ++e) L.experts[e].*dst = Tensor(DType::F32, all.ptr<float>() + e * len, {len});
     };
@@ -507,33 +525,38 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     biases(n.expert_up_bias, I, &LayerWeights::Expert::up_bias);
     biases(n.expert_down_bias, H, &LayerWeights::Expert::down_bias);
     if (spec.moe_beside_dense) {
-      L.post_ffw_norm_1 = im.vector_f32(im.required(n.post_ffw_norm_1, l), H, norm_add, im.describe(n.post_ffw_norm_1, l));
-      L.pre_ffw_norm_2 = im.vector_f32(im.required(n.pre_ffw_norm_2, l), H, norm_add, im.describe(n.pre_ffw_norm_2, l));
-      L.post_ffw_norm_2 = im.vector_f32(im.required(n.post_ffw_norm_2, l), H, norm_add, im.describe(n.post_ffw_norm_2, l));
+      L.post_ffw_norm_1 = vector_f32(required(n.post_ffw_norm_1, l), H, norm_add, describe(n.post_ffw_norm_1, l));
+      L.pre_ffw_norm_2 = vector_f32(required(n.pre_ffw_norm_2, l), H, norm_add, describe(n.pre_ffw_norm_2, l));
+      L.post_ffw_norm_2 = vector_f32(required(n.post_ffw_norm_2, l), H, norm_add, describe(n.post_ffw_norm_2, l));
       // Router input x̂·scale·H^-½: one norm weight with the constant folded in.
-      L.router_norm = im.vector_f32(im.required(n.router_scale, l), H, 0.0f, im.describe(n.router_scale, l));
+      L.router_norm = vector_f32(required(n.router_scale, l), H, 0.0f, describe(n.router_scale, l));
       const float rs = 1.0f / std::sqrt(static_cast<float>(H));
       for (int64_t i = 0; i < H; ++i) L.router_norm.ptr<float>()[i] *= rs;
-      L.expert_scale = im.vector_f32(im.find(n.expert_scale, l), E, 0.0f, im.describe(n.expert_scale, l));
+      L.expert_scale = vector_f32(find(n.expert_scale, l), E, 0.0f, describe(n.expert_scale, l));
     }
-    if (has_shared_expert(c, spec, im.gguf.has_value())) {  // its sigmoid gate [1, H] (GGUF: [H])
-      L.shexp_gate_inp = im.vector_f32(im.required(n.shexp_gate_inp, l), H, 0.0f, im.describe(n.shexp_gate_inp, l));
+    if (has_shared_expert(c, spec, gguf.has_value())) {  // its sigmoid gate [1, H] (GGUF: [H])
+      L.shexp_gate_inp = vector_f32(required(n.shexp_gate_inp, l), H, 0.0f, describe(n.shexp_gate_inp, l));
       L.shexp_gate_inp.ndim = 2;
       L.shexp_gate_inp.shape = {1, H};
     }
   }
-  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
+}
+
+// Step 5: every matmul weight, as views of the file (or of a rewritten copy) in its slot.
+void Weights::Impl::bind_matmul_weights(Weights& w, const loader::ModelConfig& c, const ArchSpec& spec) {
+  const auto has = [&](const TensorName& tn, int64_t l) { return exists(tn, l); };
+  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, has)) {
     using S = MatmulWeightRef::Slot;
-    const bool own = r.expert >= 0 && per_expert(*r.name, im.gguf.has_value());  // one tensor per expert
-    const Tensor t = im.required(*r.name, r.layer, own ? r.expert : -1);
+    const bool own = r.expert >= 0 && per_expert(*r.name, gguf.has_value());  // one tensor per expert
+    const Tensor t = required(*r.name, r.layer, own ? r.expert : -1);
     const bool stacked = r.expert >= 0 && !own;
-    check_matrix(t, r.total_rows, r.cols, im.describe(*r.name, r.layer, own ? r.expert : -1),
+    check_matrix(t, r.total_rows, r.cols, describe(*r.name, r.layer, own ? r.expert : -1),
                  stacked ? c.num_experts : 0);
     if (r.slot == S::HEAD) {
-      w->lm_head = row_slice(t, r.row0, r.rows);
+      w.lm_head = row_slice(t, r.row0, r.rows);
       continue;
     }
-    LayerWeights& L = w->layers[r.layer];
+    LayerWeights& L = w.layers[r.layer];
     if (r.expert >= 0) {
       LayerWeights::Expert& x = L.experts[r.expert];
       Tensor* xdst[] = {&x.gate, &x.up, &x.down};
@@ -550,7 +573,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
       continue;
     }
     if (r.slot == S::PLE_MODEL_PROJ || r.slot == S::PLE_GATE || r.slot == S::PLE_PROJ) {
-      Tensor* ple[] = {&w->ple_model_proj, &L.ple_gate, &L.ple_proj};  // in Slot order
+      Tensor* ple[] = {&w.ple_model_proj, &L.ple_gate, &L.ple_proj};  // in Slot order
       *ple[int(r.slot) - int(S::PLE_MODEL_PROJ)] = row_slice(t, r.row0, r.rows);
       continue;
     }
@@ -570,11 +593,26 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
           std::memcpy(b.data() + ((half * nh + h) * hd) * rb, t.row((2 * h + half) * hd), size_t(rb * hd));
       Tensor all = t;
       all.data = b.data();
-      im.owned.push_back(std::move(b));
+      owned.push_back(std::move(b));
       L.q = row_slice(all, 0, nh * hd);
       L.q_gate = row_slice(all, nh * hd, nh * hd);
     }
   }
+}
+
+std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
+                                       const ArchSpec& spec, Device device) {
+  std::unique_ptr<Weights> w(new Weights());
+  w->impl_ = std::make_unique<Impl>();
+  Impl& im = *w->impl_;
+  im.path = path;
+  if (!spec.hf_prefix_fallbacks.empty()) im.prefix_fallbacks = &spec.hf_prefix_fallbacks;
+  im.open(*w, c, spec);
+  const float norm_add = (spec.norm_one_plus_in_hf && !im.gguf) ? 1.0f : 0.0f;
+  im.bind_globals(*w, c, spec, norm_add);
+  im.bind_layer_vectors(*w, c, spec, norm_add);
+  im.bind_moe_vectors(*w, c, spec, norm_add);
+  im.bind_matmul_weights(*w, c, spec);
   if (spec.encoder) {  // no head: lm_head stays absent on the embedding's device
     w->lm_head = Tensor{};
     w->lm_head.device = w->embed.device;
