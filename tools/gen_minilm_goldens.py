@@ -18,8 +18,8 @@ With --gguf PATH (a GGUF of the same checkpoint by llama.cpp's convert_hf_to_ggu
 nothing and prints llama.cpp's own agreement (llama-cpp-python, the second oracle) with the
 committed embeddings: the reference figure for tests/model/embed_minilm_test.cc's GGUF test.
 The sentences are drawn (seeded) from word lists of 14 scripts/languages plus digits, punctuation
-and emoji, 1 to ~250 tokens long. The model is not committed (90 MB); tests read it from
-OXYD_MINILM_DIR or the installed package.
+and emoji, 1 to ~250 tokens long. The model is not committed (90 MB); tests read the copy
+scripts/test_models.sh fetches (tests/real_models.h, tests/e2e/real_models.py).
 """
 import json
 import os

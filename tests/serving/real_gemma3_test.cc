@@ -8,23 +8,21 @@
 // rule of tests/archs/real_gemma3_test.cc: both engines round activations to 8 bits before their
 // quantized dot products, so a change of f32 summation order flips some activation codes and
 // moves logits by ~0.1-0.3; "Count from 1 to 10." has a llama.cpp top-2 margin of 0.085).
-// Skipped unless the GGUF exists ($OXYD_GEMMA3_270M_GGUF).
+// Skipped unless the GGUF exists (tests/real_models.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "model/transformer.h"
+#include "real_models.h"
 
 #include "serving_util.h"
 
 namespace oxyd::engine::test {
 namespace {
 
-std::string gemma3_path() {
-  const char* env = std::getenv("OXYD_GEMMA3_270M_GGUF");
-  return env && *env ? env : "/work/models/gemma-3-270m-q4_k_m.gguf";
-}
+std::string gemma3_path() { return ::oxyd::real_models::gemma3_270m_gguf(); }
 
 constexpr double kMaxGap = 1.0;
 
@@ -65,7 +63,7 @@ std::vector<int32_t> direct_greedy(model::Transformer& m, std::vector<int32_t> t
 
 TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   std::ifstream f(std::string(OXYD_SOURCE_DIR) + "/tests/data/gemma3_270m/greedy.json");
   const nlohmann::json g = nlohmann::json::parse(f);
   ModelOptions o;
@@ -123,7 +121,7 @@ GenerationParams chat_params(LLMEngine& m, const std::string& user, int32_t max_
 // alone, batched, with its prompt in chunks of 7 tokens, and preempted and recomputed.
 TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   ModelOptions o;
   o.max_context_len = 256;
   o.max_num_seqs = 16;
@@ -172,7 +170,7 @@ TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
 // requests (7 vs 3). Each choice must be the same every time (later ones find the prompt cached).
 TEST(RealGemma3, SeededChoicesReproducibleOverTenRequests) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   ModelOptions o;
   o.max_context_len = 256;
   auto m = LLMEngine::create("gemma-3-270m", path, o);

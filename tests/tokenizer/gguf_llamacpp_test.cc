@@ -1,6 +1,6 @@
 // Tokenizer::from_gguf against llama.cpp's own tokenizer on the same GGUF files: every GGUF under
 // tests/data/archs, tests/data/tokenizer/gguf/llama2.gguf and the real Gemma 3 270M file
-// ($OXYD_GEMMA_GGUF). Goldens:
+// (tests/real_models.h; its golden group is named "$OXYD_GEMMA_GGUF"). Goldens:
 // tests/data/tokenizer/gguf_llamacpp.json from tools/gen_gguf_llamacpp_tokenizer_goldens.py
 // (llama-cpp-python, vocab_only), which also holds Hugging Face `tokenizers` ids for each file's
 // safetensors twin where they differ from llama.cpp's.
@@ -48,6 +48,7 @@
 
 #include "golden_util.h"
 #include "loader/gguf.h"
+#include "real_models.h"
 
 namespace oxyd::tokenizer::testing {
 namespace {
@@ -224,10 +225,9 @@ TEST(GgufLlamaCpp, EveryCommittedGgufMatchesLlamaCpp) {
 }
 
 TEST(GgufLlamaCpp, RealGemma3MatchesLlamaCpp) {
-  const char* env = std::getenv("OXYD_GEMMA_GGUF");
-  if (!env || !std::filesystem::exists(env)) {
-    GTEST_SKIP() << "set OXYD_GEMMA_GGUF to the real Gemma 3 270M GGUF (gemma-3-270m-q4_k_m.gguf) to run this test";
-  }
+  const std::string path = real_models::gemma3_270m_gguf();
+  if (!real_models::have(path)) GTEST_SKIP() << real_models::missing(path);
+  const char* env = path.c_str();
   for (const json& g : goldens()["groups"]) {
     for (const json& name : g["files"]) {
       if (name.get<std::string>() != "$OXYD_GEMMA_GGUF") continue;
