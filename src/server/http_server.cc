@@ -5,6 +5,8 @@
 #include "server/http_server.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -116,9 +118,13 @@ HttpServer::HttpServer(ServerOptions opts, ModelManager& models, Metrics& metric
   // httplib's default options set SO_REUSEPORT, which lets a second server bind the same port
   // and share its connections (issue 21). SO_REUSEADDR alone still rebinds over TIME_WAIT
   // sockets of a previous run but refuses a port another socket listens on.
+  // TCP_NODELAY (accepted sockets inherit it from the listening one): a response goes out as its
+  // header write then its body write, and with Nagle the body waited for the client's delayed ACK
+  // of the header (40 ms on Linux): a 15 ms embedding request took 58 ms.
   svr_->set_socket_options([this](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
     listen_fd_ = int(sock);
   });
   install_routes();
