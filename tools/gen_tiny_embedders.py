@@ -6,9 +6,10 @@ tools/requirements.txt):
 
     .venv/bin/python tools/gen_tiny_embedders.py            # every model
     .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
-    # the bert, qwen3_embed and roberta GGUFs and llama.cpp's embeddings (llama-cpp-python, the second oracle), with the
-    # llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
+    # the bert, qwen3_embed, roberta and qwen3_rerank GGUFs and llama.cpp's outputs (llama-cpp-python, the second
+    # oracle), with the llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
     .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
+    .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp ... --gguf qwen3_rerank   # that one alone
 
 Writes tests/data/archs/<name>/ (deterministic, seeded) in the sentence-transformers layout:
   config.json, model.safetensors (F32), vocab.txt + tokenizer files (a BERT WordPiece vocabulary;
@@ -458,12 +459,50 @@ def gen_gguf_decoder_and_roberta(llama_cpp):
         print(name, "GGUFs and gguf_goldens.json written")
 
 
+def gen_gguf_qwen3_rerank(llama_cpp):
+    """qwen3_rerank/model-F32.gguf and model-F16.gguf by llama.cpp's converter, which reads the
+    README heading as Qwen3-Reranker: pooling_type rank, cls.output = the head's [yes, no] rows,
+    classifier labels ["yes", "no"] and its "rerank" chat template with {query} / {document}. And
+    gguf_goldens.json: per golden sequence (goldens.json's prompt-formatted pairs) its ids and
+    llama.cpp's output for exactly those ids (llama-cpp-python, pooling rank: the softmax over
+    [yes, no] of the last position, P(yes) first, which llama.cpp's server returns as the score)."""
+    import sys
+    sys.path.insert(0, llama_cpp)
+    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
+    import convert_hf_to_gguf as conv
+    from conversion import base
+    from llama_cpp import Llama
+    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    d = os.path.join(ROOT, "qwen3_rerank")
+    g = json.load(open(os.path.join(d, "goldens.json")))
+    seqs = [s["ids"] for s in g["sequences"]]
+    out = {"ids": seqs, "transformers_no_yes": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
+    for outtype in ("f32", "f16"):
+        path = os.path.join(d, f"model-{outtype.upper()}.gguf")
+        argv = sys.argv
+        sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
+        try:
+            conv.main()
+        finally:
+            sys.argv = argv
+        llm = Llama(model_path=path, embedding=True, pooling_type=4, verbose=False, n_ctx=256, n_batch=256,
+                    n_ubatch=256)
+        by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
+        llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
+        out["llama_cpp"][outtype.upper()] = [llm.embed(f"seq{i}", normalize=False)[:2] for i in range(len(seqs))]
+        del llm
+    json.dump(out, open(os.path.join(d, "gguf_goldens.json"), "w"))
+    print("qwen3_rerank GGUFs and gguf_goldens.json written", out["llama_cpp"]["F32"])
+
+
 def main():
     from transformers import (BertConfig, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
                               XLMRobertaModel)
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*")
-    ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the bert GGUFs")
+    ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the GGUFs")
+    ap.add_argument("--gguf", nargs="*", default=["bert", "twins", "qwen3_rerank"],
+                    help="with --llama-cpp, which GGUFs: bert, twins (qwen3_embed, roberta), qwen3_rerank")
     a = ap.parse_args()
     jobs = {
         "bert": lambda: gen_encoder("bert", BertConfig, BertModel, "mean", True, 1, True,
@@ -481,8 +520,12 @@ def main():
         if not a.only or k in a.only:
             f()
     if a.llama_cpp:
-        gen_gguf(a.llama_cpp)
-        gen_gguf_decoder_and_roberta(a.llama_cpp)
+        if "bert" in a.gguf:
+            gen_gguf(a.llama_cpp)
+        if "twins" in a.gguf:
+            gen_gguf_decoder_and_roberta(a.llama_cpp)
+        if "qwen3_rerank" in a.gguf:
+            gen_gguf_qwen3_rerank(a.llama_cpp)
 
 
 if __name__ == "__main__":

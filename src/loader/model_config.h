@@ -172,6 +172,10 @@ struct ModelConfig {
   int64_t max_seq_length = 0;        // sentence_bert_config.json: the longest input (0 = positions)
   int64_t position_offset = 0;       // first absolute position id (RoBERTa: pad_token_id + 1)
   int64_t num_labels = 0;            // sequence-classification outputs (cross-encoders), 0 = none
+  /// Which output's probability is a pair's relevance score where there are several (softmax over
+  /// them): -1 the last (HF checkpoints: the "relevant" class; Qwen3-Reranker's "yes" of [no, yes]),
+  /// 0 the first (a GGUF reranker, as llama.cpp's server scores it: [yes, no]).
+  int64_t rank_score_label = -1;
   /// A causal LM scored as a reranker (e.g. yes/no): its labels are these tokens' logits at the
   /// last position (num_labels of them; the last is the "relevant" one), resolved to ids through
   /// the tokenizer. Empty: the labels come from a classification head.

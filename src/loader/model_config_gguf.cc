@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "loader/config_family.h"
 #include "loader/model_validate.h"
+#include "loader/sentence_transformers.h"
 
 namespace oxyd::loader {
 namespace {
@@ -181,6 +182,51 @@ void read_scales_and_moe(const GgufMetadata& md, const std::string& p, const Con
   c.harmony_chat = fam.harmony_chat;
 }
 
+// A rank GGUF's chat template "rerank" (llama.cpp's converter writes Qwen3-Reranker's: its prompt
+// with {query} and {document}) as ModelConfig::RankPrompt: the prefix runs to the end of the line
+// of the last special marker ("|>") before the first placeholder, the suffix starts at the first
+// "<|" after the last one (as the model card splits the prompt: special tokens outside, the user
+// text between). False where the template has no placeholder.
+bool split_rank_template(const std::string& t, ModelConfig::RankPrompt& out) {
+  const size_t q = t.find("{query}"), d = t.find("{document}");
+  if (q == std::string::npos || d == std::string::npos) return false;
+  const size_t first = std::min(q, d), last = std::max(q + 7, d + 10);
+  size_t begin = 0;
+  if (const size_t m = t.rfind("|>", first); m != std::string::npos) {
+    const size_t nl = t.find('\n', m);
+    begin = nl != std::string::npos && nl < first ? nl + 1 : m + 2;
+  }
+  const size_t end = std::min(t.find("<|", last), t.size());
+  out.prefix = t.substr(0, begin);
+  out.body = t.substr(begin, end - begin);
+  out.suffix = t.substr(end);
+  return true;
+}
+
+// pooling_type rank (a reranker, as llama.cpp's converter writes cross-encoders and
+// Qwen3-Reranker): the classifier's outputs are the rows of cls.output (a decoder reranker: its
+// [yes, no] head rows), scored as llama.cpp's server does: the first output's softmax probability
+// (one output: its sigmoid); a decoder's prompt comes from its "rerank" chat template.
+void read_rank_head(const GgufMetadata& md, const std::vector<GgufTensorInfo>* tensors, ModelConfig& c) {
+  if (c.pooling_type != POOLING_RANK) return;
+  if (!tensors) {  // metadata alone: the labels the converter names, if it does
+    if (const GgufValue* l = md.find(c.gguf_arch + ".classifier.output_labels"); l && l->is_array())
+      c.num_labels = static_cast<int64_t>(l->size());
+  }
+  for (const auto& t : tensors ? *tensors : std::vector<GgufTensorInfo>{})
+    if (t.name == "cls.output.weight") c.num_labels = t.n_dims >= 2 ? t.ne[1] : 1;
+  if (tensors && c.num_labels <= 0)
+    throw Error(ErrorCode::UNSUPPORTED, c.source + ": pooling_type is rank but the file has no 'cls.output.weight' "
+                                                   "classifier; a reranker without one is not supported");
+  c.rank_score_label = 0;
+  if (c.is_causal) {
+    const std::string key = "tokenizer.chat_template.rerank";
+    if (!md.has(key) || !split_rank_template(md.get<std::string>(key), c.rank_prompt))
+      throw Error(ErrorCode::INVALID_ARGUMENT, c.source + ": a decoder reranker needs the metadata key '" + key +
+                                                   "' with {query} and {document} (its prompt)");
+  }
+}
+
 }  // namespace
 
 ModelConfig config_from_gguf(const GgufMetadata& md, const std::vector<GgufTensorInfo>* tensors,
@@ -199,6 +245,7 @@ ModelConfig config_from_gguf(const GgufMetadata& md, const std::vector<GgufTenso
   // default (embd_normalize 2). An encoder without the key pools by mean (sentence-transformers').
   if (c.pooling_type == -1 && !c.is_causal) c.pooling_type = 1;
   c.embedding_normalize = c.pooling_type >= 1 && c.pooling_type <= 3;
+  read_rank_head(md, tensors, c);
   validate_model_config(c);
   return c;
 }

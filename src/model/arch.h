@@ -95,11 +95,12 @@ struct TensorNames {
   TensorName up_bias{"", ""};
   TensorName down_bias{"", ""};
   /// Sequence-classification head (cross-encoder rerankers): optional dense + tanh pooler on the
-  /// first token, then the classifier [num_labels, H] (+ bias). Absent = an embedding model.
-  TensorName cls_dense{"", ""};
-  TensorName cls_dense_bias{"", ""};
-  TensorName cls_out{"", ""};
-  TensorName cls_out_bias{"", ""};
+  /// first token (a decoder's: the last), then the classifier [num_labels, H] (+ bias). Absent = an
+  /// embedding model. GGUF names: llama.cpp's, for any family (a rank GGUF; model_config_gguf.cc).
+  TensorName cls_dense{"", "cls.weight"};
+  TensorName cls_dense_bias{"", "cls.bias"};
+  TensorName cls_out{"", "cls.output.weight"};
+  TensorName cls_out_bias{"", "cls.output.bias"};
 };
 
 struct ArchSpec {

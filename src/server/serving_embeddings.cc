@@ -179,7 +179,9 @@ void handle_rerank(ServingContext& ctx, const httplib::Request& req, httplib::Re
   const int64_t labels = m.embedding_size();
   const std::vector<float> logits = run(ctx, req, m, std::move(in), rr.timeout_s);
   // relevance_score: sigmoid of the first logit (sentence-transformers' CrossEncoder default for one
-  // label); with several labels, the last one's softmax probability (the "relevant" class).
+  // label); with several labels, one label's softmax probability (ModelConfig::rank_score_label:
+  // an HF checkpoint's last, the "relevant" class; a GGUF's first, as llama.cpp's server scores it).
+  const int64_t pick = m.config().rank_score_label >= 0 ? m.config().rank_score_label : labels - 1;
   std::vector<float> scores(rr.documents.size());
   for (size_t i = 0; i < scores.size(); ++i) {
     const float* l = logits.data() + i * size_t(labels);
@@ -189,7 +191,7 @@ void handle_rerank(ServingContext& ctx, const httplib::Request& req, httplib::Re
       double mx = l[0], sum = 0;
       for (int64_t k = 1; k < labels; ++k) mx = std::max(mx, double(l[k]));
       for (int64_t k = 0; k < labels; ++k) sum += std::exp(double(l[k]) - mx);
-      scores[i] = float(std::exp(double(l[labels - 1]) - mx) / sum);
+      scores[i] = float(std::exp(double(l[pick]) - mx) / sum);
     }
   }
   send_json(res, 200, protocol::rerank_response(lease.id(), rr, scores, tokens));

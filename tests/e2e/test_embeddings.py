@@ -211,9 +211,12 @@ def test_roberta_rerank_matches_sentence_transformers_cross_encoder(start_server
         assert abs(x["relevance_score"] - g["cross_encoder_scores"][x["index"]]) < 1e-5, (x, g["cross_encoder_scores"])
 
 
-def test_qwen3_reranker_matches_the_model_card(start_server):
+@pytest.mark.parametrize("path", [QWEN3_RERANK, QWEN3_RERANK / "model-F32.gguf"], ids=["hf", "gguf"])
+def test_qwen3_reranker_matches_the_model_card(start_server, path):
+    """The checkpoint, and llama.cpp's converter's GGUF of it (pooling rank, the [yes, no] head rows
+    as cls.output, the prompt from its "rerank" chat template): the same scores."""
     g = json.loads((QWEN3_RERANK / "goldens.json").read_text())
-    rr = start_server(QWEN3_RERANK, name="tiny-qwen3-reranker")
+    rr = start_server(path, name="tiny-qwen3-reranker")
     assert rr.get("/v1/models").json()["data"][0]["task"] == "rank"
     r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"],
                                "return_documents": True})

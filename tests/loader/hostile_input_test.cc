@@ -216,5 +216,47 @@ TEST(HostileGguf, EachInconsistencyIsNamed) {
   }
 }
 
+// A rank GGUF (pooling_type 4): without its classifier it is refused, naming the tensor; a decoder
+// reranker without its "rerank" prompt template likewise, naming the key; with both, the template
+// is split where the special tokens end (prefix, user-text body, suffix).
+TEST(HostileGguf, RerankerHeadAndPromptAreRequired) {
+  TempDir d;
+  const std::string p = d.file("m.gguf");
+  const std::vector<uint8_t> head(2 * 8 * 4);
+  auto rank = [&](bool with_head, const char* tmpl) {
+    std::filesystem::remove(p);
+    hostile::write_llama_gguf(p, [&](GgufWriter& w) {
+      w.add_scalar<uint32_t>("llama.pooling_type", 4);
+      if (with_head) w.add_tensor("cls.output.weight", DType::F32, {2, 8}, head);
+      if (tmpl) w.add_string("tokenizer.chat_template.rerank", tmpl);
+    });
+  };
+  auto expect = [&](ErrorCode code, const char* part) {
+    try {
+      load_gguf(p);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      for (const char* want : {part, "m.gguf"})
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << "'" << e.what() << "' lacks '" << want << "'";
+    }
+  };
+  rank(false, nullptr);
+  expect(ErrorCode::UNSUPPORTED, "'cls.output.weight'");
+  rank(true, nullptr);
+  expect(kBad, "'tokenizer.chat_template.rerank'");
+  rank(true, "no placeholders here");
+  expect(kBad, "{query} and {document}");
+  rank(true, "<|im_start|>system\nJudge.<|im_end|>\n<|im_start|>user\nQ: {query}\nD: {document}<|im_end|>\n"
+             "<|im_start|>assistant\n");
+  GgufFile g = GgufFile::open(p);
+  const ModelConfig c = model_config_from_gguf(g);
+  EXPECT_EQ(c.num_labels, 2);
+  EXPECT_EQ(c.rank_score_label, 0);
+  EXPECT_EQ(c.rank_prompt.prefix, "<|im_start|>system\nJudge.<|im_end|>\n<|im_start|>user\n");
+  EXPECT_EQ(c.rank_prompt.body, "Q: {query}\nD: {document}");
+  EXPECT_EQ(c.rank_prompt.suffix, "<|im_end|>\n<|im_start|>assistant\n");
+}
+
 }  // namespace
 }  // namespace oxyd::loader

@@ -5,6 +5,7 @@
 // is checked with every sequence in one packed batch and with each sequence alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -162,6 +163,46 @@ TEST_P(EmbedGgufTwin, MatchesLlamaCppAndSentenceTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, EmbedGgufTwin, ::testing::Values("qwen3_embed", "roberta"));
+
+// llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Reranker: pooling_type rank, the
+// head's [yes, no] rows as cls.output, its "rerank" chat template. Oracles: the model card's code
+// in float64 (goldens.json: [no, yes] logits of each prompt-formatted pair) and llama.cpp's output
+// on the same ids (gguf_goldens.json: softmax over [yes, no], P(yes) first). Scores are ~1e-5 on
+// random weights, so the log-odds log(P(yes) / P(no)) are compared.
+TEST(EmbedGguf, Qwen3RerankerMatchesTheModelCardAndLlamaCpp) {
+  std::ifstream f(dir("qwen3_rerank") / "gguf_goldens.json");
+  const json g = json::parse(f);
+  auto hf = Transformer::load(dir("qwen3_rerank").string());
+  for (const char* type : {"F32", "F16"}) {
+    SCOPED_TRACE(type);
+    auto m = Transformer::load((dir("qwen3_rerank") / ("model-" + std::string(type) + ".gguf")).string());
+    ASSERT_TRUE(m->can_rank());
+    EXPECT_EQ(m->config().pooling_type, loader::POOLING_RANK);
+    EXPECT_EQ(m->embedding_size(), 2);
+    EXPECT_EQ(m->config().rank_score_label, 0);  // [yes, no]: the first is scored
+    EXPECT_TRUE(m->config().rank_label_tokens.empty());
+    // The template's prompt, split where the model card splits it (special tokens outside).
+    EXPECT_EQ(m->config().rank_prompt.prefix, hf->config().rank_prompt.prefix);
+    EXPECT_EQ(m->config().rank_prompt.body, hf->config().rank_prompt.body);
+    EXPECT_EQ(m->config().rank_prompt.suffix, hf->config().rank_prompt.suffix);
+    double worst_hf = 0, worst_lc = 0;
+    for (size_t i = 0; i < g["ids"].size(); ++i) {
+      const std::vector<int32_t> ids = g["ids"][i], starts{0, int32_t(ids.size())};
+      const std::vector<float> got = m->embed({ids, {}, starts});  // [yes, no] logits
+      ASSERT_EQ(got.size(), 2u);
+      const double ours = double(got[0]) - got[1];
+      const std::vector<double> card = g["transformers_no_yes"][i], lc = g["llama_cpp"][type][i];
+      worst_hf = std::max(worst_hf, std::abs(ours - (card[1] - card[0])));
+      worst_lc = std::max(worst_lc, std::abs(ours - std::log(lc[0] / lc[1])));
+    }
+    // llama.cpp's own log-odds are 1.5e-3 (F32) and 2.7e-3 (F16) off the float64 model card.
+    const bool f32 = std::string(type) == "F32";
+    EXPECT_LT(worst_hf, f32 ? 1e-4 : 1e-2);
+    EXPECT_LT(worst_lc, f32 ? 5e-3 : 1e-2);
+    std::printf("qwen3_rerank %s GGUF: max |log-odds error| vs the model card %.2e, vs llama.cpp %.2e\n", type,
+                worst_hf, worst_lc);
+  }
+}
 
 TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto bert = Transformer::load(dir("bert").string());
