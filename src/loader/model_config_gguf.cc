@@ -212,9 +212,10 @@ void read_rank_head(const GgufMetadata& md, const std::vector<GgufTensorInfo>* t
   if (!tensors) {  // metadata alone: the labels the converter names, if it does
     if (const GgufValue* l = md.find(c.gguf_arch + ".classifier.output_labels"); l && l->is_array())
       c.num_labels = static_cast<int64_t>(l->size());
+  } else {
+    for (const auto& t : *tensors)
+      if (t.name == "cls.output.weight") c.num_labels = t.n_dims >= 2 ? t.ne[1] : 1;
   }
-  for (const auto& t : tensors ? *tensors : std::vector<GgufTensorInfo>{})
-    if (t.name == "cls.output.weight") c.num_labels = t.n_dims >= 2 ? t.ne[1] : 1;
   if (tensors && c.num_labels <= 0)
     throw Error(ErrorCode::UNSUPPORTED, c.source + ": pooling_type is rank but the file has no 'cls.output.weight' "
                                                    "classifier; a reranker without one is not supported");

@@ -3,6 +3,7 @@
 // (or cut it when the request asks, protocol_embeddings.cc), then LLMEngine::embed, which batches
 // the sequences with other clients' in the model's EmbeddingQueue. A request for the wrong kind
 // of model (embeddings from a generator, rerank from an embedder) is a 400 naming what it does.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <future>
@@ -181,7 +182,7 @@ void handle_rerank(ServingContext& ctx, const httplib::Request& req, httplib::Re
   // relevance_score: sigmoid of the first logit (sentence-transformers' CrossEncoder default for one
   // label); with several labels, one label's softmax probability (ModelConfig::rank_score_label:
   // an HF checkpoint's last, the "relevant" class; a GGUF's first, as llama.cpp's server scores it).
-  const int64_t pick = m.config().rank_score_label >= 0 ? m.config().rank_score_label : labels - 1;
+  const int64_t pick = m.config().rank_score_label >= 0 ? std::min(m.config().rank_score_label, labels - 1) : labels - 1;
   std::vector<float> scores(rr.documents.size());
   for (size_t i = 0; i < scores.size(); ++i) {
     const float* l = logits.data() + i * size_t(labels);
