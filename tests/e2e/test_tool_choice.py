@@ -3,9 +3,9 @@ schema-valid (issue 25), on tiny random-weight models (tiny_random.py) over real
 real chat templates: Hermes/Qwen <tool_call> (Qwen 2.5 template, Qwen 3 tokenizer), Qwen3-Coder
 XML <function=N><parameter=P> (its template, Qwen 3 tokenizer), Llama 3.1 JSON (Llama 3.1
 tokenizer), Mistral [TOOL_CALLS] pre-v11 list and v11+ name[ARGS] (their templates, Llama 2
-tokenizer: the markers as text), Granite <|tool_call|>, Gemma 4 call:N{k:<|"|>v<|"|>} (its
-template, Gemma 3 tokenizer with its markers as special tokens) and gpt-oss harmony (its tokenizer: the markers
-are special tokens). Sampled at temperature 1, n=4: every output must be a call, read
+tokenizer with [TOOL_CALLS] as a special token, [ARGS] as text), Granite <|tool_call|> (a special
+token likewise), Gemma 4 call:N{k:<|"|>v<|"|>} (its template, Gemma 3 tokenizer with its markers as
+special tokens) and gpt-oss harmony (its tokenizer: the markers are special tokens). Sampled at temperature 1, n=4: every output must be a call, read
 back into message.tool_calls (and streamed delta.tool_calls), with arguments that validate against
 the tool's schema (jsonschema, the oracle). The schemas bound every string and array: a random
 model never closes an unbounded one."""
@@ -34,34 +34,48 @@ MODELS = {
 # Models whose call opener is one token: under "auto" a +100 logit_bias on it makes every choice
 # open a call (a random model rarely would), from where the grammar must keep the call valid.
 AUTO_OPENERS = {"hermes": "<tool_call>", "qwen3_coder": "<tool_call>", "llama3": "<|python_tag|>",
-                "gemma4": "<|tool_call>"}
+                "gemma4": "<|tool_call>", "mistral": "[TOOL_CALLS]", "mistral_v11": "[TOOL_CALLS]",
+                "granite": "<|tool_call|>"}
 # The committed Llama 3.1 tokenizer is the base model's, whose reserved ids 128008 / 128010 the
 # Instruct model's tokenizer names <|eom_id|> / <|python_tag|> (meta-llama/Llama-3.1-8B-Instruct,
 # tokenizer.json added_tokens): the tiny model gets those names. Gemma 4's vocabulary holds its
 # call markers as special tokens, the Gemma 3 one does not: three of its unused tokens take their
 # names (so the grammar and the parser meet the markers as special tokens, as with Gemma 4).
+# Mistral's v3 vocabulary has [TOOL_CALLS] as control token 5 and Granite 3's has <|tool_call|> as
+# a special token; the Llama 2 vocabulary the tiny models use has neither: two byte pieces of
+# control characters (<0x02>, id 5, and <0x03>) take their names.
 RENAMED = {"llama3": {128008: "<|eom_id|>", 128010: "<|python_tag|>"},
-           "gemma4": {6: "<|tool_call>", 7: "<tool_call|>", 8: '<|"|>'}}
+           "gemma4": {6: "<|tool_call>", 7: "<tool_call|>", 8: '<|"|>'},
+           "mistral": {5: "[TOOL_CALLS]"}, "mistral_v11": {5: "[TOOL_CALLS]"}, "granite": {6: "<|tool_call|>"}}
 
 
 def rename_special_tokens(model_dir, names: dict[int, str]) -> None:
-    """Renames added tokens (ids to new texts) in tokenizer.json and tokenizer_config.json, marked special."""
+    """Renames tokens (ids to new texts) in tokenizer.json and tokenizer_config.json, marked special:
+    added tokens in place; a vocabulary piece that is not one becomes an added token too."""
     if not names:
         return
     path = model_dir / "tokenizer.json"
     t = json.loads(path.read_text())
     vocab = t["model"].get("vocab")
-    for a in t["added_tokens"]:
-        if a["id"] in names:
-            if isinstance(vocab, dict) and vocab.get(a["content"]) == a["id"]:
-                del vocab[a["content"]]
-                vocab[names[a["id"]]] = a["id"]
-            a["content"], a["special"] = names[a["id"]], True
+    by_id = {v: k for k, v in vocab.items()} if isinstance(vocab, dict) else {}
+    added = {a["id"]: a for a in t["added_tokens"]}
+    for i, name in names.items():
+        if i not in added:
+            added[i] = {"id": i, "content": by_id[i], "single_word": False, "lstrip": False, "rstrip": False,
+                        "normalized": False, "special": True}
+            t["added_tokens"].append(added[i])
+        a = added[i]
+        if by_id.get(i) == a["content"]:
+            del vocab[a["content"]]
+            vocab[name] = i
+        a["content"], a["special"] = name, True
+    t["added_tokens"].sort(key=lambda a: a["id"])
     path.write_text(json.dumps(t))
     path = model_dir / "tokenizer_config.json"
     c = json.loads(path.read_text())
     for i, name in names.items():
-        c["added_tokens_decoder"][str(i)].update(content=name, special=True)
+        c.setdefault("added_tokens_decoder", {}).setdefault(str(i), {}).update(
+            content=name, special=True, lstrip=False, rstrip=False, normalized=False, single_word=False)
     path.write_text(json.dumps(c))
 
 
