@@ -382,28 +382,38 @@ def gen_qwen3_rerank(seed=17):
     print("qwen3_rerank written", [len(s) for s in seqs], scores)
 
 
-def gen_gguf(llama_cpp):
-    """bert/model-F32.gguf and model-F16.gguf by llama.cpp's converter (its pre-tokenizer check
-    patched to "default": the tiny vocabulary is not one it knows), and gguf_goldens.json:
-    texts, their ids from the HF tokenizer, llama.cpp's embeddings (llama-cpp-python, pooling and
-    normalisation from the GGUF) and sentence-transformers' (float64) of the same ids."""
+def converter(llama_cpp):
+    """llama.cpp's convert_hf_to_gguf from the source tree `llama_cpp` (gguf-py beside it), with
+    its pre-tokenizer check patched to "default": the tiny vocabularies are not ones it knows."""
     import sys
     sys.path.insert(0, llama_cpp)
     sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
     import convert_hf_to_gguf as conv
     from conversion import base
     base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
+    return conv
+
+
+def convert(conv, d, outtype):
+    """d/model-<OUTTYPE>.gguf by the converter (its command line, run in this process)."""
+    import sys
+    path = os.path.join(d, f"model-{outtype.upper()}.gguf")
+    argv = sys.argv
+    sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
+    try:
+        conv.main()
+    finally:
+        sys.argv = argv
+    return path
+
+
+def gen_gguf(llama_cpp):
+    """bert/model-F32.gguf and model-F16.gguf by llama.cpp's converter, and gguf_goldens.json:
+    texts, their ids from the HF tokenizer, llama.cpp's embeddings (llama-cpp-python, pooling and
+    normalisation from the GGUF) and sentence-transformers' (float64) of the same ids."""
+    conv = converter(llama_cpp)
     d = os.path.join(ROOT, "bert")
-    outs = {}
-    for outtype in ("f32", "f16"):
-        out = os.path.join(d, f"model-{outtype.upper()}.gguf")
-        argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", out, "--no-lazy"]
-        try:
-            conv.main()
-        finally:
-            sys.argv = argv
-        outs[outtype] = out
+    outs = {outtype: convert(conv, d, outtype) for outtype in ("f32", "f16")}
     from llama_cpp import Llama
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
@@ -430,26 +440,15 @@ def gen_gguf_decoder_and_roberta(llama_cpp):
     (llama-cpp-python, pooling as the file says; Llama.tokenize is replaced by the ids, since the
     converter writes these WordPiece vocabularies as a merge-less gpt2 vocabulary).
     xlmr is not converted: llama.cpp's XLM-R vocabulary path needs a SentencePiece tokenizer."""
-    import sys
-    sys.path.insert(0, llama_cpp)
-    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
-    import convert_hf_to_gguf as conv
-    from conversion import base
+    conv = converter(llama_cpp)
     from llama_cpp import Llama
-    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
     for name in ("qwen3_embed", "roberta"):
         d = os.path.join(ROOT, name)
         g = json.load(open(os.path.join(d, "goldens.json")))
         seqs = [s["ids"] for s in g["sequences"]]
         out = {"ids": seqs, "sentence_transformers": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
         for outtype in ("f32", "f16"):
-            path = os.path.join(d, f"model-{outtype.upper()}.gguf")
-            argv = sys.argv
-            sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
-            try:
-                conv.main()
-            finally:
-                sys.argv = argv
+            path = convert(conv, d, outtype)
             llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=128, n_batch=128, n_ubatch=128)
             by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
             llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
@@ -466,25 +465,14 @@ def gen_gguf_qwen3_rerank(llama_cpp):
     gguf_goldens.json: per golden sequence (goldens.json's prompt-formatted pairs) its ids and
     llama.cpp's output for exactly those ids (llama-cpp-python, pooling rank: the softmax over
     [yes, no] of the last position, P(yes) first, which llama.cpp's server returns as the score)."""
-    import sys
-    sys.path.insert(0, llama_cpp)
-    sys.path.insert(1, os.path.join(llama_cpp, "gguf-py"))
-    import convert_hf_to_gguf as conv
-    from conversion import base
+    conv = converter(llama_cpp)
     from llama_cpp import Llama
-    base.TextModel.get_vocab_base_pre = lambda self_, tokenizer: "default"
     d = os.path.join(ROOT, "qwen3_rerank")
     g = json.load(open(os.path.join(d, "goldens.json")))
     seqs = [s["ids"] for s in g["sequences"]]
     out = {"ids": seqs, "transformers_no_yes": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
     for outtype in ("f32", "f16"):
-        path = os.path.join(d, f"model-{outtype.upper()}.gguf")
-        argv = sys.argv
-        sys.argv = ["convert_hf_to_gguf.py", d, "--outtype", outtype, "--outfile", path, "--no-lazy"]
-        try:
-            conv.main()
-        finally:
-            sys.argv = argv
+        path = convert(conv, d, outtype)
         llm = Llama(model_path=path, embedding=True, pooling_type=4, verbose=False, n_ctx=256, n_batch=256,
                     n_ubatch=256)
         by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
