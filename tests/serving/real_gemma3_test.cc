@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "model/transformer.h"
 #include "real_models.h"
@@ -63,7 +62,7 @@ std::vector<int32_t> direct_greedy(model::Transformer& m, std::vector<int32_t> t
 
 TEST(RealGemma3, FallbackTemplatePromptIdsAndGreedyMatchLlamaCpp) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
+  if (!::oxyd::real_models::have(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   std::ifstream f(std::string(OXYD_SOURCE_DIR) + "/tests/data/gemma3_270m/greedy.json");
   const nlohmann::json g = nlohmann::json::parse(f);
   ModelOptions o;
@@ -121,7 +120,7 @@ GenerationParams chat_params(LLMEngine& m, const std::string& user, int32_t max_
 // alone, batched, with its prompt in chunks of 7 tokens, and preempted and recomputed.
 TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
+  if (!::oxyd::real_models::have(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   ModelOptions o;
   o.max_context_len = 256;
   o.max_num_seqs = 16;
@@ -170,7 +169,7 @@ TEST(RealGemma3, ChatGreedyAloneEqualsBatchedChunkedAndPreempted) {
 // requests (7 vs 3). Each choice must be the same every time (later ones find the prompt cached).
 TEST(RealGemma3, SeededChoicesReproducibleOverTenRequests) {
   const std::string path = gemma3_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
+  if (!::oxyd::real_models::have(path)) GTEST_SKIP() << ::oxyd::real_models::missing(path);
   ModelOptions o;
   o.max_context_len = 256;
   auto m = LLMEngine::create("gemma-3-270m", path, o);
