@@ -2,6 +2,7 @@
 #include "backend/backend.h"
 
 #include <array>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -67,10 +68,20 @@ PreparedHandle Backend::prepare(const Tensor& w, uint8_t* out) {
   return register_prepared(w, out, pack(w, out));
 }
 
-PreparedHandle Backend::register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout) {
+bool Backend::prepare_in_place(const Tensor& w, PreparedHandle& handle) {
+  const size_t bytes = size_t(w.nbytes());
+  if (!w.data || packed_bytes(w) != int64_t(bytes)) return false;
+  Buffer copy(bytes);  // one weight at a time: the peak is one expert's or linear's bytes more
+  const uint8_t layout = pack(w, copy.data());
+  std::memcpy(w.data, copy.data(), bytes);
+  handle = register_prepared(w, static_cast<const uint8_t*>(w.data), layout, true);
+  return true;
+}
+
+PreparedHandle Backend::register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout, bool in_place) {
   OXYD_CHECK(w.data && bytes, "register_prepared: a weight and its copy need data");
   std::unique_lock lock(prepared_mu_);
-  prepared_[w.data] = Entry{w.dtype, w.ndim, w.shape, PreparedWeight{bytes, layout}};
+  prepared_[w.data] = Entry{w.dtype, w.ndim, w.shape, PreparedWeight{bytes, layout, in_place}};
   return PreparedHandle(this, w.data);
 }
 

@@ -23,6 +23,9 @@ class Backend;
 struct PreparedWeight {
   const uint8_t* bytes = nullptr;
   uint8_t layout = 0;
+  /// The copy took the place of the rows (prepare_in_place): bytes == the weight's data, and the
+  /// rows exist no more. A reader that cannot use the copy must unpack it (CPU: matmul_unpack_row).
+  bool in_place = false;
 };
 
 /// Keeps one prepared copy registered with its backend; unregisters it when it dies. Whoever holds
@@ -160,8 +163,12 @@ class Backend {
   /// w: from then on this backend's matmul and get_rows of w (any tensor with w's data, dtype and
   /// shape) read the copy, until the handle dies. The original rows may then be released.
   PreparedHandle prepare(const Tensor& w, uint8_t* out);
+  /// prepare() over w's own bytes, for rows the model owns (rewritten at load, not file pages that
+  /// can be released): the copy replaces them, so the model holds one. Only where the copy has the
+  /// rows' size (packed_bytes(w) == w.nbytes()); false, and nothing changed, otherwise.
+  bool prepare_in_place(const Tensor& w, PreparedHandle& handle);
   /// Registers bytes already in `layout` as w's copy (tests and benches that pack themselves).
-  PreparedHandle register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout);
+  PreparedHandle register_prepared(const Tensor& w, const uint8_t* bytes, uint8_t layout, bool in_place = false);
   /// The copy registered for w, or nullptr. Safe to call while other threads register.
   const PreparedWeight* prepared(const Tensor& w) const;
 

@@ -34,8 +34,8 @@ struct Weights::Impl {
 
   std::unordered_map<std::string, Tensor> rewritten;  // checkpoint tensors in another layout, by name
   // Buffers of the FP8 / AWQ / GPTQ linears repacked at load, and of HF MXFP4 experts rewritten
-  // into GGUF's blocks [begin, end): read in place by the matmul (file-row kernels), never packed
-  // again, so the model holds one copy (an owned buffer stays allocated after packing).
+  // into GGUF's blocks [begin, end): owned, so that packing a copy would hold two; the backend
+  // packs them in place instead (pack_for_matmul), where its layout has the rows' size.
   std::vector<std::pair<uintptr_t, uintptr_t>> repacked;
   std::vector<Buffer> transient;  // rewritten tensors that binding copies again (split biases): freed after load
   const std::vector<std::pair<std::string, std::string>>* prefix_fallbacks = nullptr;  // ArchSpec's (HF)
@@ -142,6 +142,8 @@ struct Weights::Impl {
           Tensor o = own(DType::MXFP4, {E, rows, cols});
           if (is_gate_up) experts_gate_up_from_mxfp4(b, s, o.data);
           else experts_down_from_mxfp4(b, s, o.data);
+          st->release(b.data, size_t(b.nbytes()));  // read once: their file pages go back
+          st->release(s.data, size_t(s.nbytes()));
           const auto at = reinterpret_cast<uintptr_t>(o.data);
           repacked.emplace_back(at, at + uintptr_t(o.nbytes()));
           rewritten[name] = o;
@@ -359,16 +361,27 @@ void Weights::pack_for_matmul() {
   auto wants = [&](const Tensor& t) {
     return t.data && be.wants_packed(t) && !impl_->is_repacked(t) && !(t.dtype == DType::F32 && owned(t));
   };
-  if (wants(lm_head)) todo.push_back(&lm_head);
-  if (wants(ple_model_proj)) todo.push_back(&ple_model_proj);
+  // Repacked checkpoint linears and HF MXFP4 experts (owned, each the only view of its bytes):
+  // packed over their own rows where the copy has their size (whole 16-row groups), else left
+  // to the row kernels.
+  auto consider = [&](Tensor* t) {
+    if (!t->data || !be.wants_packed(*t)) return;
+    if (!impl_->is_repacked(*t)) {
+      if (wants(*t)) todo.push_back(t);
+      return;
+    }
+    backend::PreparedHandle h;
+    if (be.prepare_in_place(*t, h)) impl_->prepared.push_back(std::move(h));
+  };
+  consider(&lm_head);
+  consider(&ple_model_proj);
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
                       &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj, &L.shexp_gate, &L.shexp_up,
                       &L.shexp_down})
-      if (wants(*t)) todo.push_back(t);
+      consider(t);
     for (LayerWeights::Expert& x : L.experts)
-      for (Tensor* t : {&x.gate, &x.up, &x.down})
-        if (wants(*t)) todo.push_back(t);
+      for (Tensor* t : {&x.gate, &x.up, &x.down}) consider(t);
   }
   auto slice_bytes = [&](const Tensor& t) { return (size_t(be.packed_bytes(t)) + 63) / 64 * 64; };
   size_t total = 0;

@@ -61,6 +61,21 @@ void matmul_reserve_scratch(int64_t bytes) {
   pool.scratch(0).reserve(kMatmulActSlot, size_t(bytes));
 }
 
+namespace {
+// A weight packed in place at load (Backend::prepare_in_place) whose layout's kernel does not run
+// here: the ISA was lowered after load (tests, benches). Its rows exist only in the copy.
+bool rows_gone(const PreparedWeight* prep) { return prep && prep->in_place && !packed_copy_runs(prep); }
+
+// matmul on rows unpacked from such a copy for this call: slow, but the row kernels' result.
+void matmul_unpacked(const Tensor& x, const Tensor& w, const PreparedWeight& prep, const Tensor& y) {
+  const int64_t n = w.rows(), k = w.cols(), rb = w.row_bytes();
+  Buffer rows(size_t(n * rb));
+  for (int64_t r = 0; r < n; ++r)
+    matmul_unpack_row(w.dtype, PackLayout(prep.layout), prep.bytes, k, r, rows.data() + r * rb);
+  matmul(x, Tensor(w.dtype, rows.data(), {n, k}, w.device), y);
+}
+}  // namespace
+
 void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   const int64_t k = x.cols(), m = x.rows(), n = w.rows();
   OXYD_CHECK(x.dtype == DType::F32 && y.dtype == DType::F32, "matmul: x and y must be F32");
@@ -69,6 +84,7 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (m == 0 || n == 0) return;
   bool packed = false;
   const PreparedWeight* prep = cpu_backend().prepared(w);
+  if (rows_gone(prep)) return matmul_unpacked(x, w, *prep, y);
   const MatmulKernel kern = select_kernel(w, prep, m, packed);
 
   TileArgs base{};
@@ -188,6 +204,7 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
   const int num_threads = pool.num_threads();
   auto panels = [](int64_t rows) { return (rows + 15) / 16 * 16; };
   std::vector<GroupJob> jobs;
+  bool any_rows_gone = false;
   for (int l = 0; l < num_lists; ++l) {
     const Tensor& y = lists[l].y;
     OXYD_CHECK(y.dtype == DType::F32 && y.rows() == N, "matmul_grouped: y must be F32 [N, n]");
@@ -199,6 +216,7 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
       OXYD_CHECK(w.cols() == k && w.rows() == y.cols() && decodable(w.dtype), "matmul_grouped: bad weight");
       bool packed = false;
       const PreparedWeight* prep = cpu_backend().prepared(w);
+      if (rows_gone(prep)) any_rows_gone = true;
       GroupJob j{};
       j.kern = select_kernel(w, prep, m, packed);
       j.wtype = w.dtype;
@@ -219,7 +237,8 @@ void matmul_grouped(const Tensor& x, const int64_t* offsets, int64_t num_groups,
     }
   }
   if (jobs.empty()) return;
-  if (!same_preparation(jobs)) {  // mixed kernels (or AMX's whole-batch layout): one call per job
+  // mixed kernels (or AMX's whole-batch layout, or a weight to unpack first): one call per job
+  if (any_rows_gone || !same_preparation(jobs)) {
     for (int l = 0; l < num_lists; ++l)
       for (int64_t g = 0; g < num_groups; ++g) {
         const int64_t row0 = offsets[g], m = offsets[g + 1] - row0;

@@ -143,6 +143,8 @@ MatmulKernel select_kernel(const Tensor& w, const PreparedWeight* prep, int64_t 
   return packed ? lookup(stored_as(l), matmul_isa(), w.dtype, m) : lookup(Stored::FILE_ROWS, matmul_isa(), w.dtype, m);
 }
 
+bool packed_copy_runs(const PreparedWeight* prep) { return prep && layout_runs(PackLayout(prep->layout)); }
+
 MatmulKernel select_kernel(DType t, int64_t m) {
   if (const PackLayout l = matmul_pack_layout(t); l != PackLayout::NONE) return lookup(stored_as(l), matmul_isa(), t, m);
   return lookup(Stored::FILE_ROWS, matmul_isa(), t, m);

@@ -20,6 +20,8 @@ Isa matmul_isa();
 /// The kernel for weight w against m activation rows: that of w's packed copy `prep` (null: none)
 /// where its layout's kernel runs here (packed is then true), else that of its file rows.
 MatmulKernel select_kernel(const Tensor& w, const PreparedWeight* prep, int64_t m, bool& packed);
+/// Whether the kernel of packed copy `prep`'s layout runs here (false for null).
+bool packed_copy_runs(const PreparedWeight* prep);
 /// The kernel a `t` weight loaded now (packed as matmul_pack_layout(t) says) gets at m rows.
 MatmulKernel select_kernel(DType t, int64_t m);
 
