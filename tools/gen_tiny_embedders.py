@@ -53,6 +53,11 @@ RERANK_TEXT = ("Judge whether the Document meets the requirements based on the Q
                "Beijing. Explain gravity. Gravity is a force that attracts two bodies towards each other. ") * 4
 
 
+# Texts for the XLM-R vocabulary: normalization (NFKC, whitespace runs), unknown characters.
+XLMR_TEXTS = ["The quick brown fox jumps over the lazy dog.", "  Hello,   world!  ", "ﬁne ① Ｆｕｌｌｗｉｄｔｈ",
+              "naïve café, déjà vu", "你好 world", "e-mail: john.doe@example.com", "", "A"]
+
+
 def write_vocab(d):
     toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(VOCAB - 5)]
     with open(os.path.join(d, "vocab.txt"), "w") as f:
@@ -87,6 +92,33 @@ def write_bpe_vocab(d, specials, post=None):
     if post is not None:
         tk.post_processor = post
     return tk
+
+
+def write_sp_vocab(d):
+    """XLM-R's kind of vocabulary: a SentencePiece Unigram model (nmt_nfkc normalization, whose
+    precompiled charsmap it embeds) of VOCAB - 2 pieces trained on the tokenizer corpus's texts,
+    saved as sentencepiece.bpe.model beside the tokenizer.json transformers converts it to
+    (fairseq ids: <s> <pad> </s> <unk>, the pieces shifted by one, <mask> last: VOCAB tokens).
+    llama.cpp's converter reads the .model as a "t5" (UGM) vocabulary."""
+    import tempfile
+    import sentencepiece as spm
+    from transformers import XLMRobertaTokenizer
+    corpus = os.path.join(ROOT, "..", "tokenizer", "corpus.jsonl")
+    rows = [json.loads(line) for line in open(corpus, encoding="utf-8")]
+    # Latin-script texts only: 318 pieces cannot cover the corpus's CJK characters at the 0.98
+    # character coverage SentencePiece allows at least (the others become <unk>, as in XLM-R).
+    texts = [r["t"] for r in rows if r.get("t") and all(ord(c) < 0x250 for c in r["t"])] + [RERANK_TEXT]
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "sentencepiece.bpe")
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=prefix, vocab_size=VOCAB - 2,
+                                       model_type="unigram", normalization_rule_name="nmt_nfkc",
+                                       num_threads=1, minloglevel=2)
+        # from the folder: transformers converts the .model it finds there (a vocab_file argument
+        # is not converted by transformers 5)
+        tok = XLMRobertaTokenizer.from_pretrained(tmp, model_max_length=64)
+        assert len(tok) == VOCAB, len(tok)
+        tok.save_pretrained(d)
+        shutil.copy(prefix + ".model", os.path.join(d, "sentencepiece.bpe.model"))
 
 
 def randomize(model, gen):
@@ -161,6 +193,8 @@ def gen_encoder(name, cfg_cls, model_cls, pooling, normalize, seed, with_types, 
         PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
                                 cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
                                 model_max_length=64).save_pretrained(d)
+    elif name == "xlmr":
+        write_sp_vocab(d)
     else:
         write_vocab(d)
     max_len = cfg.max_position_embeddings - (cfg.pad_token_id + 1 if name != "bert" else 0)
@@ -434,22 +468,30 @@ def gen_gguf(llama_cpp):
 
 
 def gen_gguf_decoder_and_roberta(llama_cpp):
-    """qwen3_embed/ and roberta/ model-F32.gguf and model-F16.gguf by llama.cpp's converter (pooling
-    from 1_Pooling: last / CLS; RoBERTa's position rows before pad_token_id + 1 dropped), and
+    """qwen3_embed/, roberta/ and xlmr/ model-F32.gguf and model-F16.gguf by llama.cpp's converter
+    (pooling from 1_Pooling: last / CLS / mean; RoBERTa's and XLM-R's position rows before
+    pad_token_id + 1 dropped; XLM-R's SentencePiece vocabulary as "t5"), and
     gguf_goldens.json: each golden sequence's ids and llama.cpp's embedding of exactly those ids
     (llama-cpp-python, pooling as the file says; Llama.tokenize is replaced by the ids, since the
     converter writes these WordPiece vocabularies as a merge-less gpt2 vocabulary).
-    xlmr is not converted: llama.cpp's XLM-R vocabulary path needs a SentencePiece tokenizer."""
+    For xlmr also texts, transformers' ids of them, and the check that llama.cpp tokenizes them alike."""
     conv = converter(llama_cpp)
     from llama_cpp import Llama
-    for name in ("qwen3_embed", "roberta"):
+    for name in ("qwen3_embed", "roberta", "xlmr"):
         d = os.path.join(ROOT, name)
         g = json.load(open(os.path.join(d, "goldens.json")))
         seqs = [s["ids"] for s in g["sequences"]]
         out = {"ids": seqs, "sentence_transformers": [s["embedding"] for s in g["sequences"]], "llama_cpp": {}}
+        if name == "xlmr":  # a real SentencePiece vocabulary: texts, and transformers' ids of them
+            from transformers import AutoTokenizer
+            tok = AutoTokenizer.from_pretrained(d)
+            out["texts"] = XLMR_TEXTS
+            out["text_ids"] = [tok(t)["input_ids"] for t in XLMR_TEXTS]
         for outtype in ("f32", "f16"):
             path = convert(conv, d, outtype)
             llm = Llama(model_path=path, embedding=True, verbose=False, n_ctx=128, n_batch=128, n_ubatch=128)
+            for t, ids in zip(out.get("texts", []), out.get("text_ids", [])):  # llama.cpp's UGM agrees
+                assert llm.tokenize(t.encode(), add_bos=True, special=False) == ids, (t, llm.tokenize(t.encode()), ids)
             by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
             llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
             out["llama_cpp"][outtype.upper()] = [llm.embed(f"seq{i}", normalize=True) for i in range(len(seqs))]
@@ -490,7 +532,7 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the GGUFs")
     ap.add_argument("--gguf", nargs="*", default=["bert", "twins", "qwen3_rerank"],
-                    help="with --llama-cpp, which GGUFs: bert, twins (qwen3_embed, roberta), qwen3_rerank")
+                    help="with --llama-cpp, which GGUFs: bert, twins (qwen3_embed, roberta, xlmr), qwen3_rerank")
     a = ap.parse_args()
     jobs = {
         "bert": lambda: gen_encoder("bert", BertConfig, BertModel, "mean", True, 1, True,

@@ -40,6 +40,9 @@ VOCABS = {
     "deepseek_v3": "data/tokenizers/deepseek_v3",
     "minilm": None,  # committed: tests/data/tokenizer/minilm
     "unigram": None,  # committed: tests/data/tokenizer/unigram (tools/gen_tokenizer_unigram.py)
+    # the tiny XLM-R's (tools/gen_tiny_embedders.py): XLM-R's kind, a SentencePiece Unigram with
+    # the Precompiled normalizer (charsmap), WhitespaceSplit + Metaspace
+    "xlmr": "data/archs/xlmr",
 }
 
 PROSE = [
@@ -324,6 +327,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tests", default="tests", help="the folder holding data/tokenizers (default: tests)")
     ap.add_argument("--minilm", default=None, help="dir with MiniLM tokenizer.json to (re)copy")
+    ap.add_argument("--only", nargs="*", help="write only these vocabularies' goldens, on the committed "
+                    "corpus.jsonl (no variants)")
     args = ap.parse_args()
     out_dir = os.path.join("tests", "data", "tokenizer")
     os.makedirs(out_dir, exist_ok=True)
@@ -331,13 +336,19 @@ def main():
         os.makedirs(os.path.join(out_dir, "minilm"), exist_ok=True)
         for f in ("tokenizer.json", "tokenizer_config.json"):
             shutil.copy(os.path.join(args.minilm, f), os.path.join(out_dir, "minilm", f))
-    entries = build_corpus()
-    with open(os.path.join(out_dir, "corpus.jsonl"), "w", encoding="utf-8") as f:
-        for e in entries:
-            f.write(json.dumps(e, ensure_ascii=False) + "\n")
+    if args.only:
+        with open(os.path.join(out_dir, "corpus.jsonl"), encoding="utf-8") as f:
+            entries = [json.loads(line) for line in f]
+    else:
+        entries = build_corpus()
+        with open(os.path.join(out_dir, "corpus.jsonl"), "w", encoding="utf-8") as f:
+            for e in entries:
+                f.write(json.dumps(e, ensure_ascii=False) + "\n")
     texts = [entry_text(e) for e in entries]
     print(f"corpus: {len(texts)} strings")
     for name, rel in VOCABS.items():
+        if args.only and name not in args.only:
+            continue
         d = os.path.join(args.tests, rel) if rel else os.path.join(out_dir, name)
         tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
         tok.no_truncation()
@@ -360,6 +371,8 @@ def main():
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
         print(f"{name}: done")
 
+    if args.only:
+        return
     variants = {}
     for vname, (base, fn) in VARIANTS.items():
         d = os.path.join(args.tests, VOCABS[base]) if VOCABS[base] else os.path.join(out_dir, base)

@@ -34,7 +34,7 @@ CharsMap::CharsMap(std::string_view blob, const std::string& where) : where_(whe
   if (nodes_.empty()) bad("precompiled charsmap with an empty trie");
 }
 
-size_t CharsMap::longest(std::string_view in, std::string_view& replacement) const {
+size_t CharsMap::match(std::string_view in, bool shortest, std::string_view& replacement) const {
   size_t best_len = 0;
   uint32_t best_value = 0;
   auto node = [&](uint32_t i) -> uint32_t {
@@ -53,6 +53,7 @@ size_t CharsMap::longest(std::string_view in, std::string_view& replacement) con
     if (leaf) {
       best_len = k + 1;
       best_value = value_of(node(idx));
+      if (shortest) break;
     }
   }
   if (best_len == 0) return 0;
@@ -71,7 +72,7 @@ std::string CharsMap::apply(std::string_view in) const {
   for (size_t i = 0; i < in.size();) {
     std::string_view rep;
     if (!nodes_.empty()) {
-      if (const size_t n = longest(in.substr(i), rep); n > 0) {
+      if (const size_t n = match(in.substr(i), false, rep); n > 0) {
         out.append(rep);
         i += n;
         continue;
@@ -81,6 +82,49 @@ std::string CharsMap::apply(std::string_view in) const {
     const char32_t c = next_code_point(in, i);
     if (c == 0xFFFD && !(i - start == 3 && in.substr(start, 3) == "\xEF\xBF\xBD")) out.append("\xEF\xBF\xBD");
     else out.append(in.substr(start, i - start));
+  }
+  return out;
+}
+
+namespace {
+// The end of the grapheme cluster starting at `pos` (see apply_graphemes).
+size_t cluster_end(std::string_view in, size_t pos) {
+  size_t i = pos;
+  const char32_t first = next_code_point(in, i);
+  if (first == '\r') return i < in.size() && in[i] == '\n' ? i + 1 : i;
+  // Controls (Cc, Cf but ZWNJ and ZWJ, line and paragraph separators) take no marks.
+  const bool private_use = (first >= 0xE000 && first <= 0xF8FF) || first >= 0xF0000;
+  if ((is_other(first) && !private_use && first != 0x200C && first != 0x200D) || first == 0x2028 || first == 0x2029)
+    return i;
+  for (size_t j = i; j < in.size(); i = j) {
+    const char32_t c = next_code_point(in, j);
+    if (!is_combining_mark(c) && c != 0x200C && c != 0x200D) break;
+  }
+  return i;
+}
+}  // namespace
+
+std::string CharsMap::apply_graphemes(std::string_view in) const {
+  if (nodes_.empty()) return std::string(in);
+  std::string out;
+  out.reserve(in.size() + in.size() / 4);
+  std::string_view rep;
+  for (size_t g = 0; g < in.size();) {
+    const size_t end = cluster_end(in, g);
+    const std::string_view cluster = in.substr(g, end - g);
+    if (cluster.size() < 6 && match(cluster, true, rep) > 0) {
+      out.append(rep);
+    } else {
+      for (size_t i = 0; i < cluster.size();) {
+        const size_t start = i;
+        next_code_point(cluster, i);
+        const std::string_view cp = cluster.substr(start, i - start);
+        // a key that is exactly this code point (a shorter key would be a partial UTF-8 sequence)
+        if (match(cp, true, rep) > 0) out.append(rep);
+        else out.append(cp);
+      }
+    }
+    g = end;
   }
   return out;
 }

@@ -20,12 +20,19 @@ class CharsMap {
   /// Throws Error(INVALID_ARGUMENT) naming `where` when the blob is malformed.
   CharsMap(std::string_view blob, const std::string& where);
   bool empty() const { return nodes_.empty(); }
-  /// Rewrites `in` through the map.
+  /// Rewrites `in` through the map (SentencePiece's and llama.cpp's way: longest match first).
   std::string apply(std::string_view in) const;
+  /// Hugging Face tokenizers' `Precompiled` normalizer (tokenizer.json): per grapheme cluster, one
+  /// of under 6 bytes that starts with a key of the map is replaced whole by the replacement of
+  /// its shortest such key; otherwise each code point that is a key is replaced. Clusters here:
+  /// CR LF, and a code point with the combining marks, ZWJ and ZWNJ after it (UAX #29's rules
+  /// that can make a cluster under 6 bytes; Hangul jamo, emoji and flags are 6 bytes or more).
+  std::string apply_graphemes(std::string_view in) const;
 
  private:
-  /// Longest match at `in`: its length in bytes (0: none) and the replacement.
-  size_t longest(std::string_view in, std::string_view& replacement) const;
+  /// The longest (or with `shortest`, the shortest) key that `in` starts with: its length in bytes
+  /// (0: none) and its replacement.
+  size_t match(std::string_view in, bool shortest, std::string_view& replacement) const;
   std::vector<uint32_t> nodes_;
   std::string replacements_;
   std::string where_;

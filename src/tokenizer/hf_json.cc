@@ -53,6 +53,27 @@ Pattern parse_pattern(const Ctx& c, const json& p, const std::string& path) {
   c.fail(path, "expected {\"String\": ...} or {\"Regex\": ...}");
 }
 
+// Standard base64 (RFC 4648, '=' padding optional); false on any other character.
+bool base64_decode(std::string_view in, std::string& out) {
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (char ch : in) {
+    int v;
+    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+    else if (ch == '+') v = 62;
+    else if (ch == '/') v = 63;
+    else if (ch == '=' && pad < 2) { ++pad; continue; }
+    else return false;
+    if (pad) return false;  // data after padding
+    acc = (acc << 6) | uint32_t(v), bits += 6;
+    if (bits >= 8) bits -= 8, out.push_back(char((acc >> bits) & 0xFF));
+  }
+  return true;
+}
+
 Normalizer parse_normalizer(const Ctx& c, const json& j, const std::string& path) {
   Normalizer n;
   if (j.is_null()) return n;
@@ -87,10 +108,14 @@ Normalizer parse_normalizer(const Ctx& c, const json& j, const std::string& path
     n.handle_chinese_chars = c.flag(j, "handle_chinese_chars", true, path);
     n.lowercase = c.flag(j, "lowercase", true, path);
     n.strip_accents = c.flag(j, "strip_accents", n.lowercase, path);
-  } else if (type == "Precompiled") {
+  } else if (type == "Precompiled") {  // SentencePiece's charsmap, base64 (XLM-R, T5, ALBERT ...)
     const json& cm = c.get(j, "precompiled_charsmap", path);
-    if (!cm.is_null() && !(cm.is_string() && cm.get<std::string>().empty()))
-      c.fail(path + ".precompiled_charsmap", "SentencePiece precompiled normalization is not supported");
+    if (cm.is_null() || (cm.is_string() && cm.get<std::string>().empty())) return n;  // an empty map: no-op
+    if (!cm.is_string()) c.fail(path + ".precompiled_charsmap", "expected a base64 string");
+    std::string blob;
+    if (!base64_decode(cm.get<std::string>(), blob)) c.fail(path + ".precompiled_charsmap", "invalid base64");
+    n.kind = K::PRECOMPILED;
+    n.charsmap = std::make_shared<const CharsMap>(blob, c.file + ": field '" + path + ".precompiled_charsmap'");
   } else {
     c.fail(path + ".type", "unsupported normalizer '" + type + "'");
   }

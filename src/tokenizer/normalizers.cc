@@ -123,6 +123,7 @@ void Normalizer::apply(std::string& text) const {
       if (!text.empty()) text.insert(0, content);
       return;
     case Kind::BERT: bert_normalize(text, *this); return;
+    case Kind::PRECOMPILED: text = charsmap->apply_graphemes(text); return;
     case Kind::LLAMACPP_UGM:
       text = ugm_whitespace(charsmap ? charsmap->apply(text) : text, ugm_prefix, ugm_merge_spaces);
       return;

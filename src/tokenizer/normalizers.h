@@ -1,5 +1,5 @@
 // Normalizers as tokenizer.json declares them (NFC/NFD/NFKC/NFKD, Lowercase, Strip, StripAccents,
-// Replace, Prepend, BertNormalizer, Sequence), and llama.cpp's UGM normalization of a GGUF (a
+// Replace, Prepend, BertNormalizer, Precompiled, Sequence), and llama.cpp's UGM normalization of a GGUF (a
 // precompiled charsmap, then its whitespace rules: charsmap.h). Each rewrites one text piece in
 // place; they see only the pieces between added tokens, as in Hugging Face tokenizers and llama.cpp.
 #pragma once
@@ -16,7 +16,7 @@ namespace oxyd::tokenizer {
 
 struct Normalizer {
   enum class Kind { NONE, SEQUENCE, NFC, NFD, NFKC, NFKD, LOWERCASE, STRIP, STRIP_ACCENTS, REPLACE,
-                    PREPEND, BERT, LLAMACPP_UGM };
+                    PREPEND, BERT, LLAMACPP_UGM, PRECOMPILED };
   Kind kind = Kind::NONE;
   std::vector<Normalizer> children;  // SEQUENCE
   Pattern pattern;                   // REPLACE
@@ -24,7 +24,8 @@ struct Normalizer {
   bool strip_left = false, strip_right = false;  // STRIP
   // BERT
   bool clean_text = true, handle_chinese_chars = true, strip_accents = false, lowercase = true;
-  // LLAMACPP_UGM: the charsmap (null: none) and ugm_whitespace's flags
+  // LLAMACPP_UGM: the charsmap (null: none) and ugm_whitespace's flags; PRECOMPILED: the charsmap
+  // of tokenizer.json's Precompiled normalizer (CharsMap::apply_graphemes)
   std::shared_ptr<const CharsMap> charsmap;
   bool ugm_prefix = true, ugm_merge_spaces = false;
 

@@ -122,6 +122,7 @@ inline size_t check_against_golden(const Tokenizer& tok, const std::string& voca
 }
 
 inline std::string hf_dir(const std::string& vocab) {
+  if (vocab == "xlmr") return std::string(OXYD_SOURCE_DIR) + "/tests/data/archs/xlmr";  // the tiny XLM-R's
   return vocab == "minilm" || vocab == "unigram" ? data_dir() + "/" + vocab : real_tokenizers() + "/" + vocab;
 }
 
@@ -188,7 +189,7 @@ inline void expect_llamacpp_corpus(const Tokenizer& tok, const std::string& gold
 
 inline const std::vector<std::string>& all_vocabs() {
   static const std::vector<std::string> v = {"qwen3", "llama3", "llama3_1", "gemma3", "gptoss",
-                                             "llama2", "deepseek_v3", "minilm", "unigram"};
+                                             "llama2", "deepseek_v3", "minilm", "unigram", "xlmr"};
   return v;
 }
 
