@@ -129,8 +129,9 @@ TEST(EmbedGguf, BertGgufMatchesLlamaCppAndSentenceTransformers) {
   }
 }
 
-// llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Embedding (qwen3, pooling_type last)
-// and RoBERTa (bert, pooling_type CLS, position rows before pad_token_id + 1 dropped) against
+// llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Embedding (qwen3, pooling_type last),
+// RoBERTa (bert, pooling_type CLS, position rows before pad_token_id + 1 dropped) and XLM-R (the
+// same, mean pooling, a SentencePiece vocabulary written as "t5") against
 // llama.cpp's embeddings of the same ids (llama-cpp-python) and sentence-transformers'.
 class EmbedGgufTwin : public ::testing::TestWithParam<std::string> {};
 
@@ -162,7 +163,7 @@ TEST_P(EmbedGgufTwin, MatchesLlamaCppAndSentenceTransformers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, EmbedGgufTwin, ::testing::Values("qwen3_embed", "roberta"));
+INSTANTIATE_TEST_SUITE_P(Tiny, EmbedGgufTwin, ::testing::Values("qwen3_embed", "roberta", "xlmr"));
 
 // llama.cpp's converter's GGUFs (F32, F16) of the tiny Qwen3-Reranker: pooling_type rank, the
 // head's [yes, no] rows as cls.output, its "rerank" chat template. Oracles: the model card's code
