@@ -7,7 +7,7 @@
 //     the KV cache at the mean context) × tok/s;
 //   - prefill tok/s of one prompt of --prefill tokens (one step; the second of two runs);
 //   - aggregate decode tok/s with --conc requests at once (the engine batches them into one step):
-//     tokens of the steps after every request has its first token / their time.
+//     tokens / time of the steps in which every request, its first token already out, gets one.
 // The model is a shaped random GGUF (shaped_model.h) written first into --dir and deleted at the
 // end (--keep keeps it), or --model PATH. Prints the figures, then SUMMARY lines with issue 27's
 // targets (batch-1 decode >= 80% of the roofline for the 8B shape; concurrency 64 >= 10x
@@ -111,8 +111,12 @@ void check_shape(const loader::ModelConfig& c, const bench::ModelShape& s) {
 // One batch of requests through EngineCore, stepped to the end.
 struct RunResult {
   double first_step_s = 0;   // the step that prefilled (the whole prompt when it fits one step)
-  double decode_s = 0;       // steps after every request had its first token
+  double decode_s = 0;       // decode steps of the whole batch (see run)
   int64_t decode_tokens = 0, decode_steps = 0;
+  double decode_tps() const {
+    if (decode_steps == 0) throw_error(ErrorCode::INVALID_ARGUMENT, "no decode step of the whole batch: raise --gen");
+    return double(decode_tokens) / decode_s;
+  }
 };
 
 class Harness {
@@ -145,13 +149,16 @@ class Harness {
       const std::vector<engine::RequestOutput> outs = core_.step();
       const double dt = now_s() - t;
       if (first) res.first_step_s = dt;
+      int64_t step_tokens = 0;
       for (const engine::RequestOutput& o : outs) {
         if (o.finish_reason == engine::FinishReason::ERROR) throw_error(ErrorCode::INTERNAL, "request failed: " + o.error);
         if (got.at(o.request_id) == 0 && !o.new_tokens.empty()) ++started;
         got[o.request_id] += int64_t(o.new_tokens.size());
-        if (all_started) res.decode_tokens += int64_t(o.new_tokens.size());
+        step_tokens += int64_t(o.new_tokens.size());
       }
-      if (all_started) res.decode_s += dt, ++res.decode_steps;
+      // A decode step of the whole batch: every request had its first token before it and gets one
+      // now (the prompts of a large batch take several steps, so its first requests end early).
+      if (all_started && step_tokens == n) res.decode_s += dt, res.decode_tokens += n, ++res.decode_steps;
     }
     for (const auto& [id, k] : got)
       if (k != gen) throw_error(ErrorCode::INTERNAL, "request " + std::to_string(id) + " got " + std::to_string(k) +
@@ -263,7 +270,7 @@ int main_impl(int argc, char** argv) {
 
   // Batch-1 decode and its share of the copy bandwidth.
   const RunResult d = h.run(1, o.prompt, o.decode);
-  const double dec_tps = double(d.decode_tokens) / d.decode_s;
+  const double dec_tps = d.decode_tps();
   const int64_t wbytes = decode_weight_bytes(path);
   const double kv_bytes = double(m->kv_bytes_per_token(kDefaultKvFormat)) * (double(o.prompt) + double(o.decode) / 2);
   const double read = double(wbytes) + kv_bytes, frac = dec_tps * read / bw;
@@ -283,7 +290,7 @@ int main_impl(int argc, char** argv) {
   for (int64_t c : o.conc) {
     h.run(c, 16, 4);
     const RunResult r = h.run(c, o.prompt, o.gen);
-    agg[c] = double(r.decode_tokens) / r.decode_s;
+    agg[c] = r.decode_tps();
     std::printf("concurrency %lld: %lld decode steps, %lld tokens, %.1f tok/s aggregate (%.2f ms/step)\n",
                 static_cast<long long>(c), static_cast<long long>(r.decode_steps),
                 static_cast<long long>(r.decode_tokens), agg[c], 1e3 * r.decode_s / double(r.decode_steps));
