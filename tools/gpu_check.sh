@@ -105,7 +105,8 @@ for c in $cases; do
   timeout $(( left < 200 ? left : 200 )) ./cuda_model_bench --shape "${c%%:*}" --type "${c##*:}" --dir "$BUILD/models" \
     2>&1 | tee -a model_bench.log
   bench_rc=${PIPESTATUS[0]}
-  (( bench_rc == 0 )) || echo "SUMMARY model ${c%%:*} ${c##*:}: FAILED (exit $bench_rc; 124: timed out)" | tee -a model_bench.log
+  why=$( (( bench_rc == 124 )) && echo "timed out" || echo "exit $bench_rc")
+  (( bench_rc == 0 )) || echo "SUMMARY model ${c%%:*} ${c##*:}: FAILED ($why)" | tee -a model_bench.log
   rm -rf "$BUILD/models"  # a killed run leaves its file
 done
 set -e
