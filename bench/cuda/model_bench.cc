@@ -207,7 +207,11 @@ int main_impl(int argc, char** argv) {
     else if (a == "--model") o.model = val();
     else if (a == "--dir") o.dir = val();
     else if (a == "--keep") o.keep = true;
-    else if (a == "--device") o.cuda = val() != "cpu";
+    else if (a == "--device") {
+      const std::string d = val();
+      if (d != "cuda" && d != "cpu") throw_error(ErrorCode::INVALID_ARGUMENT, "--device cuda|cpu, not " + d);
+      o.cuda = d == "cuda";
+    }
     else if (a == "--prompt") o.prompt = std::atoll(val().c_str());
     else if (a == "--decode") o.decode = std::atoll(val().c_str());
     else if (a == "--prefill") o.prefill = std::atoll(val().c_str());
