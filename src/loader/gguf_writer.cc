@@ -83,8 +83,7 @@ GgufWriter::GgufWriter(uint32_t alignment, uint32_t version)
                 "GgufWriter: can write GGUF version 2 or 3, not " + std::to_string(version));
 }
 
-void GgufWriter::add_tensor(std::string name, DType dtype, const std::vector<int64_t>& shape,
-                            std::span<const uint8_t> data) {
+int64_t GgufWriter::check_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const {
   if (shape.size() > 4)
     throw Error(ErrorCode::INVALID_ARGUMENT, "GgufWriter: tensor '" + name + "' has " +
                                                  std::to_string(shape.size()) + " dims (max 4)");
@@ -98,17 +97,29 @@ void GgufWriter::add_tensor(std::string name, DType dtype, const std::vector<int
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
   int64_t cols = shape.empty() ? 1 : shape.back();
-  int64_t nbytes = rows * dtype_row_bytes(dtype, cols);
+  return rows * dtype_row_bytes(dtype, cols);
+}
+
+void GgufWriter::add_tensor(std::string name, DType dtype, const std::vector<int64_t>& shape,
+                            std::span<const uint8_t> data) {
+  const int64_t nbytes = check_tensor(name, dtype, shape);
   if (static_cast<int64_t>(data.size()) != nbytes)
     throw Error(ErrorCode::INVALID_ARGUMENT,
                 "GgufWriter: tensor '" + name + "' needs " + std::to_string(nbytes) +
                     " bytes for its shape and dtype but got " + std::to_string(data.size()));
   PendingTensor t{std::move(name), dtype, std::vector<int64_t>(shape.rbegin(), shape.rend()),
-                  std::vector<uint8_t>(data.begin(), data.end())};
+                  std::vector<uint8_t>(data.begin(), data.end()), nbytes, {}};
   tensors_.push_back(std::move(t));
 }
 
-std::vector<uint8_t> GgufWriter::to_bytes() const {
+void GgufWriter::add_tensor_filled(std::string name, DType dtype, const std::vector<int64_t>& shape, Fill fill) {
+  if (!fill) throw Error(ErrorCode::INVALID_ARGUMENT, "GgufWriter: tensor '" + name + "' has no fill function");
+  const int64_t nbytes = check_tensor(name, dtype, shape);
+  tensors_.push_back(PendingTensor{std::move(name), dtype, std::vector<int64_t>(shape.rbegin(), shape.rend()), {},
+                                   nbytes, std::move(fill)});
+}
+
+std::vector<uint8_t> GgufWriter::header_bytes() const {
   std::vector<uint8_t> buf;
   Out o(buf);
   GgufMetadata md = metadata_;
@@ -136,26 +147,61 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
     for (int64_t n : t.ne) o.put<uint64_t>(static_cast<uint64_t>(n));
     o.put<uint32_t>(static_cast<uint32_t>(t.dtype));
     o.put<uint64_t>(offset);
-    offset += (t.data.size() + alignment_ - 1) / alignment_ * alignment_;
+    offset += (static_cast<uint64_t>(t.nbytes) + alignment_ - 1) / alignment_ * alignment_;
   }
   o.pad_to(alignment_);
+  return buf;
+}
+
+std::vector<uint8_t> GgufWriter::to_bytes() const {
+  std::vector<uint8_t> buf = header_bytes();
+  Out o(buf);
   for (const auto& t : tensors_) {
-    o.raw(t.data.data(), t.data.size());
+    if (t.fill) {
+      const size_t at = buf.size();
+      buf.resize(at + static_cast<size_t>(t.nbytes));
+      t.fill(std::span<uint8_t>(buf.data() + at, static_cast<size_t>(t.nbytes)));
+    } else {
+      o.raw(t.data.data(), t.data.size());
+    }
     o.pad_to(alignment_);
   }
   return buf;
 }
 
+// Streams the header, then each tensor (a filled one through a buffer reused across tensors).
 void GgufWriter::write(const std::string& path) const {
-  std::vector<uint8_t> b = to_bytes();
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw Error(ErrorCode::IO, "cannot create '" + path + "': " + std::strerror(errno));
-  size_t n = b.empty() ? 0 : std::fwrite(b.data(), 1, b.size(), f);
-  int err = errno;
-  int rc = std::fclose(f);
-  if (rc != 0 && n == b.size()) err = errno;
-  if (n != b.size() || rc != 0)
-    throw Error(ErrorCode::IO, "cannot write " + std::to_string(b.size()) + " bytes to '" + path +
+  uint64_t total = 0;
+  bool ok = true;
+  int err = 0;
+  auto put = [&](const uint8_t* p, size_t n) {
+    if (ok && n > 0 && std::fwrite(p, 1, n, f) != n) ok = false, err = errno;
+    total += n;
+  };
+  std::vector<uint8_t> buf = header_bytes(), pad(alignment_, 0);
+  try {
+    put(buf.data(), buf.size());
+    for (const auto& t : tensors_) {
+      const size_t n = static_cast<size_t>(t.nbytes);
+      if (t.fill) {
+        buf.resize(n);
+        t.fill(std::span<uint8_t>(buf.data(), n));
+        put(buf.data(), n);
+      } else {
+        put(t.data.data(), n);
+      }
+      put(pad.data(), static_cast<size_t>((alignment_ - total % alignment_) % alignment_));
+    }
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  const int rc = std::fclose(f);
+  if (rc != 0 && ok) ok = false, err = errno;
+  if (!ok)
+    throw Error(ErrorCode::IO, "cannot write " + std::to_string(total) + " bytes to '" + path +
                                    "': " + std::strerror(err));
 }
 

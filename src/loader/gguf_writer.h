@@ -1,9 +1,11 @@
 // GgufWriter: builds a GGUF v3 (or v2) file from metadata and tensors of any DType, with the
 // data section and every tensor aligned to general.alignment (default 32) and zero padding.
-// Used by tests and conversion; it holds copies of the tensor bytes until written.
+// Used by tests and conversion; it holds copies of the tensor bytes until written, except for
+// tensors added with a fill function, whose bytes write() makes one tensor at a time.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +32,11 @@ class GgufWriter {
   /// tensor's bytes (rows × dtype_row_bytes); it is copied.
   void add_tensor(std::string name, DType dtype, const std::vector<int64_t>& shape,
                   std::span<const uint8_t> data);
+  /// A tensor whose bytes are made when the file is written: `fill` gets a buffer of exactly the
+  /// tensor's bytes to fill. write() holds one such buffer at a time (files larger than memory
+  /// should not be copied whole); to_bytes() calls it too.
+  using Fill = std::function<void(std::span<uint8_t>)>;
+  void add_tensor_filled(std::string name, DType dtype, const std::vector<int64_t>& shape, Fill fill);
 
   std::vector<uint8_t> to_bytes() const;
   /// Writes the file; throws Error(IO) naming the path on failure.
@@ -41,7 +48,13 @@ class GgufWriter {
     DType dtype;
     std::vector<int64_t> ne;
     std::vector<uint8_t> data;
+    int64_t nbytes = 0;
+    Fill fill;  // set: `data` is empty and made by fill at write time
   };
+  /// Checks a new tensor and returns its byte count.
+  int64_t check_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+  /// Everything before the first tensor's bytes: header, metadata, tensor infos, padding.
+  std::vector<uint8_t> header_bytes() const;
   uint32_t alignment_;
   uint32_t version_;
   GgufMetadata metadata_{"GgufWriter"};

@@ -287,5 +287,34 @@ TEST(GgufFile, TypedGetters) {
                {"test.arr_i32", "element 0"});
 }
 
+// A tensor given by a fill function (made at write time, one at a time) is byte for byte the one
+// given as data, in to_bytes() and in the streamed write(); a 33-byte tensor tests the padding.
+TEST(GgufWriter, FilledTensorsMatchCopiedOnes) {
+  test::TempDir tmp;
+  std::vector<uint8_t> a(33), b(64);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 7 + 1);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(255 - i);
+  GgufWriter copied, filled;
+  for (GgufWriter* w : {&copied, &filled}) w->add_string("general.architecture", "llama");
+  copied.add_tensor("a", DType::I8, {33}, a);
+  copied.add_tensor("b", DType::F16, {4, 8}, b);
+  int calls = 0;
+  auto from = [&calls](const std::vector<uint8_t>& src) {
+    return [&calls, &src](std::span<uint8_t> out) {
+      ASSERT_EQ(out.size(), src.size());
+      std::copy(src.begin(), src.end(), out.begin());
+      ++calls;
+    };
+  };
+  filled.add_tensor_filled("a", DType::I8, {33}, from(a));
+  filled.add_tensor_filled("b", DType::F16, {4, 8}, from(b));
+  const std::vector<uint8_t> want = copied.to_bytes();
+  EXPECT_EQ(filled.to_bytes(), want);
+  filled.write(tmp.file("filled.gguf"));
+  EXPECT_EQ(read_bytes(tmp.file("filled.gguf")), want);
+  EXPECT_EQ(calls, 4);
+  EXPECT_THROW(filled.add_tensor_filled("c", DType::F32, {2}, {}), Error);
+}
+
 }  // namespace
 }  // namespace oxyd::loader
