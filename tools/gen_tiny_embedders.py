@@ -6,7 +6,7 @@ tools/requirements.txt):
 
     .venv/bin/python tools/gen_tiny_embedders.py            # every model
     .venv/bin/python tools/gen_tiny_embedders.py --only bert roberta
-    # the bert, qwen3_embed, roberta and qwen3_rerank GGUFs and llama.cpp's outputs (llama-cpp-python, the second
+    # the bert, qwen3_embed, roberta, xlmr, qwen3_rerank and roberta_rerank GGUFs and llama.cpp's outputs (llama-cpp-python, the second
     # oracle), with the llama.cpp copy inside the llama-cpp-python 0.3.36 sdist (see tools/gen_tiny_models.py):
     .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp /tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
     .venv/bin/python tools/gen_tiny_embedders.py --only none --llama-cpp ... --gguf qwen3_rerank   # that one alone
@@ -300,7 +300,7 @@ def gen_roberta_rerank(seed=13):
     """RobertaForSequenceClassification (num_labels 1), a RoBERTa tokenizer (RobertaProcessing: a
     pair is <s> A </s></s> B </s>); oracle: sentence-transformers' CrossEncoder on the folder
     (its tokenizer makes the pairs; sigmoid of the one logit) and transformers' float64 logits."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from tokenizers import processors
     from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification
     d = os.path.join(ROOT, "roberta_rerank")
     shutil.rmtree(d, ignore_errors=True)
@@ -313,17 +313,17 @@ def gen_roberta_rerank(seed=13):
     model = RobertaForSequenceClassification(cfg).eval()
     randomize(model, gen)
     model.save_pretrained(d)
-    toks = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"] + [f"w{i}" for i in range(VOCAB - 5)]
-    tk = Tokenizer(models.WordPiece({t: i for i, t in enumerate(toks)}, unk_token="<unk>"))
-    tk.normalizer = normalizers.BertNormalizer(lowercase=False)
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    # RoBERTa's byte-level BPE (as roberta's), which llama.cpp's converter writes with its merges
+    tk = write_bpe_vocab(d, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                         processors.RobertaProcessing(("</s>", 2), ("<s>", 0)))
     PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
                             cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
                             model_max_length=64).save_pretrained(d)
-    words = lambda n: " ".join(f"w{int(i)}" for i in rng.integers(0, VOCAB - 5, size=n))
-    query = words(4)
-    docs = [words(n) for n in (1, 3, 8, 20, 40)]
+    # words of the text the BPE was trained on (1 to 7 tokens each: 320 tokens leave ~60 merges)
+    vocab_words = sorted(set(RERANK_TEXT.replace(".", " ").replace("?", " ").split()))
+    words = lambda n: " ".join(vocab_words[int(i)] for i in rng.integers(0, len(vocab_words), size=n))
+    query = words(3)
+    docs = [words(n) for n in (1, 2, 4, 6, 8)]
     from sentence_transformers import CrossEncoder
     ce = CrossEncoder(d, device="cpu", num_labels=1)
     ce.model.to(torch.float64)
@@ -331,7 +331,9 @@ def gen_roberta_rerank(seed=13):
     tok = PreTrainedTokenizerFast.from_pretrained(d)
     enc = [tok(query, doc) for doc in docs]
     seqs = [e["input_ids"] for e in enc]
-    assert seqs[0][:1] == [0] and seqs[0][5:8] == [2, 2, seqs[0][7]] and seqs[0][-1] == 2, seqs[0]
+    assert max(len(x) for x in seqs) <= 64, [len(x) for x in seqs]  # the model's positions
+    nq = len(tok(query)["input_ids"]) - 2  # <s> A </s></s> B </s>
+    assert seqs[0][0] == 0 and seqs[0][nq + 1:nq + 3] == [2, 2] and seqs[0][-1] == 2, seqs[0]
     ids, tt, mask = padded(seqs, [[0] * len(s) for s in seqs], 1)
     with torch.no_grad():
         logits = model.to(torch.float64)(input_ids=ids, attention_mask=mask).logits.numpy()
@@ -500,6 +502,30 @@ def gen_gguf_decoder_and_roberta(llama_cpp):
         print(name, "GGUFs and gguf_goldens.json written")
 
 
+def gen_gguf_roberta_rerank(llama_cpp):
+    """roberta_rerank/model-F32.gguf and model-F16.gguf by llama.cpp's converter: bert, the head as
+    cls (classifier.dense) and cls.output (classifier.out_proj), and no pooling_type (the folder
+    has no modules.json; llama.cpp's server needs --reranking for it). gguf_goldens.json: each
+    golden pair's ids, transformers' logit (goldens.json) and llama.cpp's output for exactly those
+    ids with rank pooling asked for (llama-cpp-python, pooling_type 4: the raw logit)."""
+    conv = converter(llama_cpp)
+    from llama_cpp import LLAMA_POOLING_TYPE_RANK, Llama
+    d = os.path.join(ROOT, "roberta_rerank")
+    g = json.load(open(os.path.join(d, "goldens.json")))
+    seqs = [s["ids"] for s in g["sequences"]]
+    out = {"ids": seqs, "transformers": [s["embedding"][0] for s in g["sequences"]], "llama_cpp": {}}
+    for outtype in ("f32", "f16"):
+        path = convert(conv, d, outtype)
+        llm = Llama(model_path=path, embedding=True, pooling_type=LLAMA_POOLING_TYPE_RANK, verbose=False,
+                    n_ctx=128, n_batch=128, n_ubatch=128)
+        by_key = {f"seq{i}": ids for i, ids in enumerate(seqs)}
+        llm.tokenize = lambda text, *a, **k: list(by_key[text.decode()])
+        out["llama_cpp"][outtype.upper()] = [llm.embed(f"seq{i}", normalize=False)[0] for i in range(len(seqs))]
+        del llm
+    json.dump(out, open(os.path.join(d, "gguf_goldens.json"), "w"))
+    print("roberta_rerank GGUFs and gguf_goldens.json written")
+
+
 def gen_gguf_qwen3_rerank(llama_cpp):
     """qwen3_rerank/model-F32.gguf and model-F16.gguf by llama.cpp's converter, which reads the
     README heading as Qwen3-Reranker: pooling_type rank, cls.output = the head's [yes, no] rows,
@@ -531,8 +557,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--llama-cpp", help="llama.cpp source tree (convert_hf_to_gguf.py): also write the GGUFs")
-    ap.add_argument("--gguf", nargs="*", default=["bert", "twins", "qwen3_rerank"],
-                    help="with --llama-cpp, which GGUFs: bert, twins (qwen3_embed, roberta, xlmr), qwen3_rerank")
+    ap.add_argument("--gguf", nargs="*", default=["bert", "twins", "qwen3_rerank", "roberta_rerank"],
+                    help="with --llama-cpp, which GGUFs: bert, twins (qwen3_embed, roberta, xlmr), qwen3_rerank, "
+                         "roberta_rerank")
     a = ap.parse_args()
     jobs = {
         "bert": lambda: gen_encoder("bert", BertConfig, BertModel, "mean", True, 1, True,
@@ -556,6 +583,8 @@ def main():
             gen_gguf_decoder_and_roberta(a.llama_cpp)
         if "qwen3_rerank" in a.gguf:
             gen_gguf_qwen3_rerank(a.llama_cpp)
+        if "roberta_rerank" in a.gguf:
+            gen_gguf_roberta_rerank(a.llama_cpp)
 
 
 if __name__ == "__main__":

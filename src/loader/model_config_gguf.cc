@@ -203,6 +203,15 @@ bool split_rank_template(const std::string& t, ModelConfig::RankPrompt& out) {
   return true;
 }
 
+// Whether the file has a classification head: the tensor cls.output.weight, or, from metadata
+// alone, the labels the converter names.
+bool has_classifier(const GgufMetadata& md, const std::vector<GgufTensorInfo>* tensors, const ModelConfig& c) {
+  if (!tensors) return md.has(c.gguf_arch + ".classifier.output_labels");
+  for (const auto& t : *tensors)
+    if (t.name == "cls.output.weight") return true;
+  return false;
+}
+
 // pooling_type rank (a reranker, as llama.cpp's converter writes cross-encoders and
 // Qwen3-Reranker): the classifier's outputs are the rows of cls.output (a decoder reranker: its
 // [yes, no] head rows), scored as llama.cpp's server does: the first output's softmax probability
@@ -243,8 +252,11 @@ ModelConfig config_from_gguf(const GgufMetadata& md, const std::vector<GgufTenso
   if (fam.gguf_extra) fam.gguf_extra(md, p, c);
   c.pooling_type = static_cast<int>(md.get<int64_t>(p + "pooling_type", -1));
   // A GGUF has no Normalize flag: its embeddings are L2-normalised, as llama.cpp's server does by
-  // default (embd_normalize 2). An encoder without the key pools by mean (sentence-transformers').
-  if (c.pooling_type == -1 && !c.is_causal) c.pooling_type = 1;
+  // default (embd_normalize 2). An encoder without the key pools by mean (sentence-transformers'),
+  // unless it has a classifier: llama.cpp's converter writes cross-encoders (RoBERTa's and XLM-R's
+  // ForSequenceClassification, e.g. bge-reranker) with cls.output and no pooling_type, for
+  // llama.cpp's `--reranking` to ask for rank; such a file is a reranker.
+  if (c.pooling_type == -1 && !c.is_causal) c.pooling_type = has_classifier(md, tensors, c) ? POOLING_RANK : 1;
   c.embedding_normalize = c.pooling_type >= 1 && c.pooling_type <= 3;
   read_rank_head(md, tensors, c);
   validate_model_config(c);

@@ -113,6 +113,7 @@ class GgufTokenizerBuilder {
       throw_error(ErrorCode::UNSUPPORTED, src_ + ": tokenizer.ggml.model: '" + model_ +
                                               "' is not supported (supported: gpt2, gemma4, llama, bert, t5, rwkv, plamo2)");
     if (t_->template_.size() == 1) t_->template_.clear();
+    if (model_ != "bert") pair_from_flags();
     t_->finish(src_);
     return std::move(t_);
   }
@@ -193,6 +194,24 @@ class GgufTokenizerBuilder {
     if (first >= 0) t_->template_.push_back({false, {first}});
     t_->template_.push_back({true, {}});
     if (last >= 0) t_->template_.push_back({false, {last}});
+  }
+  // A cross-encoder's pair as llama.cpp's server formats a rerank input without a rerank template
+  // (format_prompt_rerank): [bos] A [eos] [sep] B [eos] as add_bos / add_eos / add_sep say (RoBERTa's
+  // and XLM-R's files: <s> A </s></s> B </s>), token type 0 throughout. BERT files keep the
+  // [CLS] A [SEP] B [SEP] of encode_pair, types 0 then 1.
+  void pair_from_flags() {
+    int32_t eos = t_->eos_id_;
+    const int32_t sep = id_key("tokenizer.ggml.seperator_token_id");
+    if (eos < 0) eos = sep;
+    using P = Tokenizer::PairItem;
+    auto& pt = t_->pair_template_;
+    pt.clear();
+    if (t_->add_bos_ && t_->bos_id_ >= 0) pt.push_back(P{-1, {t_->bos_id_}, 0});
+    pt.push_back(P{0, {}, 0});
+    if (t_->add_eos_ && eos >= 0) pt.push_back(P{-1, {eos}, 0});
+    if (gguf_.get_bool("tokenizer.ggml.add_sep_token", false) && sep >= 0) pt.push_back(P{-1, {sep}, 0});
+    pt.push_back(P{1, {}, 0});
+    if (t_->add_eos_ && eos >= 0) pt.push_back(P{-1, {eos}, 0});
   }
   void template_bos_eos() { template_from_flags(t_->add_bos_ ? t_->bos_id_ : -1, t_->add_eos_ ? t_->eos_id_ : -1); }
 

@@ -198,9 +198,13 @@ def test_minilm_real_sentences_match_sentence_transformers(start_server):
     assert worst >= 0.9999, worst
 
 
-def test_roberta_rerank_matches_sentence_transformers_cross_encoder(start_server):
+@pytest.mark.parametrize("path", [ROBERTA_RERANK, ROBERTA_RERANK / "model-F32.gguf"], ids=["hf", "gguf"])
+def test_roberta_rerank_matches_sentence_transformers_cross_encoder(start_server, path):
+    """The checkpoint, and llama.cpp's converter's GGUF of it (no pooling_type: a reranker by its
+    cls.output head; the pair template from its vocabulary's <s> and </s>): the same scores."""
     g = json.loads((ROBERTA_RERANK / "goldens.json").read_text())
-    rr = start_server(ROBERTA_RERANK, name="tiny-roberta-reranker")
+    rr = start_server(path, name="tiny-roberta-reranker")
+    assert rr.get("/v1/models").json()["data"][0]["task"] == "rank"
     r = rr.post("/v1/rerank", {"model": rr.model_id, "query": g["query"], "documents": g["documents"]})
     assert r.status_code == 200, r.text
     body = r.json()

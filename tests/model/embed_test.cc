@@ -205,6 +205,36 @@ TEST(EmbedGguf, Qwen3RerankerMatchesTheModelCardAndLlamaCpp) {
   }
 }
 
+// llama.cpp's converter's GGUFs (F32, F16) of the tiny RoBERTa cross-encoder: bert, the head as
+// cls / cls.output, and no pooling_type key (llama.cpp needs --reranking): read as a reranker. Its
+// logit for each golden pair against transformers' (float64) and llama.cpp's with rank pooling
+// asked for (gguf_goldens.json), which is 2e-4 off transformers in F32.
+TEST(EmbedGguf, RobertaCrossEncoderIsARerankerMatchingTransformersAndLlamaCpp) {
+  std::ifstream f(dir("roberta_rerank") / "gguf_goldens.json");
+  const json g = json::parse(f);
+  for (const char* type : {"F32", "F16"}) {
+    SCOPED_TRACE(type);
+    auto m = Transformer::load((dir("roberta_rerank") / ("model-" + std::string(type) + ".gguf")).string());
+    ASSERT_TRUE(m->can_rank());
+    EXPECT_EQ(m->config().pooling_type, loader::POOLING_RANK);
+    EXPECT_EQ(m->embedding_size(), 1);
+    EXPECT_EQ(m->config().position_offset, 0);  // the converter dropped the first pad + 1 rows
+    double worst_hf = 0, worst_lc = 0;
+    for (size_t i = 0; i < g["ids"].size(); ++i) {
+      const std::vector<int32_t> ids = g["ids"][i], starts{0, int32_t(ids.size())};
+      const std::vector<float> got = m->embed({ids, {}, starts});
+      ASSERT_EQ(got.size(), 1u);
+      worst_hf = std::max(worst_hf, std::abs(double(got[0]) - g["transformers"][i].get<double>()));
+      worst_lc = std::max(worst_lc, std::abs(double(got[0]) - g["llama_cpp"][type][i].get<double>()));
+    }
+    const bool f32 = std::string(type) == "F32";
+    EXPECT_LT(worst_hf, f32 ? 1e-5 : 2e-3);
+    EXPECT_LT(worst_lc, f32 ? 1e-3 : 2e-3);
+    std::printf("roberta_rerank %s GGUF: max |logit error| vs transformers %.2e, vs llama.cpp %.2e\n", type,
+                worst_hf, worst_lc);
+  }
+}
+
 TEST(EmbedConfig, SentenceTransformersPipelineIsRead) {
   auto bert = Transformer::load(dir("bert").string());
   EXPECT_EQ(bert->config().pooling_type, loader::POOLING_MEAN);

@@ -29,7 +29,7 @@
 //    (combining marks under the gpt-4o pattern; WordPiece on every string) and we follow HF.
 //  * phi3: llama.cpp strips whitespace after special tokens of any file whose general.name says
 //    phi3 (its rule for Phi-3's rstrip added tokens); the tiny model's tokenizer.json has no rstrip.
-// Decode: llama_detokenize removes the add_space_prefix space only from the very first token, so
+// Decode (SPM and UGM files): llama_detokenize removes the add_space_prefix space only from the very first token, so
 // with a leading BOS and skip_special (remove_special) it keeps " Hello" where HF gives "Hello". We
 // keep HF's answer there (a prompt's text must round-trip); the test expects exactly that one space.
 // For byte-level BPE files llama_detokenize also runs its clean_spaces passes (" ?" -> "?", " ' " ->
@@ -147,8 +147,8 @@ std::vector<std::string> hf_special_user_defined(const loader::GgufFile& f, cons
 Counts check_file(const std::string& path, const json& group, const std::vector<std::string>& hf_hidden = {}) {
   loader::GgufFile f = loader::GgufFile::open(path);
   auto tok = Tokenizer::from_gguf(f);
-  const bool strip_after_bos = f.get_string("tokenizer.ggml.model") == "llama" &&
-                               f.get_bool("tokenizer.ggml.add_space_prefix", true);
+  const std::string model = f.get_string("tokenizer.ggml.model");
+  const bool strip_after_bos = (model == "llama" || model == "t5") && f.get_bool("tokenizer.ggml.add_space_prefix", true);
   const bool cleans = llamacpp_cleans(f);
   // WordPiece (BERT) files follow Hugging Face where the two references disagree (GgufGolden checks
   // them against HF): llama.cpp's WPM strips every \p{M} where HF's BertNormalizer strips only Mn
