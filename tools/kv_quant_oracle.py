@@ -16,6 +16,8 @@ What it implements, from the spec, not from the C++:
   a power of two, else R = D.
 * codes: index of the nearest level to √d·(R·x/‖x‖)_i (ties to the lower), packed b bits each,
   LSB-first, after the f32 norm; reconstruction ‖x‖·Rᵀ·(level/√d).
+* 8 bits, uniform: z = R·x, scale = max|z_i| / 127 (as f32), code_i = z_i / scale rounded to the
+  nearest integer (ties to even) as an int8 byte after the f32 scale; reconstruction Rᵀ·(code·scale).
 """
 import json
 import os
@@ -87,6 +89,18 @@ def quantize(x, bits, levels):
     return codes, packed, recon, float(np.float32(norm))
 
 
+def quantize_uniform(x):
+    """8 bits: z = R x; scale = f32(max |z| / 127); codes round(z / scale) (ties to even) as int8."""
+    d = x.size
+    R = rotation(d)
+    z = R @ x
+    scale = np.float32(np.max(np.abs(z)) / 127.0)
+    codes = np.clip(np.rint(z / np.float64(scale)), -127, 127).astype(int) if scale > 0 else np.zeros(d, int)
+    packed = list(scale.tobytes()) + [int(c) & 0xFF for c in codes]
+    recon = R.T @ (codes.astype(np.float64) * np.float64(scale))
+    return codes, packed, recon, float(scale)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = {"levels": {}, "cases": []}
@@ -104,6 +118,13 @@ def main():
                 codes, packed, recon, norm = quantize(x.astype(np.float64), b, levels[b])
                 out["cases"].append({"head_dim": d, "bits": b, "x": x.tolist(), "norm": norm,
                                      "codes": codes.tolist(), "packed": packed, "recon": recon.tolist()})
+        for v in range(3):  # 8 bits: uniform codes ("norm" holds the scale)
+            x = (rng.standard_normal(d) * (0.2 + v)).astype(np.float32)
+            if v == 2:
+                x[::7] += 3.0
+            codes, packed, recon, scale = quantize_uniform(x.astype(np.float64))
+            out["cases"].append({"head_dim": d, "bits": 8, "x": x.tolist(), "norm": scale,
+                                 "codes": codes.tolist(), "packed": packed, "recon": recon.tolist()})
     path = os.path.join(root, "tests", "data", "kv_quant", "golden.json")
     with open(path, "w") as f:
         json.dump(out, f)

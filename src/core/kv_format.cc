@@ -88,7 +88,8 @@ std::string kv_format_description(KvFormat f) {
   const int bits = kv_format_bits(f);
   if (bits == 0) return std::string(kv_format_name(f));
   const std::string mode = kv_quant_flag(f);
-  return (mode[0] == 'q' ? "" : mode + " ") + std::to_string(bits) + "-bit + f32 norm";
+  return (mode[0] == 'q' ? "" : mode + " ") + std::to_string(bits) +
+         (bits == kKvQuantUniformBits ? "-bit uniform + f32 scale" : "-bit + f32 norm");
 }
 
 std::string kv_quant_flag(KvFormat f) {

@@ -2,6 +2,7 @@
 // exact rotation (the oracle's, tools/kv_quant_oracle.py); reading runs in float.
 #include "core/kv_quant.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -86,6 +87,7 @@ KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits)
   uint64_t state = kKvQuantSignSeed;
   signs_.resize(size_t(head_dim));
   for (float& s : signs_) s = (splitmix64_next(state) >> 63) ? -1.0f : 1.0f;
+  if (bits == kKvQuantUniformBits) return;  // no codebook: uniform codes (kv_quant.h)
   const std::vector<double>& c = lloyd_max_normal_centroids(bits);
   const double inv_sqrt_d = 1.0 / std::sqrt(double(head_dim));
   for (double v : c) levels_.push_back(float(v * inv_sqrt_d));
@@ -98,6 +100,7 @@ KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits)
 }
 
 void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
+  if (bits_ == kKvQuantUniformBits) return quantize_uniform(x, dst);
   const size_t d = size_t(d_);
   double y[kKvQuantMaxHeadDim];  // on the stack: quantize runs on any thread, pool or not
   double ss = 0;
@@ -122,16 +125,40 @@ void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
   }
 }
 
+// z = R·x in double; scale = max |z_i| / 127 rounded to f32; code_i = z_i / scale rounded to the
+// nearest integer (ties to even), as an int8 byte.
+void KvQuantizer::quantize_uniform(const float* x, uint8_t* dst) const {
+  const size_t d = size_t(d_);
+  double z[kKvQuantMaxHeadDim];
+  for (size_t i = 0; i < d; ++i) z[i] = double(x[i]) * double(signs_[i]);
+  if (pow2_) {
+    wht(z, d_);
+    const double s = 1.0 / std::sqrt(double(d));
+    for (size_t i = 0; i < d; ++i) z[i] *= s;
+  }
+  double m = 0;
+  for (size_t i = 0; i < d; ++i) m = std::max(m, std::abs(z[i]));
+  const float scale = float(m / 127.0);
+  std::memcpy(dst, &scale, 4);
+  for (size_t i = 0; i < d; ++i) {
+    double c = scale > 0 ? std::nearbyint(z[i] / double(scale)) : 0.0;
+    if (!std::isfinite(c)) c = 0;  // a NaN or infinite input: no undefined conversion
+    dst[4 + i] = uint8_t(int8_t(std::clamp(c, -127.0, 127.0)));
+  }
+}
+
 void KvQuantizer::dequantize_rotated(const uint8_t* src, float* out) const {
   float norm;
   std::memcpy(&norm, src, 4);
   const uint8_t* codes = src + 4;
+  if (bits_ == kKvQuantUniformBits) {  // norm holds the scale
+    for (int64_t i = 0; i < d_; ++i) out[i] = float(int8_t(codes[i])) * norm;
+    return;
+  }
   float lv[1 << kKvQuantMaxBits];  // the levels times this vector's norm
   for (size_t k = 0; k < levels_.size(); ++k) lv[k] = norm * levels_[k];
   int64_t i = 0;
-  if (bits_ == 8) {  // one code a byte
-    for (; i < d_; ++i) out[i] = lv[codes[i]];
-  } else if (bits_ == 4) {  // two codes a byte
+  if (bits_ == 4) {  // two codes a byte
     for (; i + 2 <= d_; i += 2) out[i] = lv[codes[i >> 1] & 15], out[i + 1] = lv[codes[i >> 1] >> 4];
   } else if (bits_ == 2) {  // four codes a byte
     for (; i + 4 <= d_; i += 4) {

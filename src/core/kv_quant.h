@@ -1,4 +1,4 @@
-// KV-cache head-vector quantization for `--kv-quant lossless|balanced|aggressive` (4/3/2 bits;
+// KV-cache head-vector quantization for `--kv-quant lossless|balanced|aggressive` (8/6/5 bits;
 // FEATURES-REFERENCE.md §1.11, TurboQuant-style MSE quantizer, no QJL). One head vector x of d
 // values (one token, one KV head, K or V alike) is stored as
 //   [f32 ‖x‖₂ (4 bytes, little-endian)] [d codes of b bits, packed LSB-first: code i occupies
@@ -11,6 +11,12 @@
 // q once and reads keys and values in the rotated space (rotated()), un-rotating its output once.
 // Signs: s_i = −1 when bit 63 of the i-th splitmix64 output (state seeded kKvQuantSignSeed, the
 // state advanced before each output) is set, else +1 — the same vector for every layer and head.
+// 8 bits (`lossless`) are uniform instead: [f32 scale] [d int8 codes], z = R·x (not normalized),
+// scale = max_i |z_i| / 127, code_i = round(z_i / scale); read as code_i · scale, one f32 product,
+// which decodes as fast as an f16 cache on AVX2 (an int8 load, a convert, a multiply), where 256
+// Lloyd-Max levels took a gather. At the same bytes its KL to the f16 cache measured the same as
+// the 256 Lloyd-Max levels' (bench/kv_quant_quality.py: Gemma 3 270M 0.0033 at 8k tokens,
+// SmolLM2-135M 0.0026; docs/performance-history.md, session 22).
 // tools/kv_quant_oracle.py implements this independently (tests/core/kv_quant_test.cc).
 #pragma once
 
@@ -21,6 +27,8 @@ namespace oxyd {
 
 /// The widest code: 8 bits (256 levels).
 inline constexpr int kKvQuantMaxBits = 8;
+/// The width stored as uniform codes instead of Lloyd-Max ones (see above).
+inline constexpr int kKvQuantUniformBits = 8;
 /// The largest head dimension a quantized cache takes (Gemma 4's global layers use 512).
 inline constexpr int64_t kKvQuantMaxHeadDim = 1024;
 inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
@@ -41,6 +49,8 @@ class KvQuantizer {
   int64_t row_bytes() const { return kv_quant_row_bytes(d_, bits_); }
   /// x [d] → dst [row_bytes()].
   void quantize(const float* x, uint8_t* dst) const;
+  /// Whether codes are uniform (kKvQuantUniformBits): no levels, dst's first 4 bytes the scale.
+  bool uniform() const { return bits_ == kKvQuantUniformBits; }
   /// src [row_bytes()] → x̂ [d] in the original space.
   void dequantize(const uint8_t* src, float* out) const;
   /// src → ‖x‖·ŷ [d], the vector in the rotated space (R x̂).
@@ -48,7 +58,7 @@ class KvQuantizer {
   /// y = R x, and x = Rᵀ y (in place allowed: x == y).
   void rotate(const float* x, float* y) const;
   void unrotate(const float* y, float* x) const;
-  /// The ±1 signs [d] and the levels c / √d [2^bits] used by dequantize_rotated.
+  /// The ±1 signs [d] and the levels c / √d [2^bits] used by dequantize_rotated (none if uniform()).
   const std::vector<float>& signs() const { return signs_; }
   const std::vector<float>& scaled_levels() const { return levels_; }
   /// The scaled levels as four byte planes: byte p (little-endian) of level c at
@@ -56,6 +66,7 @@ class KvQuantizer {
   const uint8_t* level_bytes() const { return level_bytes_; }
 
  private:
+  void quantize_uniform(const float* x, uint8_t* dst) const;
   int64_t d_;
   int bits_;
   bool pow2_;

@@ -27,13 +27,13 @@ void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
 }
 
 #if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
-// dequant_row with AVX2 for 5..8 bits, 8 codes at a time: the group's B bytes broadcast to both
-// 128-bit halves, a byte shuffle and a variable shift put code n in lane n; 5 and 6 bits look the
-// levels up in 4 or 8 register tables of 8 (vpermps) joined by blends on code bits 3, 4 (and 5),
-// 7 and 8 bits gather them. Times the norm: the same f32 products as dequantize_rotated.
+// dequant_row with AVX2 for 5 and 6 bits, 8 codes at a time: the group's B bytes broadcast to both
+// 128-bit halves, a byte shuffle and a variable shift put code n in lane n; the levels are looked
+// up in 4 or 8 register tables of 8 (vpermps) joined by blends on code bits 3, 4 (and 5). Times the
+// norm: the same f32 products as dequantize_rotated.
 template <int B>
 void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  static_assert(B >= 5 && B <= 8);
+  static_assert(B == 5 || B == 6);
   constexpr int NL = 1 << B;
   struct Unpack { __m256i shuf, shift; };  // lane n's two bytes, and its shift
   static const Unpack u = [] {
@@ -53,56 +53,56 @@ void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst
   const float* lv = kq.scaled_levels().data();
   const __m256 vn = _mm256_set1_ps(norm);
   const __m256i mask = _mm256_set1_epi32(NL - 1);
-  constexpr int NT = B <= 6 ? NL / 8 : 1;
+  constexpr int NT = NL / 8;
   __m256 t[NT];
-  if constexpr (B <= 6)
-    for (int k = 0; k < NT; ++k) t[k] = _mm256_loadu_ps(lv + 8 * k);
+  for (int k = 0; k < NT; ++k) t[k] = _mm256_loadu_ps(lv + 8 * k);
   const uint8_t* codes = src + 4;
   for (int64_t i = 0, d = kq.head_dim(); i < d; i += 8, codes += B) {
-    __m256i idx;
-    if constexpr (B == 8) {
-      idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
+    // An 8-byte load, except for the last group of a row (which may end the cache): B bytes
+    // copied there; copying every group so stalled each load on a failed store forwarding.
+    __m128i w;
+    if (i + 8 < d) {
+      w = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
     } else {
-      // An 8-byte load, except for the last group of a row (which may end the cache): B bytes
-      // copied there; copying every group so stalled each load on a failed store forwarding.
-      __m128i w;
-      if (i + 8 < d) {
-        w = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
-      } else {
-        uint64_t x = 0;
-        std::memcpy(&x, codes, size_t(B));
-        w = _mm_cvtsi64_si128(int64_t(x));
-      }
-      const __m256i b = _mm256_broadcastsi128_si256(w);
-      idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, u.shuf), u.shift), mask);
+      uint64_t x = 0;
+      std::memcpy(&x, codes, size_t(B));
+      w = _mm_cvtsi64_si128(int64_t(x));
     }
-    __m256 v;
-    if constexpr (B <= 6) {
-      __m256 x[NT];
-      for (int k = 0; k < NT; ++k) x[k] = _mm256_permutevar8x32_ps(t[k], idx);  // low 3 bits
-      for (int bit = 3, n = NT; n > 1; ++bit, n /= 2) {  // code bit `bit` moved to the sign bit
-        const __m256 sel = _mm256_castsi256_ps(_mm256_sll_epi32(idx, _mm_cvtsi32_si128(31 - bit)));
-        for (int k = 0; k < n / 2; ++k) x[k] = _mm256_blendv_ps(x[2 * k], x[2 * k + 1], sel);
-      }
-      v = x[0];
-    } else {
-      v = _mm256_i32gather_ps(lv, idx, 4);
+    const __m256i b = _mm256_broadcastsi128_si256(w);
+    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, u.shuf), u.shift), mask);
+    __m256 x[NT];
+    for (int k = 0; k < NT; ++k) x[k] = _mm256_permutevar8x32_ps(t[k], idx);  // low 3 bits
+    for (int bit = 3, n = NT; n > 1; ++bit, n /= 2) {  // code bit `bit` moved to the sign bit
+      const __m256 sel = _mm256_castsi256_ps(_mm256_sll_epi32(idx, _mm_cvtsi32_si128(31 - bit)));
+      for (int k = 0; k < n / 2; ++k) x[k] = _mm256_blendv_ps(x[2 * k], x[2 * k + 1], sel);
     }
-    _mm256_storeu_ps(dst + i, _mm256_mul_ps(v, vn));
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(x[0], vn));
+  }
+}
+
+// 8-bit uniform codes (kv_quant.h), 8 at a time: sign-extended, converted, times the scale; the
+// same f32 products as dequantize_rotated.
+void dequant_row_uniform_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  float scale;
+  std::memcpy(&scale, src, 4);
+  const __m256 vs = _mm256_set1_ps(scale);
+  const uint8_t* codes = src + 4;
+  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 8) {
+    const __m256i c = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + i)));
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_cvtepi32_ps(c), vs));
   }
 }
 
 // dequant_row with AVX2 for 2..4 bits, 8 codes at a time: they are `bits` whole bytes, shifted
 // into 8 lanes and looked up with vpermps (two tables and a blend for 16 levels); wider codes:
-// dequant_row_avx2_wide.
+// dequant_row_avx2_wide, 8 bits dequant_row_uniform_avx2.
 void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   const int64_t d = kq.head_dim();
   const int bits = kq.bits();
   switch (bits) {
     case 5: return dequant_row_avx2_wide<5>(kq, src, dst);
     case 6: return dequant_row_avx2_wide<6>(kq, src, dst);
-    case 7: return dequant_row_avx2_wide<7>(kq, src, dst);
-    case 8: return dequant_row_avx2_wide<8>(kq, src, dst);
+    case kKvQuantUniformBits: return dequant_row_uniform_avx2(kq, src, dst);
     default: break;
   }
   float norm;
@@ -135,8 +135,8 @@ void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 // it): the group's 2·bits bytes are copied into each 128-bit lane, a byte shuffle gives dword n
 // the two bytes holding code n, a variable shift and a mask leave the code; the levels are a
 // register table (vpermps for 16 levels, vpermi2ps for 32, a blend on bit 5 for 64, and on bit 6
-// for 128), times the norm. About 1.1 ns per 16 values at 5 bits (Zen 4), against 5.8 ns for the
-// gather.
+// for 128), times the norm. About 1.1 ns per 16 values at 5 bits (Zen 4), where gathering the
+// levels took 5.8 ns.
 template <int B>
 void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   static_assert(B >= 2 && B <= 7);
@@ -185,15 +185,14 @@ void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 }
 
 // AVX512-VBMI, 64 codes at a time (head_dim % 64 == 0): each level's four bytes are four byte
-// tables of 2^B entries (vpermb for up to 64 levels, vpermi2b for 128, two and a blend on bit 7 for
-// 256), interleaved back into floats by lane-local unpacks, which is why the codes are first
-// permuted so that the unpacks leave them in order. Codes under 8 bits are unpacked to bytes by a
-// byte permute (each qword gets its 8 codes' B bytes) and vpmultishiftqb. 8 bits: 2.4 ns per 16
-// values against 5.8 for the gather (Zen 4).
+// tables of 2^B entries (vpermb for up to 64 levels, vpermi2b for 128), interleaved back into
+// floats by lane-local unpacks, which is why the codes are first permuted so that the unpacks leave
+// them in order. The codes are unpacked to bytes by a byte permute (each qword gets its 8 codes' B
+// bytes) and vpmultishiftqb.
 template <int B>
 __attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  static_assert(B >= 2 && B <= 8);
-  constexpr int NT = B <= 6 ? 1 : B == 7 ? 2 : 4;  // 64-entry tables per byte plane
+  static_assert(B >= 2 && B <= 7);
+  constexpr int NT = B <= 6 ? 1 : 2;  // 64-entry tables per byte plane
   const uint8_t* planes = kq.level_bytes();  // byte p of level c at planes[256·p + c]
   struct Consts { __m512i perm, spread, shifts; };
   static const Consts k = [] {
@@ -218,21 +217,15 @@ __attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& k
   const __m512 vn = _mm512_set1_ps(norm);
   const uint8_t* codes = src + 4;
   for (int64_t i = 0, d = kq.head_dim(); i < d; i += 64, codes += 8 * B) {
-    __m512i c;
-    if constexpr (B == 8) {
-      c = _mm512_loadu_si512(codes);
-    } else {  // a masked load: the last group of a row may end the cache
-      const __m512i raw = _mm512_maskz_loadu_epi8(~uint64_t(0) >> (64 - 8 * B), codes);
-      c = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.shifts, _mm512_permutexvar_epi8(k.spread, raw)),
-                           _mm512_set1_epi8(char((1 << B) - 1)));
-    }
+    // a masked load: the last group of a row may end the cache
+    const __m512i raw = _mm512_maskz_loadu_epi8(~uint64_t(0) >> (64 - 8 * B), codes);
+    __m512i c = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.shifts, _mm512_permutexvar_epi8(k.spread, raw)),
+                                 _mm512_set1_epi8(char((1 << B) - 1)));
     c = _mm512_permutexvar_epi8(k.perm, c);
     __m512i b[4];
     for (int p = 0; p < 4; ++p) {
       if constexpr (NT == 1) b[p] = _mm512_permutexvar_epi8(c, t[p][0]);
-      else if constexpr (NT == 2) b[p] = _mm512_permutex2var_epi8(t[p][0], c, t[p][1]);
-      else b[p] = _mm512_mask_blend_epi8(_mm512_movepi8_mask(c), _mm512_permutex2var_epi8(t[p][0], c, t[p][1]),
-                                         _mm512_permutex2var_epi8(t[p][2], c, t[p][3]));
+      else b[p] = _mm512_permutex2var_epi8(t[p][0], c, t[p][1]);
     }
     const __m512i w0 = _mm512_unpacklo_epi8(b[0], b[1]), w1 = _mm512_unpackhi_epi8(b[0], b[1]);
     const __m512i w2 = _mm512_unpacklo_epi8(b[2], b[3]), w3 = _mm512_unpackhi_epi8(b[2], b[3]);
@@ -243,16 +236,15 @@ __attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& k
   }
 }
 
-// 8 bits without VBMI: the codes widened to dwords, the levels gathered.
-void dequant_row_gather8(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  float norm;
-  std::memcpy(&norm, src, 4);
-  const __m512 vn = _mm512_set1_ps(norm);
-  const float* lv = kq.scaled_levels().data();
+// 8-bit uniform codes (kv_quant.h), 16 at a time: sign-extended, converted, times the scale.
+void dequant_row_uniform_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
+  float scale;
+  std::memcpy(&scale, src, 4);
+  const __m512 vs = _mm512_set1_ps(scale);
   const uint8_t* codes = src + 4;
   for (int64_t i = 0, d = kq.head_dim(); i < d; i += 16) {
-    const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
-    _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_i32gather_ps(idx, lv, 4), vn));
+    const __m512i c = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+    _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_cvtepi32_ps(c), vs));
   }
 }
 #endif
@@ -272,9 +264,7 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
       case 6:
         if (d % 64 == 0 && kv_quant_vbmi_enabled()) return dequant_row_vbmi<6>(kq, src, dst);
         return dequant_row_avx512<6>(kq, src, dst);
-      case 8:
-        if (d % 64 == 0 && kv_quant_vbmi_enabled()) return dequant_row_vbmi<8>(kq, src, dst);
-        return dequant_row_gather8(kq, src, dst);
+      case kKvQuantUniformBits: return dequant_row_uniform_avx512(kq, src, dst);
       default: break;
     }
   }
