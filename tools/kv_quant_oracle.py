@@ -16,8 +16,9 @@ What it implements, from the spec, not from the C++:
   a power of two, else R = D.
 * codes: index of the nearest level to √d·(R·x/‖x‖)_i (ties to the lower), packed b bits each,
   LSB-first, after the f32 norm; reconstruction ‖x‖·Rᵀ·(level/√d).
-* 8 bits, uniform: z = R·x, scale = max|z_i| / 127 (as f32), code_i = z_i / scale rounded to the
-  nearest integer (ties to even) as an int8 byte after the f32 scale; reconstruction Rᵀ·(code·scale).
+* 5, 6 and 8 bits, uniform: z = R·x, L = 2^(b-1) - 1, scale = max|z_i| / L (as f32), c_i = z_i /
+  scale rounded to the nearest integer (ties to even); after the f32 scale, 8 bits store c_i as
+  int8 bytes, 5 and 6 bits c_i + L packed LSB-first; reconstruction Rᵀ·(c·scale).
 """
 import json
 import os
@@ -89,16 +90,24 @@ def quantize(x, bits, levels):
     return codes, packed, recon, float(np.float32(norm))
 
 
-def quantize_uniform(x):
-    """8 bits: z = R x; scale = f32(max |z| / 127); codes round(z / scale) (ties to even) as int8."""
+def quantize_uniform(x, bits):
+    """5, 6 and 8 bits: z = R x; L = 2^(bits-1) - 1; scale = f32(max |z| / L); c = round(z / scale)
+    (ties to even) in -L..L: 8 bits an int8 byte each, 5 and 6 bits c + L packed LSB-first."""
     d = x.size
     R = rotation(d)
     z = R @ x
-    scale = np.float32(np.max(np.abs(z)) / 127.0)
-    codes = np.clip(np.rint(z / np.float64(scale)), -127, 127).astype(int) if scale > 0 else np.zeros(d, int)
-    packed = list(scale.tobytes()) + [int(c) & 0xFF for c in codes]
+    L = (1 << (bits - 1)) - 1
+    scale = np.float32(np.max(np.abs(z)) / L)
+    codes = np.clip(np.rint(z / np.float64(scale)), -L, L).astype(int) if scale > 0 else np.zeros(d, int)
+    if bits == 8:
+        body = [int(c) & 0xFF for c in codes]
+    else:
+        bitstring = 0
+        for i, c in enumerate(codes):
+            bitstring |= int(c + L) << (i * bits)
+        body = list(bitstring.to_bytes((d * bits + 7) // 8, "little"))
     recon = R.T @ (codes.astype(np.float64) * np.float64(scale))
-    return codes, packed, recon, float(scale)
+    return codes, list(scale.tobytes()) + body, recon, float(scale)
 
 
 def main():
@@ -118,13 +127,14 @@ def main():
                 codes, packed, recon, norm = quantize(x.astype(np.float64), b, levels[b])
                 out["cases"].append({"head_dim": d, "bits": b, "x": x.tolist(), "norm": norm,
                                      "codes": codes.tolist(), "packed": packed, "recon": recon.tolist()})
-        for v in range(3):  # 8 bits: uniform codes ("norm" holds the scale)
-            x = (rng.standard_normal(d) * (0.2 + v)).astype(np.float32)
-            if v == 2:
-                x[::7] += 3.0
-            codes, packed, recon, scale = quantize_uniform(x.astype(np.float64))
-            out["cases"].append({"head_dim": d, "bits": 8, "x": x.tolist(), "norm": scale,
-                                 "codes": codes.tolist(), "packed": packed, "recon": recon.tolist()})
+        for b in (5, 6, 8):  # uniform codes ("norm" holds the scale)
+            for v in range(3):
+                x = (rng.standard_normal(d) * (0.2 + v)).astype(np.float32)
+                if v == 2:
+                    x[::7] += 3.0
+                codes, packed, recon, scale = quantize_uniform(x.astype(np.float64), b)
+                out["cases"].append({"head_dim": d, "bits": b, "x": x.tolist(), "norm": scale,
+                                     "codes": codes.tolist(), "packed": packed, "recon": recon.tolist()})
     path = os.path.join(root, "tests", "data", "kv_quant", "golden.json")
     with open(path, "w") as f:
         json.dump(out, f)

@@ -89,7 +89,7 @@ std::string kv_format_description(KvFormat f) {
   if (bits == 0) return std::string(kv_format_name(f));
   const std::string mode = kv_quant_flag(f);
   return (mode[0] == 'q' ? "" : mode + " ") + std::to_string(bits) +
-         (bits == kKvQuantUniformBits ? "-bit uniform + f32 scale" : "-bit + f32 norm");
+         (kv_quant_uniform(bits) ? "-bit uniform + f32 scale" : "-bit + f32 norm");
 }
 
 std::string kv_quant_flag(KvFormat f) {

@@ -38,7 +38,7 @@ int64_t kv_format_row_elems(KvFormat f, int64_t head_dim);
 int64_t kv_format_row_bytes(KvFormat f, int64_t head_dim);
 /// "F32", "F16", "BF16", "Q8", "Q6", ... (what /v1/models and `show` report).
 std::string_view kv_format_name(KvFormat f);
-/// A longer name for estimates: "BF16", "lossless 8-bit uniform + f32 scale", "balanced 6-bit + f32 norm", ...
+/// A longer name for estimates: "BF16", "lossless 8-bit uniform + f32 scale", "aggressive 5-bit uniform + f32 scale", "4-bit + f32 norm", ...
 std::string kv_format_description(KvFormat f);
 /// The CLI's two flags in one: `quant` off|none|"" → the plain `dtype` (f32|float32, f16|float16,
 /// bf16|bfloat16), else lossless → Q8, balanced → Q6, aggressive → Q5, or q2..q6 / q8 for that

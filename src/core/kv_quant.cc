@@ -87,20 +87,15 @@ KvQuantizer::KvQuantizer(int64_t head_dim, int bits) : d_(head_dim), bits_(bits)
   uint64_t state = kKvQuantSignSeed;
   signs_.resize(size_t(head_dim));
   for (float& s : signs_) s = (splitmix64_next(state) >> 63) ? -1.0f : 1.0f;
-  if (bits == kKvQuantUniformBits) return;  // no codebook: uniform codes (kv_quant.h)
+  if (kv_quant_uniform(bits)) return;  // no codebook: uniform codes (kv_quant.h)
   const std::vector<double>& c = lloyd_max_normal_centroids(bits);
   const double inv_sqrt_d = 1.0 / std::sqrt(double(head_dim));
   for (double v : c) levels_.push_back(float(v * inv_sqrt_d));
-  for (size_t k = 0; k < levels_.size(); ++k) {
-    uint32_t x;
-    std::memcpy(&x, &levels_[k], 4);
-    for (int p = 0; p < 4; ++p) level_bytes_[256 * p + k] = uint8_t(x >> (8 * p));
-  }
   for (size_t k = 1; k < c.size(); ++k) thresholds_.push_back(0.5 * (c[k - 1] + c[k]));
 }
 
 void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
-  if (bits_ == kKvQuantUniformBits) return quantize_uniform(x, dst);
+  if (uniform()) return quantize_uniform(x, dst);
   const size_t d = size_t(d_);
   double y[kKvQuantMaxHeadDim];  // on the stack: quantize runs on any thread, pool or not
   double ss = 0;
@@ -125,8 +120,8 @@ void KvQuantizer::quantize(const float* x, uint8_t* dst) const {
   }
 }
 
-// z = R·x in double; scale = max |z_i| / 127 rounded to f32; code_i = z_i / scale rounded to the
-// nearest integer (ties to even), as an int8 byte.
+// z = R·x in double; scale = max |z_i| / L rounded to f32; c_i = z_i / scale rounded to the
+// nearest integer (ties to even): an int8 byte at 8 bits, c_i + L packed at 5 and 6.
 void KvQuantizer::quantize_uniform(const float* x, uint8_t* dst) const {
   const size_t d = size_t(d_);
   double z[kKvQuantMaxHeadDim];
@@ -138,12 +133,23 @@ void KvQuantizer::quantize_uniform(const float* x, uint8_t* dst) const {
   }
   double m = 0;
   for (size_t i = 0; i < d; ++i) m = std::max(m, std::abs(z[i]));
-  const float scale = float(m / 127.0);
+  const double L = uniform_limit();
+  const float scale = float(m / L);
   std::memcpy(dst, &scale, 4);
+  uint8_t* codes = dst + 4;
+  if (bits_ != 8) std::memset(codes, 0, size_t(row_bytes() - 4));
   for (size_t i = 0; i < d; ++i) {
     double c = scale > 0 ? std::nearbyint(z[i] / double(scale)) : 0.0;
     if (!std::isfinite(c)) c = 0;  // a NaN or infinite input: no undefined conversion
-    dst[4 + i] = uint8_t(int8_t(std::clamp(c, -127.0, 127.0)));
+    c = std::clamp(c, -L, L);
+    if (bits_ == 8) {
+      codes[i] = uint8_t(int8_t(c));
+      continue;
+    }
+    const uint32_t code = uint32_t(c + L);
+    const size_t bit = i * size_t(bits_);
+    codes[bit >> 3] |= uint8_t(code << (bit & 7));
+    if ((bit & 7) + size_t(bits_) > 8) codes[(bit >> 3) + 1] |= uint8_t(code >> (8 - (bit & 7)));
   }
 }
 
@@ -151,8 +157,19 @@ void KvQuantizer::dequantize_rotated(const uint8_t* src, float* out) const {
   float norm;
   std::memcpy(&norm, src, 4);
   const uint8_t* codes = src + 4;
-  if (bits_ == kKvQuantUniformBits) {  // norm holds the scale
+  if (bits_ == 8) {  // uniform: norm holds the scale
     for (int64_t i = 0; i < d_; ++i) out[i] = float(int8_t(codes[i])) * norm;
+    return;
+  }
+  if (uniform()) {
+    const float L = float(uniform_limit());
+    const uint32_t mask = (1u << bits_) - 1;
+    for (int64_t i = 0; i < d_; ++i) {
+      const size_t bit = size_t(i) * size_t(bits_), byte = bit >> 3;
+      uint32_t v = codes[byte];
+      if ((bit & 7) + size_t(bits_) > 8) v |= uint32_t(codes[byte + 1]) << 8;
+      out[i] = (float((v >> (bit & 7)) & mask) - L) * norm;
+    }
     return;
   }
   float lv[1 << kKvQuantMaxBits];  // the levels times this vector's norm

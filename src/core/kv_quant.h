@@ -11,12 +11,14 @@
 // q once and reads keys and values in the rotated space (rotated()), un-rotating its output once.
 // Signs: s_i = −1 when bit 63 of the i-th splitmix64 output (state seeded kKvQuantSignSeed, the
 // state advanced before each output) is set, else +1 — the same vector for every layer and head.
-// 8 bits (`lossless`) are uniform instead: [f32 scale] [d int8 codes], z = R·x (not normalized),
-// scale = max_i |z_i| / 127, code_i = round(z_i / scale); read as code_i · scale, one f32 product,
-// which decodes as fast as an f16 cache on AVX2 (an int8 load, a convert, a multiply), where 256
-// Lloyd-Max levels took a gather. At the same bytes its KL to the f16 cache measured the same as
-// the 256 Lloyd-Max levels' (bench/kv_quant_quality.py: Gemma 3 270M 0.0033 at 8k tokens,
-// SmolLM2-135M 0.0026; docs/performance-history.md, session 22).
+// 5, 6 and 8 bits (the modes aggressive, balanced, lossless) are uniform instead (kv_quant_uniform):
+// [f32 scale] [codes], z = R·x (not normalized), L = 2^(b−1) − 1, scale = max_i |z_i| / L,
+// c_i = round(z_i / scale) (ties to even) in −L..L; 8 bits store c_i as an int8 byte, 5 and 6 bits
+// c_i + L packed as above; read as c_i · scale, one f32 product (c_i exact in f32). That decodes
+// with a convert and a multiply, as fast as an f16 cache on AVX2, where 32 to 256 Lloyd-Max levels
+// took 4-8 table lookups or a gather per 8 values. A rotated head vector's own range fits it about
+// as well as a codebook for N(0, 1): KL to the f16 cache within −20..+7 % of the Lloyd-Max levels'
+// (bench/kv_quant_quality.py; docs/performance-history.md, session 22). 2 to 4 bits keep the codebook.
 // tools/kv_quant_oracle.py implements this independently (tests/core/kv_quant_test.cc).
 #pragma once
 
@@ -27,8 +29,8 @@ namespace oxyd {
 
 /// The widest code: 8 bits (256 levels).
 inline constexpr int kKvQuantMaxBits = 8;
-/// The width stored as uniform codes instead of Lloyd-Max ones (see above).
-inline constexpr int kKvQuantUniformBits = 8;
+/// Whether `bits` are stored as uniform codes instead of Lloyd-Max ones (see above): 5, 6 and 8.
+inline constexpr bool kv_quant_uniform(int bits) { return bits == 5 || bits == 6 || bits == 8; }
 /// The largest head dimension a quantized cache takes (Gemma 4's global layers use 512).
 inline constexpr int64_t kKvQuantMaxHeadDim = 1024;
 inline constexpr uint64_t kKvQuantSignSeed = 0x6b765f7369676e73ull;  // "kv_signs"
@@ -49,8 +51,10 @@ class KvQuantizer {
   int64_t row_bytes() const { return kv_quant_row_bytes(d_, bits_); }
   /// x [d] → dst [row_bytes()].
   void quantize(const float* x, uint8_t* dst) const;
-  /// Whether codes are uniform (kKvQuantUniformBits): no levels, dst's first 4 bytes the scale.
-  bool uniform() const { return bits_ == kKvQuantUniformBits; }
+  /// Whether codes are uniform (kv_quant_uniform): no levels, a row's first 4 bytes its scale.
+  bool uniform() const { return kv_quant_uniform(bits_); }
+  /// Uniform codes: L, the largest |c_i| (127 at 8 bits, 31 at 6, 15 at 5).
+  int uniform_limit() const { return (1 << (bits_ - 1)) - 1; }
   /// src [row_bytes()] → x̂ [d] in the original space.
   void dequantize(const uint8_t* src, float* out) const;
   /// src → ‖x‖·ŷ [d], the vector in the rotated space (R x̂).
@@ -61,9 +65,6 @@ class KvQuantizer {
   /// The ±1 signs [d] and the levels c / √d [2^bits] used by dequantize_rotated (none if uniform()).
   const std::vector<float>& signs() const { return signs_; }
   const std::vector<float>& scaled_levels() const { return levels_; }
-  /// The scaled levels as four byte planes: byte p (little-endian) of level c at
-  /// level_bytes()[256·p + c], for byte-table lookups (64-byte aligned; unused entries 0).
-  const uint8_t* level_bytes() const { return level_bytes_; }
 
  private:
   void quantize_uniform(const float* x, uint8_t* dst) const;
@@ -72,7 +73,6 @@ class KvQuantizer {
   bool pow2_;
   std::vector<float> signs_, levels_;
   std::vector<double> thresholds_;  // 2^bits − 1 midpoints of the N(0, 1) levels
-  alignas(64) uint8_t level_bytes_[4 * 256] = {};
 };
 
 /// The shared quantizer for (head_dim, bits); created on first use.

@@ -73,7 +73,7 @@ TEST(KvFormat, NamesAndDtypesRoundTrip) {
   EXPECT_EQ(kv_format_of_dtype(DType::Q8_0), std::nullopt);
   EXPECT_EQ(kv_format_of_bits(7), std::nullopt);
   EXPECT_EQ(std::string(kv_format_name(KvFormat::Q3)), "Q3");
-  EXPECT_EQ(kv_format_description(KvFormat::Q5), "aggressive 5-bit + f32 norm");
+  EXPECT_EQ(kv_format_description(KvFormat::Q5), "aggressive 5-bit uniform + f32 scale");
   EXPECT_EQ(kv_format_description(KvFormat::Q8), "lossless 8-bit uniform + f32 scale");
   EXPECT_EQ(kv_format_description(KvFormat::Q2), "2-bit + f32 norm");
   for (KvFormat f : kKvQuantModes) EXPECT_EQ(parse_kv_format("bf16", kv_quant_flag(f)), f);

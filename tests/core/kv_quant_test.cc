@@ -2,7 +2,7 @@
 // tests/data/kv_quant/golden.json): the Lloyd-Max levels (numerical integration there, closed-form
 // conditional means here; agree to 1e-8), the sign vector, the packed rows byte for byte, and the
 // reconstructed vectors to 1e-6 × max(1, |value|) (float32 here) — for head_dim 64 and 128 (Walsh–Hadamard) and 80
-// (sign-only), 2/3/4 bits and the uniform 8 bits.
+// (sign-only), 2/3/4 bits and the uniform 5, 6 and 8 bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,7 +40,7 @@ TEST(KvQuant, LevelsAndSignsMatchTheOracle) {
 
 TEST(KvQuant, RowsAndReconstructionMatchTheOracle) {
   const auto g = golden();
-  ASSERT_EQ(g["cases"].size(), 36u);  // 2, 3, 4 bits (Lloyd-Max), 8 bits (uniform), at d 64, 128, 80
+  ASSERT_EQ(g["cases"].size(), 54u);  // 2, 3, 4 bits (Lloyd-Max), 5, 6, 8 bits (uniform), at d 64, 128, 80
   for (const auto& c : g["cases"]) {
     const int64_t d = c["head_dim"];
     const int b = c["bits"];

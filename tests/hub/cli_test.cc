@@ -242,7 +242,7 @@ TEST_F(Cli, ShowAndEstimate) {
       << err();
   EXPECT_NE(out().find("16.0 KiB"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", root + "/Qwen/Kill-GGUF/Kill-Q8_0.gguf", "--kv-quant", "aggressive"}), 0) << err();
-  EXPECT_NE(out().find("aggressive 5-bit + f32 norm"), std::string::npos) << out();
+  EXPECT_NE(out().find("aggressive 5-bit uniform + f32 scale"), std::string::npos) << out();
   ASSERT_EQ(run({"estimate", "Qwen/Kill-GGUF", "--remote", "--num-sequences", "2"}), 0) << err();
   EXPECT_NE(out().find("★ Q4_K_M"), std::string::npos) << out();
   EXPECT_NE(out().find("Q8_0"), std::string::npos);

@@ -112,13 +112,14 @@ std::vector<QCase> qcases() {
       {"long_decode_mqa_split_k_2bit", {{2000, 1}}, 8, 1, 64, 16, 2},
       {"long_chunk_window_sinks_4bit", {{1500, 3}}, 4, 1, 128, 32, 4, 600, 0, true},
       {"hd36_scalar_decode_4bit", {{0, 9}, {12, 1}}, 4, 2, 36, 8, 4},  // head_dim % 8: no 8-code groups
-      // The modes' widths (issue 29): 5 / 6 bits straddle bytes, 8 bits one code a byte (gathers).
+      // The modes' widths (issue 29): 5 / 6 bits straddle bytes (6: uniform codes), 8 bits one
+      // uniform code a byte.
       {"decode_prefill_gqa_8bit", {{0, 21}, {40, 1}}, 8, 2, 256, 16, 8},
       {"prefill_chunked_6bit", {{0, 37}, {50, 20}, {3, 1}}, 4, 4, 64, 16, 6},
       {"window_sinks_hd128_5bit", {{700, 3}, {10, 1}}, 4, 1, 128, 32, 5, 300, 0, true},
       {"hd72_sign_only_6bit", {{0, 9}, {12, 1}}, 4, 2, 72, 8, 6},
-      // AVX-512 decodes 16 codes a step (head_dim % 16), 6- and 8-bit rows 64 at a time with VBMI
-      // (head_dim % 64): hd 80 takes the 16-code path, hd 96 at 8 bits the gather.
+      // AVX-512 decodes 16 codes a step (head_dim % 16), AVX2 8: hd 80 and 96 are not multiples of
+      // 64 (the widest step any path took).
       {"decode_prefill_hd80_5bit", {{0, 23}, {40, 1}}, 4, 2, 80, 16, 5},
       {"decode_prefill_hd96_8bit", {{0, 17}, {30, 1}}, 4, 1, 96, 8, 8},
       {"decode_prefill_hd64_5bit", {{0, 70}, {300, 1}}, 6, 2, 64, 16, 5},
@@ -146,23 +147,6 @@ TEST_P(AttentionKvQuant, CpuOverCodesEqualsReferenceOverReconstruction) {
     backend::reference::paged_attention(b.params(b.kq, b.vq, ref_q, qf(c.bits)));
     expect_close(ref_q.f(), want.f(), ref_q.n(), {1e-6, 1e-6}, "reference over codes vs over reconstruction");
   }
-}
-
-// The 6- and 8-bit rows without AVX512-VBMI (16-code tables, the gather), on a CPU that has it.
-TEST_P(AttentionKvQuant, WithoutVbmi) {
-  const bool before = backend::cpu::set_kv_quant_vbmi(false);
-  for (const QCase& c : qcases()) {
-    if (c.bits != 8 && c.bits != 6) continue;
-    SCOPED_TRACE(c.name);
-    QBatch b(c);
-    ops::reshape_and_cache(b.key_all.t, b.value_all.t, b.kq.t, b.vq.t, b.slots.t, qf(c.bits));
-    b.dequantize_written();
-    HostTensor want(b.q.t), got(b.q.t);
-    backend::reference::paged_attention(b.params(b.kd, b.vd, want, KvFormat::F32));
-    ops::paged_attention(b.params(b.kq, b.vq, got, qf(c.bits)));
-    expect_close(got.f(), want.f(), got.n(), tolerance(DType::F32), "cpu over codes vs reference over reconstruction");
-  }
-  backend::cpu::set_kv_quant_vbmi(before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, AttentionKvQuant, testing::ValuesIn(isas_to_test()), isa_param_name);

@@ -17,7 +17,6 @@
 #include "backend/cpu/attention_prefill.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/scratch_slots.h"
-#include "core/cpu_features.h"
 #include "core/half.h"
 #include "core/kv_quant.h"
 #include "core/thread_pool.h"
@@ -57,13 +56,6 @@ void paged_attention_plain(const AttentionParams& p);
 }  // namespace
 
 int64_t set_prefill_shared_keys_limit(int64_t bytes) { return g_max_prepared_bytes.exchange(bytes); }
-
-namespace {
-std::atomic<bool> g_kv_quant_vbmi{cpu_features().avx512vbmi};
-}  // namespace
-
-bool kv_quant_vbmi_enabled() { return g_kv_quant_vbmi.load(std::memory_order_relaxed); }
-bool set_kv_quant_vbmi(bool on) { return g_kv_quant_vbmi.exchange(on && cpu_features().avx512vbmi); }
 
 // Quantized caches: rotate q into the codes' space, attend there, rotate the output back. The whole
 // call holds the pool's turn: its plan and buffers are thread 0's scratch (scratch_slots.h).

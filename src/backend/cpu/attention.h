@@ -21,11 +21,6 @@ void paged_attention(const AttentionParams& p);
 /// the previous limit: tests set 0 to cover the per-tile path.
 int64_t set_prefill_shared_keys_limit(int64_t bytes);
 
-/// 6- and 8-bit KV-cache rows are decoded with AVX512-VBMI byte tables where the CPU has it (else
-/// 16-code tables, or gathers at 8 bits); false forces the others (tests cover them that way), true
-/// takes effect only with VBMI. Returns the previous setting.
-bool set_kv_quant_vbmi(bool on);
-
 /// key, value [num_tokens, num_kv_heads, head_dim] F32 → caches at slot_mapping [num_tokens] I32
 /// (negative = skip); caches F32 | F16 | BF16 [num_blocks, block_size, num_kv_heads, head_dim],
 /// or with a quantized kv_format U8 [..., kv_format_row_bytes(kv_format, head_dim)] (core/kv_quant.h).

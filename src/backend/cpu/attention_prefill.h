@@ -16,10 +16,6 @@ inline constexpr int64_t kPrefillChunk = 64;
 /// whether its key range is split across threads or not, alone or batched.
 inline constexpr int64_t kAttentionSegment = 4 * kPrefillChunk;
 
-/// Whether 6- and 8-bit KV-cache rows are decoded with AVX512-VBMI byte tables (attention_rows_impl.h):
-/// true when the CPU has VBMI, unless set_kv_quant_vbmi(false) (attention.h).
-bool kv_quant_vbmi_enabled();
-
 /// A request's chunks [first_chunk, first_chunk + chunks) for each KV head g, prepared once: unit
 /// g·chunks + (c − first_chunk) at data + unit·unit_floats (layout: attention_prefill_impl.h's
 /// prefill_prepare_chunk). data == nullptr: each tile prepares its own.

@@ -27,14 +27,12 @@ void to_f32_row(const uint16_t* src, bool bf16, int64_t head_dim, float* dst) {
 }
 
 #if defined(OXYD_ISA_AVX2) || defined(OXYD_ISA_AVX512)
-// dequant_row with AVX2 for 5 and 6 bits, 8 codes at a time: the group's B bytes broadcast to both
-// 128-bit halves, a byte shuffle and a variable shift put code n in lane n; the levels are looked
-// up in 4 or 8 register tables of 8 (vpermps) joined by blends on code bits 3, 4 (and 5). Times the
-// norm: the same f32 products as dequantize_rotated.
+// dequant_row with AVX2 for the uniform 5 and 6 bits (kv_quant.h), 8 codes at a time: the group's
+// B bytes broadcast to both 128-bit halves, a byte shuffle and a variable shift put code n in lane
+// n; converted, minus L, times the scale: the same f32 products as dequantize_rotated.
 template <int B>
 void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  static_assert(B == 5 || B == 6);
-  constexpr int NL = 1 << B;
+  static_assert(kv_quant_uniform(B) && (B == 5 || B == 6));
   struct Unpack { __m256i shuf, shift; };  // lane n's two bytes, and its shift
   static const Unpack u = [] {
     alignas(32) int8_t s[32];
@@ -48,14 +46,10 @@ void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst
     return Unpack{_mm256_load_si256(reinterpret_cast<const __m256i*>(s)),
                   _mm256_load_si256(reinterpret_cast<const __m256i*>(sh))};
   }();
-  float norm;
-  std::memcpy(&norm, src, 4);
-  const float* lv = kq.scaled_levels().data();
-  const __m256 vn = _mm256_set1_ps(norm);
-  const __m256i mask = _mm256_set1_epi32(NL - 1);
-  constexpr int NT = NL / 8;
-  __m256 t[NT];
-  for (int k = 0; k < NT; ++k) t[k] = _mm256_loadu_ps(lv + 8 * k);
+  float scale;
+  std::memcpy(&scale, src, 4);
+  const __m256 vs = _mm256_set1_ps(scale), limit = _mm256_set1_ps(float((1 << (B - 1)) - 1));
+  const __m256i mask = _mm256_set1_epi32((1 << B) - 1);
   const uint8_t* codes = src + 4;
   for (int64_t i = 0, d = kq.head_dim(); i < d; i += 8, codes += B) {
     // An 8-byte load, except for the last group of a row (which may end the cache): B bytes
@@ -69,14 +63,8 @@ void dequant_row_avx2_wide(const KvQuantizer& kq, const uint8_t* src, float* dst
       w = _mm_cvtsi64_si128(int64_t(x));
     }
     const __m256i b = _mm256_broadcastsi128_si256(w);
-    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, u.shuf), u.shift), mask);
-    __m256 x[NT];
-    for (int k = 0; k < NT; ++k) x[k] = _mm256_permutevar8x32_ps(t[k], idx);  // low 3 bits
-    for (int bit = 3, n = NT; n > 1; ++bit, n /= 2) {  // code bit `bit` moved to the sign bit
-      const __m256 sel = _mm256_castsi256_ps(_mm256_sll_epi32(idx, _mm_cvtsi32_si128(31 - bit)));
-      for (int k = 0; k < n / 2; ++k) x[k] = _mm256_blendv_ps(x[2 * k], x[2 * k + 1], sel);
-    }
-    _mm256_storeu_ps(dst + i, _mm256_mul_ps(x[0], vn));
+    const __m256i c = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, u.shuf), u.shift), mask);
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(c), limit), vs));
   }
 }
 
@@ -102,7 +90,7 @@ void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
   switch (bits) {
     case 5: return dequant_row_avx2_wide<5>(kq, src, dst);
     case 6: return dequant_row_avx2_wide<6>(kq, src, dst);
-    case kKvQuantUniformBits: return dequant_row_uniform_avx2(kq, src, dst);
+    case 8: return dequant_row_uniform_avx2(kq, src, dst);
     default: break;
   }
   float norm;
@@ -131,16 +119,16 @@ void dequant_row_avx2(const KvQuantizer& kq, const uint8_t* src, float* dst) {
 #endif
 
 #if defined(OXYD_ISA_AVX512)
-// AVX-512, 16 codes at a time (head_dim % 16 == 0), 2..6 bits (7 compiles too; no format has
-// it): the group's 2·bits bytes are copied into each 128-bit lane, a byte shuffle gives dword n
-// the two bytes holding code n, a variable shift and a mask leave the code; the levels are a
-// register table (vpermps for 16 levels, vpermi2ps for 32, a blend on bit 5 for 64, and on bit 6
-// for 128), times the norm. About 1.1 ns per 16 values at 5 bits (Zen 4), where gathering the
-// levels took 5.8 ns.
+// AVX-512, 16 codes at a time (head_dim % 16 == 0), 2..6 bits: the group's 2·bits bytes are copied
+// into each 128-bit lane, a byte shuffle gives dword n the two bytes holding code n, a variable
+// shift and a mask leave the code; Lloyd-Max levels (2..4 bits) are a register table (vpermps),
+// uniform codes (5, 6 bits) are converted, minus L; times the norm (the scale).
 template <int B>
 void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  static_assert(B >= 2 && B <= 7);
-  constexpr int NL = 1 << B, NT = NL < 16 ? 1 : NL / 16;  // level tables of 16
+  static_assert(B >= 2 && B <= 6);
+  constexpr bool kUniform = kv_quant_uniform(B);
+  static_assert(kUniform || B <= 4, "Lloyd-Max levels: at most one table of 16");
+  constexpr int NL = 1 << B;
   struct Unpack { __m512i shuf, shift; };
   static const Unpack u = [] {
     alignas(64) int8_t s[64];
@@ -152,10 +140,8 @@ void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
     }
     return Unpack{_mm512_load_si512(s), _mm512_load_si512(sh)};
   }();
-  const float* lv = kq.scaled_levels().data();
-  __m512 t[NT];
-  for (int k = 0; k < NT; ++k)
-    t[k] = NL < 16 ? _mm512_maskz_loadu_ps(__mmask16((1u << NL) - 1), lv) : _mm512_loadu_ps(lv + 16 * k);
+  const __m512 t = kUniform ? _mm512_set1_ps(float(NL / 2 - 1))  // L, or the levels
+                            : _mm512_maskz_loadu_ps(__mmask16((1u << NL) - 1), kq.scaled_levels().data());
   float norm;
   std::memcpy(&norm, src, 4);
   const __m512 vn = _mm512_set1_ps(norm);
@@ -166,73 +152,8 @@ void dequant_row_avx512(const KvQuantizer& kq, const uint8_t* src, float* dst) {
     const __m128i w = _mm_maskz_loadu_epi8(__mmask16((1u << (2 * B)) - 1), codes);
     const __m512i idx = _mm512_and_si512(
         _mm512_srlv_epi32(_mm512_shuffle_epi8(_mm512_broadcast_i32x4(w), u.shuf), u.shift), mask);
-    __m512 v;
-    if constexpr (NT == 1) {
-      v = _mm512_permutexvar_ps(idx, t[0]);
-    } else {
-      __m512 x[NT / 2];
-      for (int k = 0; k < NT / 2; ++k) x[k] = _mm512_permutex2var_ps(t[2 * k], idx, t[2 * k + 1]);
-      if constexpr (NT >= 4) {
-        const __mmask16 b5 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(32));
-        for (int k = 0; k < NT / 4; ++k) x[k] = _mm512_mask_blend_ps(b5, x[2 * k], x[2 * k + 1]);
-      }
-      if constexpr (NT == 8)
-        x[0] = _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(64)), x[0], x[1]);
-      v = x[0];
-    }
+    const __m512 v = kUniform ? _mm512_sub_ps(_mm512_cvtepi32_ps(idx), t) : _mm512_permutexvar_ps(idx, t);
     _mm512_storeu_ps(dst + i, _mm512_mul_ps(v, vn));
-  }
-}
-
-// AVX512-VBMI, 64 codes at a time (head_dim % 64 == 0): each level's four bytes are four byte
-// tables of 2^B entries (vpermb for up to 64 levels, vpermi2b for 128), interleaved back into
-// floats by lane-local unpacks, which is why the codes are first permuted so that the unpacks leave
-// them in order. The codes are unpacked to bytes by a byte permute (each qword gets its 8 codes' B
-// bytes) and vpmultishiftqb.
-template <int B>
-__attribute__((target("avx512vbmi"))) void dequant_row_vbmi(const KvQuantizer& kq, const uint8_t* src, float* dst) {
-  static_assert(B >= 2 && B <= 7);
-  constexpr int NT = B <= 6 ? 1 : 2;  // 64-entry tables per byte plane
-  const uint8_t* planes = kq.level_bytes();  // byte p of level c at planes[256·p + c]
-  struct Consts { __m512i perm, spread, shifts; };
-  static const Consts k = [] {
-    // After unpack (bytes → words → dwords, within 128-bit lanes) output j lane L element e comes
-    // from position 16L + 4j + e, which must hold code 16j + 4L + e.
-    alignas(64) uint8_t s[64], sp[64];
-    for (int L = 0; L < 4; ++L)
-      for (int j = 0; j < 4; ++j)
-        for (int e = 0; e < 4; ++e) s[16 * L + 4 * j + e] = uint8_t(16 * j + 4 * L + e);
-    uint64_t sh = 0;  // byte i of each qword: bits i·B.. of the qword's B bytes
-    for (int i = 0; i < 8; ++i) {
-      sh |= uint64_t(i * B % 64) << (8 * i);
-      for (int q = 0; q < 8; ++q) sp[8 * q + i] = uint8_t(q * B + (i < B ? i : 0));
-    }
-    return Consts{_mm512_load_si512(s), _mm512_load_si512(sp), _mm512_set1_epi64(int64_t(sh))};
-  }();
-  __m512i t[4][NT];
-  for (int p = 0; p < 4; ++p)
-    for (int q = 0; q < NT; ++q) t[p][q] = _mm512_load_si512(planes + 256 * p + 64 * q);
-  float norm;
-  std::memcpy(&norm, src, 4);
-  const __m512 vn = _mm512_set1_ps(norm);
-  const uint8_t* codes = src + 4;
-  for (int64_t i = 0, d = kq.head_dim(); i < d; i += 64, codes += 8 * B) {
-    // a masked load: the last group of a row may end the cache
-    const __m512i raw = _mm512_maskz_loadu_epi8(~uint64_t(0) >> (64 - 8 * B), codes);
-    __m512i c = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.shifts, _mm512_permutexvar_epi8(k.spread, raw)),
-                                 _mm512_set1_epi8(char((1 << B) - 1)));
-    c = _mm512_permutexvar_epi8(k.perm, c);
-    __m512i b[4];
-    for (int p = 0; p < 4; ++p) {
-      if constexpr (NT == 1) b[p] = _mm512_permutexvar_epi8(c, t[p][0]);
-      else b[p] = _mm512_permutex2var_epi8(t[p][0], c, t[p][1]);
-    }
-    const __m512i w0 = _mm512_unpacklo_epi8(b[0], b[1]), w1 = _mm512_unpackhi_epi8(b[0], b[1]);
-    const __m512i w2 = _mm512_unpacklo_epi8(b[2], b[3]), w3 = _mm512_unpackhi_epi8(b[2], b[3]);
-    _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(w0, w2)), vn));
-    _mm512_storeu_ps(dst + i + 16, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(w0, w2)), vn));
-    _mm512_storeu_ps(dst + i + 32, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(w1, w3)), vn));
-    _mm512_storeu_ps(dst + i + 48, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(w1, w3)), vn));
   }
 }
 
@@ -261,10 +182,8 @@ void dequant_row(const KvQuantizer& kq, const uint8_t* src, float* dst) {
       case 3: return dequant_row_avx512<3>(kq, src, dst);
       case 4: return dequant_row_avx512<4>(kq, src, dst);
       case 5: return dequant_row_avx512<5>(kq, src, dst);
-      case 6:
-        if (d % 64 == 0 && kv_quant_vbmi_enabled()) return dequant_row_vbmi<6>(kq, src, dst);
-        return dequant_row_avx512<6>(kq, src, dst);
-      case kKvQuantUniformBits: return dequant_row_uniform_avx512(kq, src, dst);
+      case 6: return dequant_row_avx512<6>(kq, src, dst);
+      case 8: return dequant_row_uniform_avx512(kq, src, dst);
       default: break;
     }
   }
