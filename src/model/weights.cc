@@ -358,20 +358,16 @@ void Weights::pack_for_matmul() {
         return true;
     return false;
   };
-  auto wants = [&](const Tensor& t) {
-    return t.data && be.wants_packed(t) && !impl_->is_repacked(t) && !(t.dtype == DType::F32 && owned(t));
-  };
   // Repacked checkpoint linears and HF MXFP4 experts (owned, each the only view of its bytes):
   // packed over their own rows where the copy has their size (whole 16-row groups), else left
   // to the row kernels.
   auto consider = [&](Tensor* t) {
     if (!t->data || !be.wants_packed(*t)) return;
-    if (!impl_->is_repacked(*t)) {
-      if (wants(*t)) todo.push_back(t);
-      return;
+    if (backend::PreparedHandle h; impl_->is_repacked(*t)) {
+      if (be.prepare_in_place(*t, h)) impl_->prepared.push_back(std::move(h));
+    } else if (!(t->dtype == DType::F32 && owned(*t))) {
+      todo.push_back(t);
     }
-    backend::PreparedHandle h;
-    if (be.prepare_in_place(*t, h)) impl_->prepared.push_back(std::move(h));
   };
   consider(&lm_head);
   consider(&ple_model_proj);
