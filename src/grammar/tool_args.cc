@@ -27,6 +27,48 @@ json json_value(const json& schema) {
   return {{"type", "json_schema"}, {"json_schema", schema}, {"max_whitespace_cnt", 1}};
 }
 
+// ---- string formats ----
+
+// A JSON Schema string "format" (draft 2020-12 §7.3) as a regex over the string's characters, for
+// the formats whose syntax is regular: the RFC 3339 date, time, date-time and duration (its
+// Appendix A), RFC 4122 uuid, dotted-quad ipv4, RFC 1123 hostname, and subsets of RFC 5321 email
+// (dot-atom local part, a domain of hostname labels) and RFC 3986 uri (a registered-name
+// authority, no IP literal), so that every string matched is valid. "" for the others: a format
+// is an annotation unless a validator asserts it, and those stay unchecked.
+std::string format_regex(const std::string& format) {
+  const std::string hour = "([01][0-9]|2[0-3])", minute = "[0-5][0-9]";
+  // Days each month has; 29 February in leap years only (divisible by 4, centuries by 400).
+  const std::string leap = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)-02-29";
+  const std::string date = "([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|"
+                           "02-(0[1-9]|1[0-9]|2[0-8]))|" + leap + ")";
+  // No leap second: whether 60 is valid depends on the offset and the date.
+  const std::string time = hour + ":" + minute + ":" + minute + "(\\.[0-9]+)?([Zz]|[+-]" + hour + ":" + minute + ")";
+  const std::string label = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+  const std::string atom = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+  const std::string pct = "%[0-9A-Fa-f]{2}", chars = "A-Za-z0-9._~!$&'()*+,;=";  // unreserved + sub-delims
+  const std::string pchar = "([" + chars + ":@-]|" + pct + ")";
+  const std::string hex4 = "[0-9A-Fa-f]{4}", octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+  if (format == "date") return date;
+  if (format == "time") return time;
+  if (format == "date-time") return date + "[Tt]" + time;
+  if (format == "duration") {
+    const std::string t = "T([0-9]+H([0-9]+M([0-9]+S)?)?|[0-9]+M([0-9]+S)?|[0-9]+S)";
+    const std::string day = "([0-9]+D|[0-9]+M([0-9]+D)?|[0-9]+Y([0-9]+M([0-9]+D)?)?)";
+    return "P(" + day + "(" + t + ")?|" + t + "|[0-9]+W)";
+  }
+  if (format == "uuid") return "[0-9A-Fa-f]{8}-" + hex4 + "-" + hex4 + "-" + hex4 + "-[0-9A-Fa-f]{12}";
+  if (format == "ipv4") return "(" + octet + "\\.){3}" + octet;
+  if (format == "hostname") return label + "(\\." + label + ")*";
+  if (format == "email") return atom + "(\\." + atom + ")*@" + label + "(\\." + label + ")*";
+  if (format == "uri") {
+    const std::string authority = "(([" + chars + ":-]|" + pct + ")*@)?([" + chars + "-]|" + pct + ")*(:[0-9]*)?";
+    const std::string path = pchar + "+(/" + pchar + "*)*";
+    const std::string hier = "//" + authority + "(/" + pchar + "*)*|/(" + path + ")?|" + path;
+    return "[A-Za-z][A-Za-z0-9+.-]*:(" + hier + ")?(\\?(" + pchar + "|[/?])*)?(#(" + pchar + "|[/?])*)?";
+  }
+  return "";
+}
+
 // ---- XML_PARAMETERS ----
 
 bool read_as_json(const json& prop) {
@@ -43,15 +85,19 @@ std::string regex_escape(const std::string& v) {
 }
 
 // A raw string value as a regex between the template's newlines (which the reader drops): the
-// value's pattern, a length bound, or an enum / const of strings as alternatives; "" where no
-// regex says the schema (an unbounded string, a format, a non-string enum).
+// value's pattern, else its format (format_regex), else a length bound, or an enum / const of
+// strings as alternatives; "" where no regex says the schema (an unbounded string, a format
+// format_regex does not know, a non-string enum).
 std::string raw_value_regex(const json& prop) {
-  if (!prop.is_object() || prop.contains("format")) return "";
+  if (!prop.is_object()) return "";
   std::string body;
+  const std::string format = prop.contains("format") && prop["format"].is_string() ? format_regex(prop["format"]) : "";
   if (prop.contains("pattern") && prop["pattern"].is_string()) {
     body = prop["pattern"].get<std::string>();
     if (!body.empty() && body.front() == '^') body.erase(0, 1);
     if (body.size() > 1 && body.back() == '$' && body[body.size() - 2] != '\\') body.pop_back();
+  } else if (!format.empty()) {
+    body = format;
   } else if (prop.contains("minLength") || prop.contains("maxLength")) {
     auto count = [&](const char* k) {
       return prop.contains(k) && prop[k].is_number_integer() && prop[k].get<int64_t>() >= 0 ? std::to_string(prop[k].get<int64_t>()) : "";
@@ -178,6 +224,8 @@ class BareKeys {
       if (!body.empty() && body.front() == '^') body.erase(0, 1);
       if (body.size() > 1 && body.back() == '$' && body[body.size() - 2] != '\\') body.pop_back();
       if (body.empty()) body = "[^\"]*";
+    } else if (s.contains("format") && s["format"].is_string() && !format_regex(s["format"]).empty()) {
+      body = format_regex(s["format"]);  // no '"' in any of them
     } else {
       auto count = [&](const char* k, int64_t dflt) {
         return s.contains(k) && s[k].is_number_integer() && s[k].get<int64_t>() >= 0 ? s[k].get<int64_t>() : dflt;

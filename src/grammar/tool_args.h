@@ -4,16 +4,21 @@
 //   XML_PARAMETERS: "\n" then per property "<parameter=P>\nV\n</parameter>\n", in the schema's
 //                   order (required ones always, the others maybe); V is raw text where the reader
 //                   takes it as a string (the property's "type" is not a non-string type name) and
-//                   JSON otherwise. A raw value is the string's pattern, length bound or string
-//                   enum / const as a regex; any text up to </parameter> where none says it (an
-//                   unbounded string; a format or a non-string schema read as a string: not
-//                   checked). Nested values, inside JSON, are JSON.
+//                   JSON otherwise. A raw value is the string's pattern, else its format, else its
+//                   length bound or string enum / const, as a regex; any text up to </parameter>
+//                   where none says it (an unbounded string; a schema without a "type" the reader
+//                   takes as a string, such as a non-string enum or an anyOf: not checked).
+//                   Nested values, inside JSON, are JSON.
 //   BARE_KEYS:      {k:V,...} with bare keys in sorted order (as a template's dictsort writes
 //                   them), strings between `quote` (no '"' inside, so no quote either), numbers,
 //                   booleans and null as JSON; nested objects and arrays alike.
 // BARE_KEYS covers type/enum/const/anyOf/oneOf/$ref (inlined up to a depth; deeper, any value),
-// properties/required, items/minItems/maxItems, string pattern/minLength/maxLength and numeric
-// bounds; not string formats or allOf (any value of the type there).
+// properties/required, items/minItems/maxItems, string pattern/format/minLength/maxLength and
+// numeric bounds; not allOf (any value of the type there).
+// String formats (both syntaxes): date, time, date-time, duration, uuid, ipv4, hostname, and
+// subsets of email and uri, each as a regex every match of which is valid (tests/data/grammar/
+// string_formats.json, labelled by the jsonschema package); a pattern wins over a format, and a
+// format over length bounds (which it then leaves unchecked); other formats are annotations.
 #pragma once
 
 #include <string>
