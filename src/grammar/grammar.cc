@@ -178,6 +178,12 @@ void Matcher::fill_bitmask(std::span<int32_t> words) {
   impl_->mask_ready = true;
 }
 
+std::span<const int32_t> Matcher::allowed_words() {
+  if (!impl_->mask_ready) impl_->fill(impl_->words.data());
+  impl_->mask_ready = true;
+  return impl_->words;
+}
+
 void Matcher::apply_mask(std::span<float> logits) {
   if (!impl_->mask_ready) impl_->fill(impl_->words.data());
   impl_->mask_ready = false;

@@ -75,6 +75,9 @@ class Matcher {
   void apply_mask(std::span<float> logits);
   /// The next-token bitmask: bit i of words[i / 32] set = id i allowed. words: [(vocab_size+31)/32].
   void fill_bitmask(std::span<int32_t> words);
+  /// The bitmask apply_mask reads (fill_bitmask's for this state, else computed now), in the same
+  /// layout; ids >= vocab_size() are not allowed. Valid until the next accept or rollback.
+  std::span<const int32_t> allowed_words();
   /// Advances by one sampled token; false (state unchanged) if the grammar does not allow it.
   bool accept(int32_t token);
   /// Advances by text (tests; jump-forward); false if rejected.
