@@ -5,8 +5,9 @@ hits both alike. Each level: C clients each send REQS streamed POST /v1/completi
 max_tokens MAX_TOKENS, ignore_eos; with the schema also response_format json_schema). Aggregate
 tokens/s = usage.completion_tokens summed / wall time of the level.
 Two servers run side by side (same binary, same model), levels alternating between them:
-"overlap" (default: the grammar masks of a step are computed on a worker during the forward pass,
-engine_core.cc) and "inline" (OXYD_GRAMMAR_OVERLAP=0: each mask computed when its request samples).
+"overlap" (OXYD_GRAMMAR_OVERLAP=1: the grammar masks of a step are computed on a worker during the
+forward pass, engine_core.cc) and "inline" (OXYD_GRAMMAR_OVERLAP=0: each mask computed when its
+request samples). Unset, the engine overlaps only where a core is free for the worker.
 The mask's share of a decode step: with C requests decoding together, one step makes C tokens, so
 step time = C / tokens_per_s and share = 1 - tok_s(schema) / tok_s(plain): everything the grammar
 adds per step (bitmask fill, -inf over the row, matcher advance), measured end to end. The bitmask

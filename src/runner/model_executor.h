@@ -24,6 +24,9 @@ class ModelExecutor {
     (void)src_slot;
     (void)dst_slot;
   }
+  /// Whether the forward pass runs on the host's compute threads (the CPU backend's pool), so that
+  /// other work during it takes a core from it; false for a model on a device.
+  virtual bool forward_on_host() const { return true; }
   /// Runs one batch; fills every row of `logits`, which arrives sized [batch.logits_indices.size(),
   /// vocab_size] row-major with unspecified contents.
   virtual void execute(const model::ForwardBatch& batch, std::vector<float>& logits) = 0;

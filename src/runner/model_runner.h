@@ -30,6 +30,7 @@ class ModelRunner final : public ModelExecutor {
   /// The logits in the model's own output buffer (no copy; valid until the next forward), or, for
   /// a model on another device, copied back into `scratch`.
   std::span<const float> run(const model::ForwardBatch& batch, std::vector<float>& scratch) override;
+  bool forward_on_host() const override { return model_.device() == Device::CPU; }
   int64_t kv_cache_bytes() const { return kv_cache_bytes_; }
 
  private:
