@@ -341,16 +341,17 @@ int64_t Weights::mapped_bytes() const {
   return total;
 }
 
-void Weights::pack_for_matmul() {
+void Weights::pack_for_matmul(bool f32_as_bf16) {
   // Every packed copy is a 64-byte-aligned slice of one buffer: a decode step sweeps all of them,
   // and one allocation is backed by huge pages as a whole (see Buffer), where per-tensor buffers of
   // a small model (1-2 MiB each) were all on 4 KiB pages. Pages become resident as they are
   // written, while each tensor's file pages are released after its copy, so the peak is unchanged.
   backend::Backend& be = ops::device_backend(lm_head.device);
-  std::vector<Tensor*> todo;
-  // An F32 weight converted or rewritten at load (an owned buffer) stays unpacked: that copy cannot
-  // be released as file pages are, so packing would hold it twice (and hub's estimate counts the
-  // file-mapped ones only).
+  std::vector<Tensor*> todo, to_bf16;
+  bool as_bf16 = false;  // the layers' F32 weights under f32_as_bf16
+  // An F32 or BF16 weight converted or rewritten at load (an owned buffer) stays unpacked: that
+  // copy cannot be released as file pages are, so packing would hold it twice (and hub's estimate
+  // counts the file-mapped ones only).
   auto owned = [&](const Tensor& t) {
     const auto p = reinterpret_cast<uintptr_t>(t.data);
     for (const Buffer& b : impl_->owned)
@@ -365,12 +366,13 @@ void Weights::pack_for_matmul() {
     if (!t->data || !be.wants_packed(*t)) return;
     if (backend::PreparedHandle h; impl_->is_repacked(*t)) {
       if (be.prepare_in_place(*t, h)) impl_->prepared.push_back(std::move(h));
-    } else if (!(t->dtype == DType::F32 && owned(*t))) {
-      todo.push_back(t);
+    } else if (!((t->dtype == DType::F32 || t->dtype == DType::BF16) && owned(*t))) {
+      (as_bf16 && t->dtype == DType::F32 ? to_bf16 : todo).push_back(t);
     }
   };
   consider(&lm_head);
   consider(&ple_model_proj);
+  as_bf16 = f32_as_bf16;
   for (LayerWeights& L : layers) {
     for (Tensor* t : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router, &L.q_gate, &L.lin_qkv, &L.lin_z,
                       &L.lin_b, &L.lin_a, &L.lin_out, &L.ple_gate, &L.ple_proj, &L.shexp_gate, &L.shexp_up,
@@ -378,6 +380,14 @@ void Weights::pack_for_matmul() {
       consider(t);
     for (LayerWeights::Expert& x : L.experts)
       for (Tensor* t : {&x.gate, &x.up, &x.down}) consider(t);
+  }
+  for (Tensor* t : to_bf16) {  // owned BF16 rows, the file's released, then packed over themselves
+    Buffer& b = impl_->owned.emplace_back(size_t(t->numel()) * 2);
+    for (int64_t i = 0; i < t->numel(); ++i) reinterpret_cast<uint16_t*>(b.data())[i] = f32_to_bf16(t->ptr<float>()[i]);
+    if (impl_->st) impl_->st->release(t->data, size_t(t->nbytes()));
+    else if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
+    t->data = b.data(), t->dtype = DType::BF16;
+    if (backend::PreparedHandle h; be.prepare_in_place(*t, h)) impl_->prepared.push_back(std::move(h));
   }
   auto slice_bytes = [&](const Tensor& t) { return (size_t(be.packed_bytes(t)) + 63) / 64 * 64; };
   size_t total = 0;
@@ -610,7 +620,7 @@ void Weights::Impl::bind_matmul_weights(Weights& w, const loader::ModelConfig& c
 }
 
 std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::ModelConfig& c,
-                                       const ArchSpec& spec, Device device) {
+                                       const ArchSpec& spec, Device device, bool f32_as_bf16) {
   std::unique_ptr<Weights> w(new Weights());
   w->impl_ = std::make_unique<Impl>();
   Impl& im = *w->impl_;
@@ -626,7 +636,7 @@ std::unique_ptr<Weights> Weights::load(const std::string& path, const loader::Mo
     w->lm_head = Tensor{};
     w->lm_head.device = w->embed.device;
   }
-  if (device == Device::CPU) w->pack_for_matmul();  // elsewhere: the caller uploads (upload_to) once bound
+  if (device == Device::CPU) w->pack_for_matmul(f32_as_bf16);  // elsewhere: the caller uploads (upload_to) once bound
   im.rewritten.clear();
   im.transient.clear();
   // Every tensor is bound: drop the parsed metadata (a Gemma 3 vocabulary is ~10 MiB of strings),
@@ -724,47 +734,6 @@ std::vector<MatmulWeightRef> matmul_weight_refs(const loader::ModelConfig& c, co
   return refs;
 }
 
-int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const ArchSpec& spec,
-                                  const std::vector<loader::GgufTensorInfo>& tensors) {
-  std::unordered_map<std::string, const loader::GgufTensorInfo*> by_name;
-  for (const auto& t : tensors) by_name.emplace(t.name, &t);
-  auto find = [&](const TensorName& n, int64_t layer) -> const loader::GgufTensorInfo* {
-    if (n.gguf.empty()) return nullptr;
-    const auto it = by_name.find(tensor_name(n.gguf, layer));
-    return it == by_name.end() || (it->second->n_dims != 2 && it->second->n_dims != 3) ? nullptr : it->second;
-  };
-  const backend::Backend& cpu = ops::device_backend(Device::CPU);  // this machine's matmul
-  int64_t extra = 0;
-  const auto exists = [&](const TensorName& n, int64_t l) { return find(n, l) != nullptr; };
-  // Weights Weights::load copies before binding them, the copy kept in place of the file's rows:
-  // Gated DeltaNet tensors restored from llama.cpp's tiled value-head order (rewrite_gguf_linear;
-  // ssm_out as F32 where a head's columns are not whole blocks) and a gated attention's q_proj
-  // split into queries and gates. A packed copy is made from the copy, which stays as well.
-  using S = MatmulWeightRef::Slot;
-  const bool tiled = spec.gguf_lin_v_heads_tiled && c.linear_num_key_heads > 0 &&
-                     c.linear_num_value_heads != c.linear_num_key_heads;
-  for (const MatmulWeightRef& r : matmul_weight_refs(c, spec, exists)) {
-    const auto* t = find(*r.name, r.layer);
-    if (!t) continue;
-    const int64_t cols = t->ne[0];
-    const bool lin = r.slot == S::LIN_QKV || r.slot == S::LIN_Z || r.slot == S::LIN_A || r.slot == S::LIN_B ||
-                     r.slot == S::LIN_OUT;
-    const bool copied = (tiled && lin) || (r.slot == S::Q && spec.attn_output_gate);
-    DType dt = t->dtype;
-    if (tiled && r.slot == S::LIN_OUT && c.linear_value_head_dim % dtype_block_elems(dt) != 0) dt = DType::F32;
-    extra += cpu.packed_extra_bytes(dt, r.rows, cols);
-    if (!copied) continue;
-    const int64_t copy = r.rows * dtype_row_bytes(dt, cols), file = r.rows * dtype_row_bytes(t->dtype, cols);
-    extra += copy - file;
-    // Packed: the copy's rows are packed (q and gate each), and the copy is kept besides.
-    const int64_t parts = r.slot == S::Q ? 2 : 1;
-    static uint8_t probe;  // wants_packed looks only at the device, shape and dtype of a weight with data
-    const Tensor shape(dt, &probe, {r.rows / parts, cols});
-    if (cpu.wants_packed(shape) && dt != DType::F32) extra += copy;  // owned F32 copies stay unpacked
-  }
-  return extra;
-}
-
 std::string tensor_name(const std::string& name, int64_t layer, int64_t expert) {
   std::string s = name;
   if (auto pos = s.find("{e}"); pos != std::string::npos && expert >= 0) s.replace(pos, 3, std::to_string(expert));
@@ -784,17 +753,6 @@ bool is_moe_layer(const loader::ModelConfig& c, int64_t l, const std::function<b
     return c.decoder_sparse_step <= 1 || (l + 1) % c.decoder_sparse_step == 0;
   }
   return has_router() || !has_dense_mlp();
-}
-
-int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const std::vector<loader::GgufTensorInfo>& tensors) {
-  const ArchSpec* spec = nullptr;
-  try {
-    spec = &arch_spec(c.family);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::UNSUPPORTED) throw;
-    return 0;
-  }
-  return packed_weight_extra_bytes(c, *spec, tensors);
 }
 
 }  // namespace oxyd::model

@@ -79,8 +79,11 @@ class Weights {
   /// `device`: where the forward pass runs. On the CPU the weights its matmul reads faster packed
   /// get their packed copies; for another device nothing is packed and the caller (Transformer::load,
   /// once it has read what it needs from the host rows) calls upload_to.
+  /// `f32_as_bf16` (--dtype bf16): on the CPU, the layers' F32 matmul weights are held as BF16 rows
+  /// instead (packed over themselves where the kernel wants them packed), the file's F32 pages
+  /// released; the head, embeddings and 1-D tensors stay as stored.
   static std::unique_ptr<Weights> load(const std::string& path, const loader::ModelConfig& config,
-                                       const ArchSpec& spec, Device device = Device::CPU);
+                                       const ArchSpec& spec, Device device = Device::CPU, bool f32_as_bf16 = false);
   ~Weights();
 
   WeightSource source() const { return source_; }
@@ -116,7 +119,7 @@ class Weights {
   Weights() = default;
   /// Gives every 2-D weight that the CPU matmul reads faster packed (backend Backend::wants_packed) its
   /// packed copy, owned here, and releases the file pages of the original rows.
-  void pack_for_matmul();
+  void pack_for_matmul(bool f32_as_bf16);
   backend::Allocation device_copy_;  // upload_to's
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -20,10 +20,11 @@
 namespace oxyd::backend::cpu {
 namespace {
 
-// F32 weights pack only in whole 16-row groups: a padded group would cost memory that hub's estimate
+// F32 and BF16 weights pack only in whole 16-row groups: a padded group would cost memory that hub's estimate
 // does not count for them (small routers and experts of tiny MoE models), for no speed that matters.
 bool packs_shape(DType t, int64_t rows, int64_t cols) {
-  return cols % 32 == 0 && rows > 0 && (t != DType::F32 || rows % 16 == 0) && matmul_packs(t);
+  const bool is_float = t == DType::F32 || t == DType::BF16;
+  return cols % 32 == 0 && rows > 0 && (!is_float || rows % 16 == 0) && matmul_packs(t);
 }
 
 class CpuBackend final : public Backend {

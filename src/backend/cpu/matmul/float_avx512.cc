@@ -18,17 +18,6 @@ inline __mmask32 mask32(int64_t n) {
   return n >= 32 ? ~__mmask32(0) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
 }
 
-int64_t bf16_row_bytes(int64_t k) { return (k * 2 + 63) / 64 * 64; }
-
-// x f32 [k] → bf16 (round to nearest even), zero-padded to a multiple of 32 elements.
-void prep_bf16(const float* x, int64_t k, uint8_t* out) {
-  uint16_t* o = reinterpret_cast<uint16_t*>(out);
-  for (int64_t e = 0; e < k; e += 32) {
-    const __m512 a = _mm512_maskz_loadu_ps(mask16(k - e), x + e);
-    const __m512 b = _mm512_maskz_loadu_ps(mask16(k - e - 16), x + e + 16);
-    _mm512_store_si512(o + e, (__m512i)_mm512_cvtne2ps_pbh(b, a));
-  }
-}
 
 struct Bf16Kernel {
   template <int NR>
@@ -93,6 +82,17 @@ struct FloatKernel {
 };
 
 }  // namespace
+
+int64_t bf16_row_bytes(int64_t k) { return (k * 2 + 63) / 64 * 64; }
+
+void prep_bf16(const float* x, int64_t k, uint8_t* out) {
+  uint16_t* o = reinterpret_cast<uint16_t*>(out);
+  for (int64_t e = 0; e < k; e += 32) {
+    const __m512 a = _mm512_maskz_loadu_ps(mask16(k - e), x + e);
+    const __m512 b = _mm512_maskz_loadu_ps(mask16(k - e - 16), x + e + 16);
+    _mm512_store_si512(o + e, (__m512i)_mm512_cvtne2ps_pbh(b, a));
+  }
+}
 
 void avx512_bf16_rows(const TileArgs& t) { tile_rows<Bf16Kernel>(t); }
 

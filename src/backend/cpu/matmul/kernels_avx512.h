@@ -20,8 +20,9 @@ MatmulKernel avx512_q32_panel_kernel(DType t);
 /// block32_panel_avx512.cc: the panel kernel over weights packed by matmul_pack (the formats of
 /// avx512_q32_panel_kernel; w points at the packed groups, w_stride = 1/16 of a group), for any m.
 MatmulKernel avx512_q32_packed_kernel(DType t);
-/// float_packed_avx512.cc: F32 weights packed by matmul_pack (w points at the packed groups), any m.
-MatmulKernel avx512_f32_packed_kernel(DType t);
+/// float_packed_avx512.cc: F32 and BF16 weights packed by matmul_pack (w points at the packed
+/// groups), any m.
+MatmulKernel avx512_float_packed_kernel(DType t);
 /// kquant_panel_avx512.cc: Q4_K, Q5_K and Q6_K on VNNI, likewise (else empty).
 MatmulKernel avx512_qk_panel_kernel(DType t);
 /// AMX tile configuration (palette 1), the layout LDTILECFG reads; shared by the AMX kernel files.
@@ -37,5 +38,9 @@ struct alignas(64) AmxTileConfig {
 bool amx_tiles_permitted();
 /// The vdpbf16ps tile over bf16 activation rows (a_stride bytes apart, zero-padded to 32).
 void avx512_bf16_rows(const TileArgs& t);
+/// float_avx512.cc: a bf16 activation row's bytes (k rounded up to 32 elements), and x f32 [k] →
+/// bf16 (round to nearest even), zero-padded to a multiple of 32 elements.
+int64_t bf16_row_bytes(int64_t k);
+void prep_bf16(const float* x, int64_t k, uint8_t* out);
 
 }  // namespace oxyd::backend::cpu

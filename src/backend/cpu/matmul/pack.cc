@@ -261,18 +261,30 @@ void pack_group_f32(const float* w, int64_t n, int64_t k, int64_t g, float* out)
     for (int L = 0; L < 16; ++L) out[16 * e + L] = src[L][e];
 }
 
+// BF16, AVX512 layout only (pack.h): dword 16p + L of group g holds elements 2p (low half) and
+// 2p + 1 of row 16g + L; an odd k's last pair has a zero high half.
+void pack_group_bf16(const uint16_t* w, int64_t n, int64_t k, int64_t g, uint32_t* out) {
+  const uint16_t* src[16];
+  for (int L = 0; L < 16; ++L) src[L] = w + std::min<int64_t>(16 * g + L, n - 1) * k;
+  for (int64_t p = 0; 2 * p < k; ++p)
+    for (int L = 0; L < 16; ++L)
+      out[16 * p + L] = uint32_t(src[L][2 * p]) | (2 * p + 1 < k ? uint32_t(src[L][2 * p + 1]) << 16 : 0u);
+}
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::BF16; }
 bool k_packable(DType t) { return k_fmt(t) != nullptr || t == DType::Q6_K; }
 int64_t k_group_sb(DType t) { return k_fmt(t) ? k_fmt(t)->group_sb() : kQ6KGroupSB; }
 
 }  // namespace
 
-bool packable(DType t) { return pack_fmt(t) != nullptr || k_packable(t) || t == DType::F32; }
+bool packable(DType t) { return pack_fmt(t) != nullptr || k_packable(t) || is_float(t); }
 bool packable(DType t, PackLayout l) {
-  return pack_fmt(t) != nullptr || (k_packable(t) && l == PackLayout::AVX2) || (t == DType::F32 && l == PackLayout::AVX512);
+  return pack_fmt(t) != nullptr || (k_packable(t) && l == PackLayout::AVX2) || (is_float(t) && l == PackLayout::AVX512);
 }
 
 int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
   if (t == DType::F32) return (n + 15) / 16 * 16 * k * int64_t(sizeof(float));
+  if (t == DType::BF16) return (n + 15) / 16 * 16 * ((k + 1) / 2) * int64_t(sizeof(uint32_t));
   const PackFmt* f = pack_fmt(t);
   if (k_packable(t) && k % 256 == 0) return (n + 15) / 16 * (k / 256) * k_group_sb(t);
   OXYD_CHECK(f && k % 32 == 0, "matmul_packed_bytes: not a packable weight");
@@ -281,7 +293,7 @@ int64_t matmul_packed_bytes(DType t, int64_t n, int64_t k) {
 
 void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
   const PackFmt* f = pack_fmt(w.dtype);
-  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && (w.dtype == DType::F32 || w.cols() % (f ? 32 : 256) == 0) && w.rows() > 0,
+  OXYD_CHECK(packable(w.dtype, layout) && w.ndim == 2 && (is_float(w.dtype) || w.cols() % (f ? 32 : 256) == 0) && w.rows() > 0,
              "matmul_pack: not a packable weight");
   const int64_t n = w.rows(), nb = w.cols() / 32, groups = (n + 15) / 16;
   const uint8_t* src = static_cast<const uint8_t*>(w.data);
@@ -292,6 +304,8 @@ void matmul_pack(const Tensor& w, PackLayout layout, uint8_t* out) {
     for (int64_t g = groups * part / parts; g < groups * (part + 1) / parts; ++g)
       if (w.dtype == DType::F32)
         pack_group_f32(w.ptr<float>(), n, w.cols(), g, reinterpret_cast<float*>(out + g * group_bytes));
+      else if (w.dtype == DType::BF16)
+        pack_group_bf16(static_cast<const uint16_t*>(w.data), n, w.cols(), g, reinterpret_cast<uint32_t*>(out + g * group_bytes));
       else if (f)
         pack_group(*f, layout, src, row_bytes, n, g, nb, out + g * group_bytes);
       else if (const KFmt* kf = k_fmt(w.dtype))
@@ -310,6 +324,12 @@ void matmul_unpack_row(DType t, PackLayout layout, const uint8_t* packed, int64_
     const float* p = reinterpret_cast<const float*>(packed) + r / 16 * 16 * k + r % 16;
     float* o = reinterpret_cast<float*>(out);
     for (int64_t e = 0; e < k; ++e) o[e] = p[16 * e];
+    return;
+  }
+  if (t == DType::BF16 && layout == PackLayout::AVX512) {
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(packed) + r / 16 * 16 * ((k + 1) / 2) + r % 16;
+    uint16_t* o = reinterpret_cast<uint16_t*>(out);
+    for (int64_t e = 0; e < k; ++e) o[e] = uint16_t(p[16 * (e / 2)] >> (16 * (e % 2)));
     return;
   }
   if (k_fmt(t) && layout == PackLayout::AVX2 && k % 256 == 0) return unpack_row_k4(*k_fmt(t), packed, k, r, out);

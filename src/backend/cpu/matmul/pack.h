@@ -32,6 +32,8 @@
 // (byte 32j + 2L + t: scale 2j + t of row π(L)) and 16 f16 d: 3360 bytes, the file's 210 per row.
 // F32, AVX512 only: group g holds k × 16 floats, element e of row 16g + L at float 16e + L (the
 // outer-product kernel of float_packed_avx512.cc reads 16 outputs' weights as one register).
+// BF16, AVX512 only: group g holds ceil(k / 2) × 16 dwords, dword 16p + L = elements 2p (low half)
+// and 2p + 1 of row 16g + L (an odd k's last high half 0); the same kernel, with vdpbf16ps.
 // The same bytes as the original (16 rows × block bytes), plus the padding rows. Results are
 // those of the panel kernel on the original rows, whatever the number of activation rows (F32:
 // one FMA chain per output over k, not the row-dot kernel's order).

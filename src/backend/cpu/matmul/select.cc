@@ -45,9 +45,10 @@ constexpr KernelRow kTable[] = {
     // Weights packed at load (pack.h): the copy's layout picks its kernel (see select_kernel).
     {Stored::PACKED_AVX512, Isa::AVX512, kBlock32, 1, kAnyRows, Switch::NONE, avx512_q32_packed_kernel, "block32_panel_avx512.cc packed",
      "VNNI 16-row panel on 16-row groups packed at load: no transpose of 16 rows per call"},
-    {Stored::PACKED_AVX512, Isa::AVX512, fmt({D::F32}), 1, kAnyRows, Switch::NONE, avx512_f32_packed_kernel,
-     "float_packed_avx512.cc", "outer product of 6 rows × 64 outputs on 16-row groups transposed at load: "
-     "~2x the FMA rate of the F32 row-dot (encoders such as all-MiniLM-L6-v2 are F32)"},
+    {Stored::PACKED_AVX512, Isa::AVX512, fmt({D::F32, D::BF16}), 1, kAnyRows, Switch::NONE,
+     avx512_float_packed_kernel, "float_packed_avx512.cc",
+     "outer product of 6 rows × 64 outputs on 16-row groups transposed at load: ~2x the FMA rate "
+     "of the F32 row-dot (encoders such as all-MiniLM-L6-v2 are F32); BF16 as pairs, vdpbf16ps"},
     {Stored::PACKED_AVX2, Isa::AVX2,
      kBlock32 | fmt({D::Q4_K, D::Q5_K, D::Q6_K, D::IQ4_XS}), 1, kAnyRows, Switch::NONE,
      avx2_packed_kernel, "packed_avx2.cc",
@@ -163,8 +164,8 @@ PackLayout matmul_pack_layout(DType t) {
   const PackLayout l = packed_kernel_layout();
   if (l == PackLayout::NONE || !g_switches.pack.load(std::memory_order_relaxed)) return PackLayout::NONE;
   if (l == PackLayout::AVX2) return packable(t, l) ? l : PackLayout::NONE;
-  // Where the AMX-INT8 kernels run (the table's first AVX-512 row), they read the original rows.
-  if (switched_on(Switch::AMX) && avx512_amx_q8_kernel(t).tile) return PackLayout::NONE;
+  // Where the AMX kernels run (the AVX-512 rows with Switch::AMX), they read the original rows.
+  if (switched_on(Switch::AMX) && (avx512_amx_q8_kernel(t).tile || avx512_amx_kernel(t).tile)) return PackLayout::NONE;
   if (packable(t, l)) return l;
   // The super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) have no AVX-512 layout: they take the AVX2
   // one and its kernel, which runs every number of rows alike (the AVX-512 row-dot and panel kernels
