@@ -39,7 +39,7 @@ void require(bool cond, ErrorCode code, const std::string& msg) {
 
 struct RunOpts {
   std::string model, prompt, models_dir, chat_template_file, system, kv_dtype = kv_dtype_flag(kDefaultKvFormat),
-                                                                 kv_quant = "off", device = "auto";
+                                                                 kv_quant = "off", device = "auto", dtype = "auto";
   double gpu_memory_utilization = 0.9;
   bool raw = false, stats = false;
   // An answer ends at the model's end-of-turn / EOS tokens; this bounds one that never emits them
@@ -85,6 +85,7 @@ int run(const RunOpts& o) {
           "--temperature must be a finite number >= 0");
   require(o.max_context_len >= 1, ErrorCode::INVALID_ARGUMENT, "--max-context-len must be >= 1");
   parse_kv_format(o.kv_dtype, o.kv_quant);  // bad values fail before the model loads
+  parse_dtype(o.dtype);
   if (o.threads > 0) ThreadPool::set_global_threads(o.threads);
   const std::string path = resolve_model_path(o);
 
@@ -122,6 +123,7 @@ int run(const RunOpts& o) {
   mo.max_num_seqs = 1;
   mo.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   mo.device = prepare_device(o.device);
+  mo.f32_as_bf16 = parse_dtype(o.dtype);
   mo.gpu_memory_utilization = o.gpu_memory_utilization;
   if (!o.chat_template_file.empty()) mo.chat_template = read_text_file(o.chat_template_file);
   const auto t_load = std::chrono::steady_clock::now();
@@ -168,6 +170,7 @@ void register_run(CLI::App& app, int& exit_code) {
                   "KV-cache quantization: off, " + kv_quant_help() + " (seed: 4/3/2 bits, too lossy; q2..q6/q8 pick a width)")
       ->envname("OXYDLLM_KV_QUANT")->capture_default_str();
   add_device_options(cmd, o->device, o->gpu_memory_utilization);
+  add_dtype_option(cmd, o->dtype);
   cmd->add_option("--temperature", o->temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();
   cmd->add_option("--top-p", o->top_p, "nucleus sampling mass in [0, 1] (0: the top token only)")

@@ -31,7 +31,7 @@ constexpr const char* kDefaultVariant = "Q4_K_M";
 struct StartOpts {
   std::string host = "127.0.0.1", models_dir, model, api_key, cors_origins, chat_template_file,
       kv_dtype = kv_dtype_flag(kDefaultKvFormat), kv_quant = "off", log_level = "info", enable_thinking,
-      reasoning_effort, device = "auto";
+      reasoning_effort, device = "auto", dtype = "auto";
   double gpu_memory_utilization = 0.9;
   int port = 11313;
   bool cors = false, no_prefix_caching = false, no_pull = false;
@@ -92,6 +92,7 @@ void validate(const StartOpts& o) {
   }
   try {
     engine::parse_device_choice(o.device);
+    parse_dtype(o.dtype);
   } catch (const Error& e) {
     require(false, e.what());
   }
@@ -162,6 +163,7 @@ int run_start(const StartOpts& o) {
   mo.model.kv_format = parse_kv_format(o.kv_dtype, o.kv_quant);
   mo.model.enable_prefix_caching = !o.no_prefix_caching;
   mo.model.device = prepare_device(o.device);
+  mo.model.f32_as_bf16 = parse_dtype(o.dtype);
   mo.model.gpu_memory_utilization = o.gpu_memory_utilization;
   if (!o.chat_template_file.empty()) mo.model.chat_template = read_template(o.chat_template_file);
 
@@ -301,6 +303,7 @@ void register_start(CLI::App& app, int& exit_code) {
   cmd->add_option("--chat-template", o->chat_template_file, "Jinja chat template file overriding the model's")
       ->envname("OXYDLLM_CHAT_TEMPLATE");
   add_device_options(cmd, o->device, o->gpu_memory_utilization);
+  add_dtype_option(cmd, o->dtype);
   cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache")
       ->envname("OXYDLLM_NO_PREFIX_CACHING");
   cmd->add_option("--max-body-mb", o->max_body_mb, "largest request body in MB (larger: 413)")

@@ -27,6 +27,11 @@ void add_device_options(CLI::App* cmd, std::string& device, double& util);
 /// backend where this build has one and a GPU is present; elsewhere auto falls back to the CPU
 /// and cuda fails at load, both saying why (engine/device_plan.h).
 engine::DeviceChoice prepare_device(const std::string& device);
+/// --dtype, shared by `start` and `run`: "auto" (weights as stored) or "bf16" (F32 layer weights
+/// held as BF16 on the CPU); parse_dtype returns whether bf16, and throws Error(INVALID_ARGUMENT)
+/// for another value.
+void add_dtype_option(CLI::App* cmd, std::string& dtype);
+bool parse_dtype(const std::string& dtype);
 
 /// Adds --models-dir (env OXYDLLM_MODELS_DIR) bound to `dir`.
 void add_models_dir_option(CLI::App* cmd, std::string& dir);

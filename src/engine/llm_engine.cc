@@ -128,14 +128,14 @@ std::unique_ptr<LLMEngine> LLMEngine::create(const std::string& id, const std::s
   if (dp.device != Device::CPU || opts.device != DeviceChoice::CPU)  // say why when a GPU was an option
     std::fprintf(stderr, "oxydllm: %s: %s\n", id.c_str(), dp.reason.c_str());
   try {
-    lm->model_ = model::Transformer::load(path, dp.device);
+    lm->model_ = model::Transformer::load(path, dp.device, opts.f32_as_bf16);
   } catch (const Error& e) {
     // auto: a weight format the GPU has no kernel for is a reason to stay on the CPU, said so.
     if (dp.device == Device::CPU || opts.device != DeviceChoice::AUTO || e.code() != ErrorCode::UNSUPPORTED) throw;
     lm->device_ = Device::CPU;
     lm->device_reason_ = std::string("device cpu (--device auto: ") + e.what() + ")";
     std::fprintf(stderr, "oxydllm: %s: %s\n", id.c_str(), lm->device_reason_.c_str());
-    lm->model_ = model::Transformer::load(path, Device::CPU);
+    lm->model_ = model::Transformer::load(path, Device::CPU, opts.f32_as_bf16);
   }
   const model::Transformer& m = *lm->model_;
   const loader::ModelConfig& c = m.config();

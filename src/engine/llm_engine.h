@@ -40,6 +40,7 @@ struct ModelOptions {
   bool enable_prefix_caching = true;
   DeviceChoice device = DeviceChoice::AUTO;  // --device (engine/device_plan.h)
   double gpu_memory_utilization = 0.9;      // share of the GPU's memory the engine may use
+  bool f32_as_bf16 = false;               // --dtype bf16: F32 layer weights held as BF16 (CPU)
   std::string chat_template;              // non-empty: Jinja source overriding the model's template;
                                           // else the model's, else a fallback from its vocabulary
                                           // (chat/fallback_template.h: Gemma turns, ChatML)

@@ -56,7 +56,7 @@ ops::RopeScaling to_scaling(const loader::RopeParameters& p, const loader::Model
 
 }  // namespace
 
-std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device device) {
+std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device device, bool f32_as_bf16) {
   std::unique_ptr<Transformer> t(new Transformer());
   t->device_ = device;
   if (fs::is_directory(path)) {
@@ -75,7 +75,7 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device d
   if (linear && (c.gguf_arch.empty() ? t->spec_->names.lin_qkv.hf : t->spec_->names.lin_qkv.gguf).empty())
     throw Error(ErrorCode::UNSUPPORTED, c.source + ": linear_attention (Gated DeltaNet) layers are not supported "
                                                    "for this family from this format");
-  t->weights_ = Weights::load(path, c, *t->spec_, device);  // still host rows: uploaded at the end
+  t->weights_ = Weights::load(path, c, *t->spec_, device, f32_as_bf16);  // still host rows: uploaded at the end
   const Device dev = device;  // the workspaces live where the weights will
   for (Workspace* w : {&t->moe_in_, &t->moe_out_, &t->ple_, &t->ple_tmp_, &t->ple_l_, &t->ple_g_})
     w->set_device(dev);

@@ -47,7 +47,8 @@ class Transformer {
   /// the forward pass runs; its backend (ops::device_backend) must be registered. Off the CPU the
   /// weights, RoPE tables, workspaces, KV cache and logits live in that device's memory, and each
   /// step uploads its batch metadata once; forward() still returns the logits on the device.
-  static std::unique_ptr<Transformer> load(const std::string& path, Device device = Device::CPU);
+  /// `f32_as_bf16`: Weights::load's (--dtype bf16).
+  static std::unique_ptr<Transformer> load(const std::string& path, Device device = Device::CPU, bool f32_as_bf16 = false);
   /// The device the forward pass runs on.
   Device device() const { return device_; }
 

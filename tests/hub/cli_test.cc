@@ -124,6 +124,14 @@ TEST_F(Cli, UnreachableHubFailsAtOnceAndStartSaysHowToGetAModel) {
   }
 }
 
+// --dtype takes auto or bf16; anything else stops `start` and `run` before a model loads.
+TEST_F(Cli, DtypeFlagIsChecked) {
+  EXPECT_EQ(run({"start", "--port", "0", "--models-dir", root, "--dtype", "f16"}), 2);
+  EXPECT_NE(err().find("--dtype must be auto or bf16, got 'f16'"), std::string::npos) << err();
+  EXPECT_NE(run({"run", "no-such-model", "x", "--models-dir", root, "--dtype", "fp32"}), 0);
+  EXPECT_NE(err().find("--dtype must be auto or bf16, got 'fp32'"), std::string::npos) << err();
+}
+
 // Waiting on a failing hub is visible: each retry prints why and when the next attempt comes.
 TEST_F(Cli, PullAnnouncesEachRetry) {
   hub.fail_500_info = 1;
