@@ -4,7 +4,9 @@
 // machine (run it with --threads 1 there; wall-clock figures are for a quiet one). The matmul FLOP
 // rate it prints counts 2 · (matmul weights) · tokens per pass, attention aside.
 // Usage: embed_encode_bench MODEL [--threads N] [--seqs S] [--tokens T] [--reps R] [--pack on|off]
-// (--pack off: F32 and 32-block weights stay in their file rows instead of matmul/pack.h's groups)
+//                           [--dtype auto|bf16]
+// (--pack off: F32 and 32-block weights stay in their file rows instead of matmul/pack.h's groups;
+//  --dtype bf16: the server's, the layers' F32 weights held as BF16)
 // Prints one line per rep, then "median cpu_s wall_s sentences_per_cpu_s gflops_per_cpu_s".
 #include <time.h>
 
@@ -39,12 +41,13 @@ double wall_s() {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: embed_encode_bench MODEL [--threads N] [--seqs S] [--tokens T] [--reps R] "
-                         "[--pack on|off]\n");
+                         "[--pack on|off] [--dtype auto|bf16]\n");
     return 2;
   }
   const std::string path = argv[1];
   int threads = 1;
   int64_t seqs = 64, tokens = 128, reps = 5;
+  bool bf16 = false;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") threads = std::atoi(v.c_str());
@@ -52,13 +55,14 @@ int main(int argc, char** argv) {
     else if (a == "--tokens") tokens = std::atoll(v.c_str());
     else if (a == "--reps") reps = std::atoll(v.c_str());
     else if (a == "--pack") backend::cpu::set_matmul_pack(v != "off");
+    else if (a == "--dtype") bf16 = v == "bf16";
     else {
       std::fprintf(stderr, "embed_encode_bench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
   ThreadPool::set_global_threads(threads);
-  std::unique_ptr<model::Transformer> m = model::Transformer::load(path);
+  std::unique_ptr<model::Transformer> m = model::Transformer::load(path, Device::CPU, bf16);
   const loader::ModelConfig& c = m->config();
   std::mt19937 rng(0);
   std::uniform_int_distribution<int32_t> id(0, int32_t(c.vocab_size) - 1);
