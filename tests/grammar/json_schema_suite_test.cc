@@ -16,20 +16,12 @@
 
 #include "core/error.h"
 #include "grammar/grammar.h"
+#include "byte_vocabulary.h"
 
 namespace oxyd::grammar {
 namespace {
 
 using json = nlohmann::ordered_json;  // keeps the schema's property order (the grammar follows it)
-
-Vocabulary byte_vocabulary() {
-  Vocabulary v;
-  for (int b = 0; b < 256; ++b) v.token_bytes.push_back(std::string(1, char(b)));
-  v.token_bytes.push_back("");  // 256: EOS
-  v.stop_ids = {256};
-  v.vocab_size = 257;
-  return v;
-}
 
 // Whether `text` is a complete sentence of the matcher's grammar.
 bool accepts(Matcher& m, const std::string& text) { return m.accept_string(text) && m.is_completed(); }

@@ -7,18 +7,10 @@
 
 #include "core/error.h"
 #include "grammar/tool_grammar.h"
+#include "byte_vocabulary.h"
 
 namespace oxyd::grammar {
 namespace {
-
-Vocabulary byte_vocabulary() {
-  Vocabulary v;
-  for (int b = 0; b < 256; ++b) v.token_bytes.push_back(std::string(1, char(b)));
-  v.token_bytes.push_back("");
-  v.stop_ids = {256};
-  v.vocab_size = 257;
-  return v;
-}
 
 const char* kWeather = R"({"type":"object","properties":{
   "city":{"type":"string","maxLength":6},"unit":{"enum":["c","f"]},"days":{"type":"integer","minimum":1,"maximum":7},

@@ -7,20 +7,12 @@
 
 #include "chat/tool_call_shapes.h"
 #include "grammar/tool_grammar.h"
+#include "byte_vocabulary.h"
 
 namespace oxyd::grammar {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-Vocabulary byte_vocabulary() {
-  Vocabulary v;
-  for (int b = 0; b < 256; ++b) v.token_bytes.push_back(std::string(1, char(b)));
-  v.token_bytes.push_back("");
-  v.stop_ids = {256};
-  v.vocab_size = 257;
-  return v;
-}
 
 const json kTools = json::parse(R"([
   {"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
