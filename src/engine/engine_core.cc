@@ -106,10 +106,12 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
   // worker: on a CPU forward that uses every core, the worker would take a core from the pool's
   // threads, which all wait for the slowest at each barrier, to save the masks' ~1% of a step
   // (16 masks of ~25 µs in a ~30 ms step). OXYD_GRAMMAR_OVERLAP=0 / 1 forces inline / the worker.
-  static const char* const overlap_env = std::getenv("OXYD_GRAMMAR_OVERLAP");
+  static const int forced = [] {  // -1: not forced
+    const char* e = std::getenv("OXYD_GRAMMAR_OVERLAP");
+    return e ? int(std::string(e) != "0") : -1;
+  }();
   static const int cores = int(std::thread::hardware_concurrency());
-  const bool overlap = overlap_env ? std::string(overlap_env) != "0"
-                                   : !model_.forward_on_host() || cores > ThreadPool::global().num_threads();
+  const bool overlap = forced >= 0 ? forced == 1 : !model_.forward_on_host() || cores > ThreadPool::global().num_threads();
   std::vector<grammar::Matcher*> constrained;
   for (int64_t id : overlap ? batch.sampled_request_ids : std::vector<int64_t>{}) {
     auto it = live_.find(id);

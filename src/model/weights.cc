@@ -383,7 +383,9 @@ void Weights::pack_for_matmul(bool f32_as_bf16) {
   }
   for (Tensor* t : to_bf16) {  // owned BF16 rows, the file's released, then packed over themselves
     Buffer& b = impl_->owned.emplace_back(size_t(t->numel()) * 2);
-    for (int64_t i = 0; i < t->numel(); ++i) reinterpret_cast<uint16_t*>(b.data())[i] = f32_to_bf16(t->ptr<float>()[i]);
+    const float* src = t->ptr<float>();
+    uint16_t* dst = reinterpret_cast<uint16_t*>(b.data());
+    for (int64_t i = 0; i < t->numel(); ++i) dst[i] = f32_to_bf16(src[i]);
     if (impl_->st) impl_->st->release(t->data, size_t(t->nbytes()));
     else if (impl_->gguf) impl_->gguf->release(t->data, size_t(t->nbytes()));
     t->data = b.data(), t->dtype = DType::BF16;
