@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/gated_delta_net.h"
 #include "backend/cpu/isa.h"
 #include "core/half.h"
 #include "core/kv_format.h"
@@ -233,6 +234,13 @@ int main(int argc, char** argv) {
   };
   rows.push_back({"gdn decode 18 layers 16h 128x128", "GB/s", [=] { gdn(gdn_dec); }, 2.0 * 18 * 16 * 128 * 128 * 4});
   rows.push_back({"gdn prefill 512 tokens 16h 128x128", "GFLOP/s", [=] { gdn(gdn_pre); }, 6.0 * 512 * 16 * 128 * 128});
+  // The two forms on their own, both in the recurrent form's flops (so the figures compare as speed).
+  auto form = [](Gdn* b, bool chunked) {
+    (chunked ? backend::cpu::gated_delta_rule_chunked : backend::cpu::gated_delta_rule_recurrent)(
+        b->qkv.t, 16, b->g.t, b->beta.t, b->state.t, b->qsl.t, b->slots.t, b->out.t);
+  };
+  rows.push_back({"gdn prefill 512 recurrent form", "GFLOP/s", [=] { form(gdn_pre, false); }, 6.0 * 512 * 16 * 128 * 128});
+  rows.push_back({"gdn prefill 512 chunked form", "GFLOP/s", [=] { form(gdn_pre, true); }, 6.0 * 512 * 16 * 128 * 128});
 
   std::vector<Isa> isas;
   for (int i = 0; i <= int(backend::cpu::detected_isa()); ++i) isas.push_back(Isa(i));

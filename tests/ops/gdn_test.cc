@@ -204,7 +204,7 @@ TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
       {"cpu recurrent", backend::cpu::gated_delta_rule_recurrent, &c.rec_out, &c.rec_state},
       {"cpu chunked", backend::cpu::gated_delta_rule_chunked, &c.chunk_out, &c.chunk_state},
       {"cpu chunked vs torch recurrent", backend::cpu::gated_delta_rule_chunked, &c.rec_out, &c.rec_state},
-      {"ops (auto: recurrent, kGdnChunkMinTokens)", ops::gated_delta_rule, &c.rec_out, &c.rec_state},
+      {"ops (auto: chunked, 70 tokens)", ops::gated_delta_rule, &c.rec_out, &c.rec_state},
   };
   for (backend::cpu::Isa isa : isas_to_test())
   for (const auto& f : forms) {
@@ -224,7 +224,7 @@ TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
   expect_close(c.chunk_out.f(), c.rec_out.f(), c.rec_out.n(), kTol, "torch chunked vs torch recurrent");
 }
 
-// The engine's use: prefill chunks (inside and across the 64-token chunk, and below the
+// The engine's use: prefill chunks (inside and across the 32-token chunk, and below the
 // recurrent threshold), then decode steps one token at a time, sharing calls with another request.
 TEST(GdnDeltaRule, PiecesAndDecodeStepsEqualTheWhole) {
   DeltaCase c = delta_case();

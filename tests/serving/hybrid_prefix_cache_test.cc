@@ -1,9 +1,9 @@
 // Prefix caching on the hybrid tiny models (Gated DeltaNet linear_attention layers beside full
 // attention): a hit resumes each request's recurrent state from the snapshot taken at the hit's last
 // block. Oracle: the same engine with prefix caching off (every prompt token computed; its tokens
-// equal the transformers goldens in golden_test). Hits end at block ends inside the DeltaNet chunk
-// (64 tokens), on its end and past it; the hit is shown by num_cached_tokens and by the prompt
-// tokens the engine actually computed.
+// equal the transformers goldens in golden_test). Hits end at block ends inside the CPU DeltaNet
+// chunk (32 tokens), on a chunk end and past several; the hit is shown by num_cached_tokens and by
+// the prompt tokens the engine actually computed.
 #include "serving_util.h"
 
 namespace oxyd::engine::test {
@@ -50,7 +50,8 @@ class HybridPrefixCache : public ::testing::TestWithParam<const char*> {
 TEST_P(HybridPrefixCache, HitsResumeFromStateSnapshots) {
   auto on = LLMEngine::create(fam, arch_dir(fam), tiny_options());  // block_size 4
 
-  // L: the shared prefix. 12 and 40 end inside the first DeltaNet chunk, 64 on its end, 84 past it.
+  // L: the shared prefix. 12 ends inside the first DeltaNet chunk, 40 inside the second, 64 on the
+  // end of the second, 84 past it.
   int32_t prev_L = 0;
   for (const int32_t L : {12, 40, 64, 84}) {
     const std::string at = "prefix " + std::to_string(L);

@@ -26,13 +26,31 @@ Dims dims_of(const Tensor& qkv, int64_t num_k_heads, const Tensor& out) {
 
 // q (L2-normalised, × dk^−½) and k (L2-normalised) of key head kh at token t.
 void load_qk(const Dims& d, const float* row, int64_t kh, float* q, float* k) {
-  float qq = 0, kk = 0;
-  for (int64_t i = 0; i < d.dk; ++i) {
-    q[i] = row[kh * d.dk + i], k[i] = row[d.key_dim + kh * d.dk + i];
-    qq += q[i] * q[i], kk += k[i] * k[i];
+  const float* qs = row + kh * d.dk;
+  const float* ks = row + d.key_dim + kh * d.dk;
+  F qq = zero(), kk = zero();
+  for (int64_t i = 0; i < d.dk; i += kW) {
+    const int m = int(std::min<int64_t>(kW, d.dk - i));
+    const F a = load_n(qs + i, m), b = load_n(ks + i, m);
+    qq = fma(a, a, qq), kk = fma(b, b, kk);
   }
-  const float qs = 1.0f / std::sqrt(qq + 1e-6f) / std::sqrt(float(d.dk)), ks = 1.0f / std::sqrt(kk + 1e-6f);
-  for (int64_t i = 0; i < d.dk; ++i) q[i] *= qs, k[i] *= ks;
+  const F qf = set1(1.0f / std::sqrt(hsum(qq) + 1e-6f) / std::sqrt(float(d.dk)));
+  const F kf = set1(1.0f / std::sqrt(hsum(kk) + 1e-6f));
+  for (int64_t i = 0; i < d.dk; i += kW) {
+    const int m = int(std::min<int64_t>(kW, d.dk - i));
+    store_n(q + i, qf * load_n(qs + i, m), m), store_n(k + i, kf * load_n(ks + i, m), m);
+  }
+}
+
+// The q, k and v rows of head h of a token kAhead tokens on: a head's rows are a few hundred bytes
+// of each token's qkv row (tens of KB apart), which the hardware prefetchers do not follow.
+constexpr int64_t kAhead = 4;
+inline void prefetch_head_rows(const Dims& d, const float* row, int64_t h) {
+  const float* parts[3] = {row + h / d.group * d.dk, row + d.key_dim + h / d.group * d.dk,
+                           row + 2 * d.key_dim + h * d.dv};
+  const int64_t lens[3] = {d.dk, d.dk, d.dv};
+  for (int p = 0; p < 3; ++p)
+    for (int64_t i = 0; i < lens[p]; i += 16) __builtin_prefetch(parts[p] + i);
 }
 
 // Column blocks of the state passes: kNV vectors of u and Sᵀq stay in registers while the pass
@@ -124,80 +142,147 @@ void recurrent_head(const Dims& d, const Tensor& qkv, const Tensor& g, const Ten
   }
 }
 
+// C[i][n] (+)= Σ_p A[i·lda + p]·B[p·ldb + n] for i < m, n < nn, p < k: the small products of the
+// chunked form. Tiles of RM rows × RN vectors stay in registers over the whole k loop (AVX-512
+// 4 × 4: 16 accumulators; AVX2 4 × 2); a last partial vector takes masked loads and stores.
+constexpr int kRN = kW == 16 ? 4 : 2;
+
+template <int RM, int RN, bool kTail>
+inline void gemm_tile(int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                      bool acc, int tail) {
+  F c[RM][RN];
+  const auto ld = [&](const float* p, int v) { return kTail && v == RN - 1 ? load_n(p, tail) : load(p); };
+  for (int r = 0; r < RM; ++r)
+    for (int v = 0; v < RN; ++v) c[r][v] = acc ? ld(C + r * ldc + v * kW, v) : zero();
+  for (int64_t p = 0; p < k; ++p) {
+    F b[RN];
+    for (int v = 0; v < RN; ++v) b[v] = ld(B + p * ldb + v * kW, v);
+    for (int r = 0; r < RM; ++r) {
+      const F a = set1(A[r * lda + p]);
+      for (int v = 0; v < RN; ++v) c[r][v] = fma(a, b[v], c[r][v]);
+    }
+  }
+  for (int r = 0; r < RM; ++r)
+    for (int v = 0; v < RN; ++v) {
+      if (kTail && v == RN - 1) store_n(C + r * ldc + v * kW, c[r][v], tail);
+      else store(C + r * ldc + v * kW, c[r][v]);
+    }
+}
+
+template <int RM>
+inline void gemm_rows(int64_t nn, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                      int64_t ldc, bool acc) {
+  int64_t j = 0;
+  for (; j + kRN * kW <= nn; j += kRN * kW) gemm_tile<RM, kRN, false>(k, A, lda, B + j, ldb, C + j, ldc, acc, kW);
+  for (; j + 2 * kW <= nn; j += 2 * kW) gemm_tile<RM, 2, false>(k, A, lda, B + j, ldb, C + j, ldc, acc, kW);
+  for (; j < nn; j += kW)
+    gemm_tile<RM, 1, true>(k, A, lda, B + j, ldb, C + j, ldc, acc, int(std::min<int64_t>(kW, nn - j)));
+}
+
+void gemm(int64_t m, int64_t nn, int64_t k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+          int64_t ldc, bool acc) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) gemm_rows<4>(nn, k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc);
+  switch (m - i) {
+    case 3: gemm_rows<3>(nn, k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc); break;
+    case 2: gemm_rows<2>(nn, k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc); break;
+    case 1: gemm_rows<1>(nn, k, A + i * lda, lda, B, ldb, C + i * ldc, ldc, acc); break;
+    default: break;
+  }
+}
+
+// y[0, n) += a·x[0, n)
+inline void axpy(int64_t n, float a, const float* __restrict x, float* __restrict y) {
+  const F av = set1(a);
+  for (int64_t j = 0; j < n; j += kW) {
+    const int m = int(std::min<int64_t>(kW, n - j));
+    store_n(y + j, fma(av, load_n(x + j, m), load_n(y + j, m)), m);
+  }
+}
+
 // Tokens [t0, t1) of value head h in chunks of kGdnChunk (the UT-transform form of transformers'
-// torch_chunk_gated_delta_rule; a short last chunk needs no padding), on state S [dk, dv].
+// torch_chunk_gated_delta_rule; a short last chunk needs no padding), on state S [dk, dv]. Per chunk
+// of L tokens, with γ the cumulative log decay inside it:
+//   G = [K Kᵀ ; Q Kᵀ]; A[i][j] = β_i (k_i·k_j) e^{γ_i − γ_j} (j < i), M[i][j] = (q_i·k_j) e^{γ_i − γ_j} (j ≤ i)
+//   (I + A) X = [Vβ | −Kβe^γ] by blocked forward substitution; V' = X_U + X_W S
+//   O = diag(e^γ) Q S + M V';  S ← e^{γ_L} S + (K e^{γ_L − γ})ᵀ V'
+// every product a register-tiled gemm above.
 void chunked_head(const Dims& d, const Tensor& qkv, const Tensor& g, const Tensor& beta, int64_t h, int64_t t0,
                   int64_t t1, float* S, const Tensor& out) {
-  const int64_t C = kGdnChunk, dk = d.dk, dv = d.dv;
-  float* Q = this_thread_scratch().get_as<float>(kGdnHeadSlot, size_t(C * (3 * dk + 2 * dv + C + 2)));
-  float *K = Q + C * dk, *Wm = K + C * dk, *U = Wm + C * dk, *Vn = U + C * dv, *A = Vn + C * dv,
-        *gam = A + C * C, *bt = gam + C;
+  const int64_t C = kGdnChunk, dk = d.dk, dv = d.dv, ldx = dv + dk, ldo = d.Hv * dv;
+  float* Q = this_thread_scratch().get_as<float>(kGdnHeadSlot,
+                                                 size_t(C * (3 * dk + 2 * C + ldx + dv + 3)));
+  float *K = Q + C * dk, *KT = K + C * dk, *G = KT + dk * C, *X = G + 2 * C * C, *Vn = X + C * ldx,
+        *gam = Vn + C * dv, *bt = gam + C, *e = bt + C;
+  float* Mq = G + C * C;
   for (int64_t c0 = t0; c0 < t1; c0 += C) {
     const int64_t L = std::min(C, t1 - c0);
     float cum = 0;
     for (int64_t i = 0; i < L; ++i) {
       const int64_t t = c0 + i;
       const float* row = qkv.ptr<float>() + t * d.W;
+      if (t + kAhead < t1) prefetch_head_rows(d, row + kAhead * d.W, h);
       load_qk(d, row, h / d.group, Q + i * dk, K + i * dk);
       cum += g.ptr<float>()[t * d.Hv + h];
       gam[i] = cum;
       bt[i] = beta.ptr<float>()[t * d.Hv + h];
       const float* v = row + 2 * d.key_dim + h * dv;
-      for (int64_t j = 0; j < dv; ++j) U[i * dv + j] = v[j] * bt[i];
-      const float eg = std::exp(gam[i]);
-      for (int64_t j = 0; j < dk; ++j) Wm[i * dk + j] = K[i * dk + j] * bt[i] * eg;
+      float* x = X + i * ldx;
+      const float kb = -bt[i] * std::exp(gam[i]);
+      for (int64_t j = 0; j < dv; ++j) x[j] = v[j] * bt[i];
+      for (int64_t j = 0; j < dk; ++j) x[dv + j] = K[i * dk + j] * kb, KT[j * C + i] = K[i * dk + j];
     }
-    // A[i][j] = β_i (k_i·k_j) exp(γ_i − γ_j), j < i; forward substitution of (I + A) X = [vβ | kβ e^γ].
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < i; ++j) {
-        float s = 0;
-        for (int64_t x = 0; x < dk; ++x) s += K[i * dk + x] * K[j * dk + x];
-        A[i * C + j] = bt[i] * s * std::exp(gam[i] - gam[j]);
-      }
-    for (int64_t i = 1; i < L; ++i)
-      for (int64_t j = 0; j < i; ++j) {
-        const float a = A[i * C + j];
-        for (int64_t x = 0; x < dv; ++x) U[i * dv + x] -= a * U[j * dv + x];
-        for (int64_t x = 0; x < dk; ++x) Wm[i * dk + x] -= a * Wm[j * dk + x];
-      }
-    // V' = U − W S
-    for (int64_t i = 0; i < L; ++i) {
-      float* vn = Vn + i * dv;
-      for (int64_t x = 0; x < dv; ++x) vn[x] = U[i * dv + x];
-      for (int64_t y = 0; y < dk; ++y) {
-        const float w = Wm[i * dk + y];
-        const float* s = S + y * dv;
-        for (int64_t x = 0; x < dv; ++x) vn[x] -= w * s[x];
-      }
+    // lower triangles only: rows [i0, i0 + 4) need columns [0, i0 + 4)
+    for (int64_t i0 = 0; i0 < L; i0 += 4) {
+      const int64_t rm = std::min<int64_t>(4, L - i0), nc = i0 + rm;
+      gemm(rm, nc, dk, K + i0 * dk, dk, KT, C, G + i0 * C, C, false);
+      gemm(rm, nc, dk, Q + i0 * dk, dk, KT, C, Mq + i0 * C, C, false);
     }
-    // O_i = e^{γ_i} q_iᵀ S + Σ_{j ≤ i} (q_i·k_j) e^{γ_i − γ_j} V'_j
+    // G's rows become −A (strictly lower), Mq's M (lower with the diagonal); e = e^{γ_i − γ_j}
     for (int64_t i = 0; i < L; ++i) {
-      float* o = out.ptr<float>() + ((c0 + i) * d.Hv + h) * dv;
-      const float eg = std::exp(gam[i]);
-      for (int64_t x = 0; x < dv; ++x) o[x] = 0;
-      for (int64_t y = 0; y < dk; ++y) {
-        const float qv = Q[i * dk + y] * eg;
-        const float* s = S + y * dv;
-        for (int64_t x = 0; x < dv; ++x) o[x] += qv * s[x];
+      const F gi = set1(gam[i]);
+      for (int64_t j = 0; j <= i; j += kW) {
+        const int m = int(std::min<int64_t>(kW, i + 1 - j));
+        store_n(e + j, exp(gi - load_n(gam + j, m)), m);
       }
+      float *a = G + i * C, *mq = Mq + i * C;
       for (int64_t j = 0; j <= i; ++j) {
-        float s = 0;
-        for (int64_t x = 0; x < dk; ++x) s += Q[i * dk + x] * K[j * dk + x];
-        s *= std::exp(gam[i] - gam[j]);
-        for (int64_t x = 0; x < dv; ++x) o[x] += s * Vn[j * dv + x];
+        a[j] = j < i ? -bt[i] * a[j] * e[j] : 0.0f;
+        mq[j] *= e[j];
       }
+      for (int64_t j = i + 1; j < std::min(L, (i | 3) + 1); ++j) a[j] = 0.0f, mq[j] = 0.0f;
     }
-    // S ← e^{γ_L} S + Σ_j k_j e^{γ_L − γ_j} V'_jᵀ
-    const float eL = std::exp(gam[L - 1]);
-    for (int64_t y = 0; y < dk * dv; ++y) S[y] *= eL;
-    for (int64_t j = 0; j < L; ++j) {
-      const float e = std::exp(gam[L - 1] - gam[j]);
-      for (int64_t y = 0; y < dk; ++y) {
-        const float kv = K[j * dk + y] * e;
-        float* s = S + y * dv;
-        for (int64_t x = 0; x < dv; ++x) s[x] += kv * Vn[j * dv + x];
-      }
+    // forward substitution in blocks of 4 rows: the rows above by gemm, the block's own by axpy
+    for (int64_t i0 = 0; i0 < L; i0 += 4) {
+      const int64_t rm = std::min<int64_t>(4, L - i0);
+      if (i0 > 0) gemm(rm, ldx, i0, G + i0 * C, C, X, ldx, X + i0 * ldx, ldx, true);
+      for (int64_t r = 1; r < rm; ++r)
+        for (int64_t q = 0; q < r; ++q) axpy(ldx, G[(i0 + r) * C + i0 + q], X + (i0 + q) * ldx, X + (i0 + r) * ldx);
     }
+    // V' = X_U + X_W S (X_W holds −W)
+    for (int64_t i = 0; i < L; ++i) std::copy_n(X + i * ldx, dv, Vn + i * dv);
+    gemm(L, dv, dk, X + dv, ldx, S, dv, Vn, dv, true);
+    // O = diag(e^γ) Q S + M V'
+    for (int64_t i = 0; i < L; ++i) {
+      const float eg = std::exp(gam[i]);
+      for (int64_t j = 0; j < dk; ++j) Q[i * dk + j] *= eg;
+    }
+    float* o = out.ptr<float>() + (c0 * d.Hv + h) * dv;
+    gemm(L, dv, dk, Q, dk, S, dv, o, ldo, false);
+    for (int64_t i0 = 0; i0 < L; i0 += 4) {
+      const int64_t rm = std::min<int64_t>(4, L - i0);
+      gemm(rm, dv, i0 + rm, Mq + i0 * C, C, Vn, dv, o + i0 * ldo, ldo, true);
+    }
+    // S ← e^{γ_L} S + (K e^{γ_L − γ})ᵀ V'
+    const float gL = gam[L - 1], eL = std::exp(gL);
+    for (int64_t y = 0; y < dk * dv; y += kW) {
+      const int m = int(std::min<int64_t>(kW, dk * dv - y));
+      store_n(S + y, set1(eL) * load_n(S + y, m), m);
+    }
+    for (int64_t j = 0; j < L; ++j) e[j] = std::exp(gL - gam[j]);
+    for (int64_t y = 0; y < dk; ++y)
+      for (int64_t j = 0; j < L; ++j) KT[y * C + j] *= e[j];
+    gemm(dk, dv, L, KT, C, Vn, dv, S, dv, true);
   }
 }
 
