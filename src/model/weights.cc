@@ -606,15 +606,21 @@ void Weights::Impl::bind_matmul_weights(Weights& w, const loader::ModelConfig& c
     Tensor* dst[] = {nullptr, &L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down};  // in Slot order
     *dst[int(r.slot)] = row_slice(t, r.row0, r.rows);
     if (r.slot == S::Q && spec.attn_output_gate) {
-      // q_proj rows are [q_h | gate_h] per head: one owned copy with all queries, then all gates.
+      // q_proj rows are [q_h | gate_h] per head: reordered to all queries, then all gates. A
+      // checkpoint's file rows go to an owned copy; rows repacked at load (FP8 / AWQ / GPTQ) are
+      // our own buffer and are reordered in it, so they are neither held twice nor packed apart.
       const int64_t nh = c.num_attention_heads, hd = c.layer_dims(r.layer).head_dim, rb = dtype_row_bytes(t.dtype, t.cols());
       Buffer b(size_t(rb * 2 * nh * hd));
       for (int64_t h = 0; h < nh; ++h)
         for (int64_t half = 0; half < 2; ++half)
           std::memcpy(b.data() + ((half * nh + h) * hd) * rb, t.row((2 * h + half) * hd), size_t(rb * hd));
       Tensor all = t;
-      all.data = b.data();
-      owned.push_back(std::move(b));
+      if (is_repacked(t)) {
+        std::memcpy(t.data, b.data(), b.size());
+      } else {
+        all.data = b.data();
+        owned.push_back(std::move(b));
+      }
       L.q = row_slice(all, 0, nh * hd);
       L.q_gate = row_slice(all, nh * hd, nh * hd);
     }
