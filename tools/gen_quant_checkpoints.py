@@ -17,7 +17,11 @@ names, every tensor of a layer's experts with a leading expert dim (vLLM's MoE W
   expert (AWQ qweight [E, H, 2I/8], GPTQ [E, H/8, 2I], g_idx [E, H]), mlp.experts.down_proj.* of the
   [H, I] one. Int4 groups are per output row, so [gate | up] quantized as one linear has the values
   of gate and up quantized apart: qwen3_moe_awq_stacked dequantizes to qwen3_moe_awq's weights.
-  config.json (qwen3_bf16's, plus the quantization_config the published tools write),
+  qwen3_5_moe_fp8: the hybrid qwen3_5_moe_bf16 (Gated DeltaNet + MoE with a shared expert) in block
+  FP8 (the format Qwen3.6-35B-A3B-FP8 ships in): the projections of self_attn, each expert, the shared
+  expert and linear_attn (in_proj_qkv, in_proj_z, out_proj) FP8; the DeltaNet's in_proj_a / in_proj_b,
+  router, shared-expert gate, conv1d and norms BF16.
+  config.json (the base's, plus the quantization_config the published tools write),
   model.safetensors (every decoder-layer nn.Linear quantized; embeddings, head, norms stay BF16 as in
   the published checkpoints), tokenizer files (copied), goldens.json, logits.bin.
 Quantizers are plain round-to-nearest (the layout is what the engine reads, not how the values were
@@ -57,12 +61,16 @@ MODELS = {"qwen3_fp8": ("qwen3_bf16", "fp8"), "qwen3_awq": ("qwen3_bf16", "awq")
           "qwen3_gptq": ("qwen3_bf16", "gptq"), "qwen3_gptq_act": ("qwen3_bf16", "gptq_act"),
           "qwen3_moe_fp8": ("qwen3_moe_bf16", "fp8"), "qwen3_moe_awq": ("qwen3_moe_bf16", "awq"),
           "qwen3_moe_awq_stacked": ("qwen3_moe_bf16", "awq_stacked"),
-          "qwen3_moe_gptq_stacked": ("qwen3_moe_bf16", "gptq_stacked")}
+          "qwen3_moe_gptq_stacked": ("qwen3_moe_bf16", "gptq_stacked"),
+          "qwen3_5_moe_fp8": ("qwen3_5_moe_bf16", "fp8")}
 
 
 def is_linear(name):
-    """A decoder layer's projection: q/k/v/o, gate/up/down (dense or an expert's); not the router."""
-    return name.startswith("model.layers.") and name.endswith("_proj.weight")
+    """A decoder layer's projection: q/k/v/o, gate/up/down (dense, an expert's or the shared expert's),
+    a Gated DeltaNet layer's in_proj_qkv / in_proj_z / out_proj; not the router, the shared-expert gate
+    or the DeltaNet's small in_proj_a / in_proj_b (kept BF16, so that one layer mixes both kinds)."""
+    return name.startswith("model.layers.") and name.endswith(("_proj.weight", ".in_proj_qkv.weight",
+                                                               ".in_proj_z.weight"))
 
 
 def load_base(src):

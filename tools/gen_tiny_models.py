@@ -65,7 +65,8 @@ expert width 256, so its F16, Q8_0 and Q4_K GGUFs put the experts in Q4_K rows (
 qwen3_5_moe (Qwen3_5MoeForCausalLM): the qwen3_5 layer mix with an MoE block on every layer (top-2 of 8
 experts, width 32, saved per expert) and a shared expert (width 64)
 behind its sigmoid gate; GGUFs from the converter's qwen35moe arch (--no-mtp). qwen3_5_moe_bf16: the same
-architecture as a sharpened BF16 checkpoint, no GGUFs.
+architecture as a sharpened BF16 checkpoint, no GGUFs. qwen3_5_bf16, ministral3_bf16: qwen3_5 and
+ministral3 as sharpened BF16 checkpoints, no GGUFs (last in the table: a family's seed is its position).
 Only the families named by --only are written (the others' folders are left as they are).
 KL numbers in goldens.json (kl_to_f32_mean / _max, over every prompt position) are what a correct engine
 should reproduce on each GGUF up to its own activation rounding; tests/archs bounds ours by 3x that.
@@ -306,6 +307,27 @@ def family_configs():
                         rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
                                              beta_slow=1.0, truncate=False,
                                              original_max_position_embeddings=4096))),
+        # qwen3_5 as a BF16 checkpoint (sharpened as qwen3_bf16). HF only. Appended last: a family's seed
+        # is its position in this table.
+        "qwen3_5_bf16": ("Qwen3_5TextConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
+                         linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
+                         linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                         layer_types=["linear_attention"] * 3 + ["full_attention"],
+                         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
+                                              mrope_section=[2, 1, 1], mrope_interleaved=True))),
+        # ministral3 as a BF16 checkpoint (sharpened as qwen3_bf16). HF only.
+        "ministral3_bf16": ("Mistral3Config", dict(
+            tie_word_embeddings=False, image_token_index=10,
+            text_config=dict(base, model_type="ministral3", hidden_size=128, intermediate_size=128,
+                             num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                             rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=None,
+                             rope_parameters=dict(rope_type="yarn", rope_theta=1000000.0, factor=4.0,
+                                                  original_max_position_embeddings=16, beta_fast=32.0,
+                                                  beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                                  llama_4_scaling_beta=0.25)),
+            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                               num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
     }
 
 
@@ -316,7 +338,7 @@ REAL_TEXT = ["The capital of France is Paris, and the capital of Italy is Rome. 
 # llama.cpp converts MistralForCausalLM to its `llama` arch, which has no sliding window: such a GGUF
 # is a different model from the HF one the goldens describe, so none is written.
 NO_GGUF = {"mistral", "qwen3_bf16", "qwen3_moe_mixed", "qwen3_moe_bf16", "olmoe_clip", "gpt_oss_mxfp4",
-           "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16"}
+           "gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16", "qwen3_5_bf16", "ministral3_bf16"}
 # The gpt-oss variants: its input-major expert layout (init, rounding along the GGUF rows).
 GPT_OSS = {"gpt_oss", "gpt_oss_mxfp4", "gpt_oss_bf16", "gpt_oss_q4k"}
 # qwen3_5_moe: its 4-bit file is another model (the same-weights oracle's KL from F32 was 6.3 mean, 0 of
@@ -324,13 +346,16 @@ GPT_OSS = {"gpt_oss", "gpt_oss_mxfp4", "gpt_oss_bf16", "gpt_oss_q4k"}
 # so its logits say nothing about an engine; F16 and Q8_0 (with llama.cpp as second oracle) remain.
 NO_4BIT = {"qwen3_5_moe", "gemma4"}  # gemma4: F16 and Q8_0 (the converter's gemma4 arch), no 4-bit file
 HF_MXFP4 = {"gpt_oss_mxfp4"}  # experts snapped to MXFP4 and saved as HF blocks / scales
-SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16", "gpt_oss_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
+SHARPEN = {"qwen3_bf16", "qwen3_moe_bf16", "gemma4_bf16", "qwen3_5_moe_bf16", "gpt_oss_bf16", "qwen3_5_bf16",
+           "ministral3_bf16"}  # greedy margins made large enough for bf16 activations (sharpen())
 WEIGHT_DTYPE = {"llama_tok": "float16", "qwen3_bf16": "bfloat16", "qwen3_moe_bf16": "bfloat16",
-                "gemma4_bf16": "bfloat16", "qwen3_5_moe_bf16": "bfloat16", "gpt_oss_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
+                "gemma4_bf16": "bfloat16", "qwen3_5_moe_bf16": "bfloat16", "gpt_oss_bf16": "bfloat16",
+                "qwen3_5_bf16": "bfloat16", "ministral3_bf16": "bfloat16"}  # checkpoint dtype; F32 otherwise
 KEEP_F32_GGUF = {"llama"}  # the Q/K-permuted NORM-rope path, checked at F32 precision
-GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_bf16"}  # RMSNorm computes x̂·(1 + w)
+GEMMA_STYLE = {"gemma", "gemma2", "gemma3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_bf16", "qwen3_5_bf16"}  # RMSNorm computes x̂·(1 + w)
 PLAIN_NORMS = ("linear_attn.norm.weight",)  # plain-weight norms of GEMMA_STYLE families
-ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration", "gemma4_moe": "Gemma4ForConditionalGeneration"}  # else from the config class name
+ARCH_CLASS = {"ministral3": "Mistral3ForConditionalGeneration", "ministral3_bf16": "Mistral3ForConditionalGeneration",
+              "gemma4_moe": "Gemma4ForConditionalGeneration"}  # else from the config class name
 NOT_TEXT = ("model.vision_tower.", "model.multi_modal_projector.", "model.embed_vision.", "model.audio_tower.",
             "model.embed_audio.")  # left at transformers' own init
 KQUANT = {"qwen3", "qwen3_moe", "gpt_oss_q4k"}  # hidden 256: a Q4_K file (the others Q4_0)

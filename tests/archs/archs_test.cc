@@ -37,7 +37,10 @@ std::vector<std::string> arch_folders() {
   out.insert(out.end(), {"qwen3_moe_fp8", "qwen3_moe_awq", "qwen3_moe_awq_stacked", "qwen3_moe_gptq_stacked"});
   // Optional variants (tools/gen_tiny_models.py); gpt_oss_bf16: a BF16 gpt-oss checkpoint;
   // gpt_oss_q4k: gpt-oss at hidden 256, so its GGUFs hold Q4_K experts.
-  for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16", "gpt_oss_q4k"})
+  // qwen3_5_bf16, ministral3_bf16: BF16 checkpoints of qwen3_5 and ministral3; qwen3_5_moe_fp8:
+  // qwen3_5_moe_bf16 in block FP8 (as Qwen3.6-35B-A3B-FP8 ships).
+  for (const char* f : {"gemma4_bf16", "gemma4_moe", "qwen3_5_moe_bf16", "gpt_oss_bf16", "gpt_oss_q4k", "qwen3_5_bf16",
+                        "ministral3_bf16", "qwen3_5_moe_fp8"})
     if (std::filesystem::exists(std::filesystem::path(OXYD_SOURCE_DIR) / "tests/data/archs" / f / "goldens.json"))
       out.push_back(f);
   return out;
@@ -63,6 +66,17 @@ double kl_row(const float* p_logits, const float* q_logits, int64_t n) {
   return kl;
 }
 
+// The bound of a checkpoint whose kernels round activations to 8 bits (goldens.json
+// quantized_activations): tol_of_range of the logit range, as for a quantized GGUF. A checkpoint the
+// loader repacks (FP8 / AWQ / GPTQ, goldens.json repack) adds what the repack alone does to the
+// float64 model (repack.max_abs_dlogit): the triangle bound from exact weights to repacked weights to
+// repacked weights with 8-bit activations.
+double quantized_bound(const Golden& g, size_t p, double range) {
+  double b = g.j["quantized_activations"]["tol_of_range"].get<double>() * range;
+  if (g.j.contains("repack")) b += g.j["repack"]["max_abs_dlogit"][p].get<double>();
+  return b;
+}
+
 class ArchHf : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
@@ -79,11 +93,10 @@ TEST_P(ArchHf, LogitsAndGreedyMatchTransformers) {
     // BF16 checkpoint: CPU kernels multiply BF16 weights against bf16-rounded activations (AVX-512
     // BF16), so the bound is twice what that rounding alone does to the float64 oracle
     // (goldens.json bf16_activation_oracle, transformers with every linear input rounded to bf16).
-    // MXFP4 checkpoint (goldens.json quantized_activations): its kernels round activations to 8
-    // bits, so it is bounded as a quantized GGUF is (ArchGguf) and greedy must match up to the first
+    // MXFP4 / FP8 / AWQ / GPTQ checkpoints: quantized_bound, and greedy must match up to the first
     // step whose oracle margin is within 3·d.
     const bool qact = g.j.contains("quantized_activations");
-    const double tol = qact ? g.j["quantized_activations"]["tol_of_range"].get<double>() * range
+    const double tol = qact ? quantized_bound(g, p, range)
                        : g.j.contains("bf16_activation_oracle")
                            ? std::max(1e-3 * range, 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][p].get<double>())
                            : 1e-3 * range;
@@ -121,7 +134,7 @@ TEST_P(ArchKvDtype, HalfCachesStayClose) {
   const size_t skip = (prompt.size() - static_cast<size_t>(g.rows(1))) * static_cast<size_t>(g.vocab);
   const double range = g.j["logit_range"][1];
   const double act = g.j.contains("quantized_activations")
-                         ? g.j["quantized_activations"]["tol_of_range"].get<double>() * range
+                         ? quantized_bound(g, 1, range)
                          : g.j.contains("bf16_activation_oracle")
                          ? 2.0 * g.j["bf16_activation_oracle"]["max_abs_diff"][1].get<double>()
                          : 0.0;
