@@ -6,7 +6,8 @@ self time per symbol, no call graphs) while it runs DECODE single-token steps af
 prompt, REPS times (and, with --prefill N, N-token prefills in a second perf session). Each sampled
 symbol goes to the first class whose pattern it matches:
   gdn recurrence  the Gated DeltaNet state update (backend/cpu/gated_delta_net*: gdn_head and its
-                  recurrent / chunked forms, gdn_gating)
+                  recurrent / chunked forms with their helpers (read_block / update_block, the chunked
+                  form's gemm tiles), gdn_gating)
   gdn conv        the causal short convolution (causal_conv1d)
   attention       paged attention, K/V cache writes, RoPE, softmax
   matmul          the matmul kernels, activation quantization, packed / row-dot kernels, decoders
@@ -31,7 +32,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSES = [
-    ("gdn recurrence", r"gdn_head|recurrent_head|chunked_head|gated_delta_rule|gdn_gating|load_qk"),
+    ("gdn recurrence", r"gdn_head|recurrent_head|chunked_head|gated_delta_rule|gdn_gating|load_qk|read_block|"
+                       r"update_block|gemm_tile|gemm_rows|::gemm\b|axpy"),
     ("gdn conv", r"causal_conv1d|conv_rows"),
     ("attention", r"attention|paged|reshape_and_cache|rope|softmax|kv_quant|attn_"),
     ("matmul", r"matmul|kernel|panel|rowdot|packed|quant32|prepare|tile|dec_|decode_|amx|vnni|q8k|act_quant"),

@@ -7,6 +7,10 @@ Qwen3.5-0.8B (text path; Qwen's model card and llama.cpp's qwen35 loader, which 
 embeddings; attention 8 query heads (q_proj rows [q | gate]), 2 KV heads, head_dim 256, partial
 rotary 0.25 (rope dims 64, IMROPE sections [11, 11, 10, 0]), theta 1e7; DeltaNet 16 key heads and
 16 value heads of 128, conv kernel 4. The MTP block is left out (as convert_hf_to_gguf.py --no-mtp).
+Checked against the released config.json of Qwen/Qwen3.5-0.8B (text_config, as a public log printed it
+on 2026-04-24): hidden_size 1024, intermediate_size 3584, 24 layers, 8 / 2 heads, head_dim 256,
+full_attention_interval 4, linear_num_key_heads 16, linear_num_value_heads 16, linear key / value head
+dims 128, conv kernel 4, tie_word_embeddings true.
 About 0.75 B parameters, 0.25 B of them the tied embedding.
 
 Tensor names, shapes and keys are those llama.cpp's converter writes for qwen35 (attn_qkv /
