@@ -18,6 +18,8 @@ functions of transformers/models/qwen3_5/modeling_qwen3_5.py return on seeded ra
   norm_*      Qwen3_5RMSNormGated(x, gate) (norm, weight, then SiLU gate)
   layer_*     a whole Qwen3_5GatedDeltaNet forward (no cache) of a tiny config: its weights and the
               input/output hidden states, so the C++ test composes the ops as the model will
+  wide_*      the delta rule's two forms again at real head widths (dk 128, dv 80, Hk 1, Hv 2, T 72):
+              the CPU kernels' full register blocks and gemm tiles (the small case fits in their tails)
 Shapes are stored in the torch functions' own layouts; the C++ test permutes where ours differ
 (conv state: ours is [K-1, C], torch's [C, K-1]).
 """
@@ -116,6 +118,26 @@ def main():
         put("layer_" + n.replace(".", "_"), p.squeeze(1) if n == "conv1d.weight" else p)
     put("layer_h", h[0])
     put("layer_y", y[0])
+
+    # The delta rule at real head widths (dk 128, dv 80: the CPU kernels' full register blocks and
+    # gemm tiles, plus a partial one), own generator so that the arrays above keep their values.
+    gen = torch.Generator().manual_seed(4321)
+    T, Hk, Hv, dk, dv = 72, 1, 2, 128, 80
+    q, k = torch.randn(1, T, Hk, dk, generator=gen), torch.randn(1, T, Hk, dk, generator=gen)
+    v = torch.randn(1, T, Hv, dv, generator=gen)
+    g = -torch.rand(1, T, Hv, generator=gen) * 0.5
+    beta = torch.rand(1, T, Hv, generator=gen)
+    s0 = torch.randn(1, Hv, dk, dv, generator=gen) * 0.3
+    for n, t in (("q", q[0]), ("k", k[0]), ("v", v[0]), ("g", g[0]), ("beta", beta[0]), ("state_in", s0[0])):
+        put(f"wide_delta_{n}", t)
+    o, s = mq.torch_recurrent_gated_delta_rule(q, k, v, g=g, beta=beta, initial_state=s0.clone(),
+                                               output_final_state=True, use_qk_l2norm_in_kernel=True)
+    put("wide_rec_out", o[0])
+    put("wide_rec_state", s[0])
+    o, s = mq.torch_chunk_gated_delta_rule(q, k, v, g=g, beta=beta, chunk_size=64, initial_state=s0.clone(),
+                                           output_final_state=True, use_qk_l2norm_in_kernel=True)
+    put("wide_chunk_out", o[0])
+    put("wide_chunk_state", s[0])
 
     OUT.mkdir(parents=True, exist_ok=True)
     index, off = {}, 0

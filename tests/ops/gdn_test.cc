@@ -172,20 +172,22 @@ struct DeltaCase {
   HostTensor qkv, g, beta, state_in, rec_out, rec_state, chunk_out, chunk_state;
 };
 
-DeltaCase delta_case() {
+// prefix "": the small case (dk 32, dv 16, T 150); "wide_": real head widths (dk 128, dv 80, T 72),
+// where the CPU kernels run their full register blocks and gemm tiles.
+DeltaCase delta_case(const std::string& p = "") {
   const Goldens& gd = goldens();
-  const auto qs = gd.shape("delta_q"), vs = gd.shape("delta_v");
+  const auto qs = gd.shape(p + "delta_q"), vs = gd.shape(p + "delta_v");
   DeltaCase c;
   c.T = qs[0], c.Hk = qs[1], c.dk = qs[2], c.Hv = vs[1], c.dv = vs[2];
-  c.qkv = pack_qkv(gd.get("delta_q", {c.T, c.Hk, c.dk}), gd.get("delta_k", {c.T, c.Hk, c.dk}),
-                   gd.get("delta_v", {c.T, c.Hv, c.dv}));
-  c.g = gd.get("delta_g", {c.T, c.Hv});
-  c.beta = gd.get("delta_beta", {c.T, c.Hv});
-  c.state_in = gd.get("delta_state_in", {1, c.Hv, c.dk, c.dv});
-  c.rec_out = gd.get("rec_out", {c.T, c.Hv, c.dv});
-  c.rec_state = gd.get("rec_state", {1, c.Hv, c.dk, c.dv});
-  c.chunk_out = gd.get("chunk_out", {c.T, c.Hv, c.dv});
-  c.chunk_state = gd.get("chunk_state", {1, c.Hv, c.dk, c.dv});
+  c.qkv = pack_qkv(gd.get(p + "delta_q", {c.T, c.Hk, c.dk}), gd.get(p + "delta_k", {c.T, c.Hk, c.dk}),
+                   gd.get(p + "delta_v", {c.T, c.Hv, c.dv}));
+  c.g = gd.get(p + "delta_g", {c.T, c.Hv});
+  c.beta = gd.get(p + "delta_beta", {c.T, c.Hv});
+  c.state_in = gd.get(p + "delta_state_in", {1, c.Hv, c.dk, c.dv});
+  c.rec_out = gd.get(p + "rec_out", {c.T, c.Hv, c.dv});
+  c.rec_state = gd.get(p + "rec_state", {1, c.Hv, c.dk, c.dv});
+  c.chunk_out = gd.get(p + "chunk_out", {c.T, c.Hv, c.dv});
+  c.chunk_state = gd.get(p + "chunk_state", {1, c.Hv, c.dk, c.dv});
   return c;
 }
 
@@ -193,7 +195,9 @@ using DeltaFn = void (*)(const Tensor&, int64_t, const Tensor&, const Tensor&, c
                          const Tensor&, const Tensor&);
 
 TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
-  DeltaCase c = delta_case();
+  for (const std::string prefix : {"", "wide_"}) {
+  SCOPED_TRACE(prefix.empty() ? "small case" : "wide case");
+  DeltaCase c = delta_case(prefix);
   HostTensor qsl = i32s({0, int32_t(c.T)}), slot = i32s({0});
   const struct {
     const char* name;
@@ -204,7 +208,7 @@ TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
       {"cpu recurrent", backend::cpu::gated_delta_rule_recurrent, &c.rec_out, &c.rec_state},
       {"cpu chunked", backend::cpu::gated_delta_rule_chunked, &c.chunk_out, &c.chunk_state},
       {"cpu chunked vs torch recurrent", backend::cpu::gated_delta_rule_chunked, &c.rec_out, &c.rec_state},
-      {"ops (auto: chunked, 70 tokens)", ops::gated_delta_rule, &c.rec_out, &c.rec_state},
+      {"ops (auto: chunked form, T >= 32)", ops::gated_delta_rule, &c.rec_out, &c.rec_state},
   };
   for (backend::cpu::Isa isa : isas_to_test())
   for (const auto& f : forms) {
@@ -215,13 +219,14 @@ TEST(GdnDeltaRule, EachFormMatchesItsTorchFunction) {
     double d = 0, ds = 0;
     for (int64_t i = 0; i < out.n(); ++i) d = std::max(d, std::fabs(double(out.f()[i]) - f.want_out->f()[i]));
     for (int64_t i = 0; i < st.n(); ++i) ds = std::max(ds, std::fabs(double(st.f()[i]) - f.want_state->f()[i]));
-    std::printf("[ DIFF    ] %s %s: max |Δout| %.3g, max |Δstate| %.3g\n", backend::cpu::isa_name(isa), f.name, d,
-                ds);
+    std::printf("[ DIFF    ] %s%s %s: max |Δout| %.3g, max |Δstate| %.3g\n", prefix.c_str(),
+                backend::cpu::isa_name(isa), f.name, d, ds);
     expect_close(st.f(), f.want_state->f(), st.n(), kTol, std::string(f.name) + " state");
     backend::cpu::set_isa_override(std::nullopt);
   }
   // transformers' two forms agree with each other to float32 rounding (the point of both).
   expect_close(c.chunk_out.f(), c.rec_out.f(), c.rec_out.n(), kTol, "torch chunked vs torch recurrent");
+  }
 }
 
 // The engine's use: prefill chunks (inside and across the 32-token chunk, and below the
