@@ -105,7 +105,7 @@ def family_configs():
     V = 320
     base = dict(vocab_size=V, max_position_embeddings=128, rms_norm_eps=1e-6, bos_token_id=1,
                 eos_token_id=2, pad_token_id=0)
-    return {
+    fams = {
         "llama": ("LlamaConfig", dict(base, hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=2, num_key_value_heads=1, head_dim=64, tie_word_embeddings=False,
                   rope_parameters=dict(rope_type="llama3", rope_theta=10000.0, factor=8.0,
@@ -307,28 +307,12 @@ def family_configs():
                         rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
                                              beta_slow=1.0, truncate=False,
                                              original_max_position_embeddings=4096))),
-        # qwen3_5 as a BF16 checkpoint (sharpened as qwen3_bf16). HF only. Appended last: a family's seed
-        # is its position in this table.
-        "qwen3_5_bf16": ("Qwen3_5TextConfig", dict(base, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=32, tie_word_embeddings=False,
-                         linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16,
-                         linear_value_head_dim=16, linear_conv_kernel_dim=4,
-                         layer_types=["linear_attention"] * 3 + ["full_attention"],
-                         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25,
-                                              mrope_section=[2, 1, 1], mrope_interleaved=True))),
-        # ministral3 as a BF16 checkpoint (sharpened as qwen3_bf16). HF only.
-        "ministral3_bf16": ("Mistral3Config", dict(
-            tie_word_embeddings=False, image_token_index=10,
-            text_config=dict(base, model_type="ministral3", hidden_size=128, intermediate_size=128,
-                             num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=64,
-                             rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=None,
-                             rope_parameters=dict(rope_type="yarn", rope_theta=1000000.0, factor=4.0,
-                                                  original_max_position_embeddings=16, beta_fast=32.0,
-                                                  beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
-                                                  llama_4_scaling_beta=0.25)),
-            vision_config=dict(model_type="pixtral", hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                               num_attention_heads=2, head_dim=16, image_size=32, patch_size=8))),
     }
+    # qwen3_5 and ministral3 as sharpened BF16 checkpoints (as qwen3_bf16), HF only. Appended last: a
+    # family's seed is its position in this table.
+    for name in ("qwen3_5", "ministral3"):
+        fams[name + "_bf16"] = fams[name]
+    return fams
 
 
 REAL_TOKENIZER = {"llama_tok": "llama2"}  # family -> tests/data/tokenizers/<name> (not copied)
