@@ -9,14 +9,69 @@
 
 #ifdef OXYD_CUDA_HAVE_CUBLAS
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #endif
 
 namespace oxyd::backend::cuda {
 namespace {
 
-#ifndef OXYD_CUDA_HAVE_CUBLAS
+#ifdef OXYD_CUDA_HAVE_CUBLAS
+#define OXYD_STR2(x) #x
+#define OXYD_STR(x) OXYD_STR2(x)
+
+// cuBLAS is loaded on first use (dlopen), not linked: a CUDA build that runs on the CPU never maps
+// libcublas and libcublasLt (~600 MB of libraries; linked, they cost every start of the binary
+// ~0.1 s and ~200 MB of resident memory). The calls below are the C entry points of cublas_api.h
+// (cublasCreate etc. are macros for the _v2 names; cublasGemmEx also has a C++ overload taking a
+// cudaDataType compute type, hence the explicit pointer type).
+struct Cublas {
+  cublasStatus_t (*create)(cublasHandle_t*) = nullptr;
+  cublasStatus_t (*destroy)(cublasHandle_t) = nullptr;
+  cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t) = nullptr;
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  const char* (*status_string)(cublasStatus_t) = nullptr;
+  std::string error;  // why it is not usable; empty when it is
+};
+
+// The library of the toolkit this was built with (same major version), from the loader's search
+// path, else from the toolkit's library folder at build time.
+const Cublas& cublas() {
+  static const Cublas api = [] {
+    Cublas a;
+    const std::string so = "libcublas.so." OXYD_STR(CUBLAS_VER_MAJOR);
+    void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+#ifdef OXYD_CUDA_LIB_DIR
+    if (!lib) lib = dlopen((std::string(OXYD_CUDA_LIB_DIR) + "/" + so).c_str(), RTLD_NOW | RTLD_LOCAL);
+#endif
+    if (!lib) {
+      const char* e = dlerror();
+      a.error = "cuBLAS could not be loaded (" + so + "): " + (e ? e : "unknown error");
+      return a;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (!fn && a.error.empty()) a.error = "cuBLAS (" + so + ") has no " + name;
+    };
+    sym(a.create, "cublasCreate_v2");
+    sym(a.destroy, "cublasDestroy_v2");
+    sym(a.set_stream, "cublasSetStream_v2");
+    sym(a.gemm_ex, "cublasGemmEx");
+    sym(a.status_string, "cublasGetStatusString");
+    return a;
+  }();
+  return api;
+}
+
+const Cublas& cublas_or_throw() {
+  const Cublas& a = cublas();
+  if (!a.error.empty()) throw Error(ErrorCode::UNSUPPORTED, "cuda gemm: " + a.error);
+  return a;
+}
+#else
 [[noreturn]] void no_cublas() {
-  throw Error(ErrorCode::UNSUPPORTED, "cuda gemm: this build has no cuBLAS");
+  throw Error(ErrorCode::UNSUPPORTED, std::string("cuda gemm: ") + Gemm::kNotBuilt);
 }
 #endif
 
@@ -30,7 +85,7 @@ __global__ void convert_kernel(const float* __restrict__ x, T* __restrict__ y, i
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::OUT_OF_MEMORY : ErrorCode::INTERNAL,
-                std::string("cuBLAS ") + what + " failed: " + cublasGetStatusString(s));
+                std::string("cuBLAS ") + what + " failed: " + cublas().status_string(s));
 }
 
 cudaDataType cuda_type(DType t) {
@@ -40,18 +95,20 @@ cudaDataType cuda_type(DType t) {
 
 }  // namespace
 
-bool Gemm::available() {
+bool Gemm::available() { return unavailable_reason().empty(); }
+
+std::string Gemm::unavailable_reason() {
 #ifdef OXYD_CUDA_HAVE_CUBLAS
-  return true;
+  return cublas().error;
 #else
-  return false;
+  return kNotBuilt;
 #endif
 }
 
 Gemm::Gemm() {
 #ifdef OXYD_CUDA_HAVE_CUBLAS
   cublasHandle_t h = nullptr;
-  check_cublas(cublasCreate(&h), "cublasCreate");
+  check_cublas(cublas_or_throw().create(&h), "cublasCreate");
   handle_ = h;
 #else
   no_cublas();
@@ -60,7 +117,7 @@ Gemm::Gemm() {
 
 Gemm::~Gemm() {
 #ifdef OXYD_CUDA_HAVE_CUBLAS
-  if (handle_) (void)cublasDestroy(static_cast<cublasHandle_t>(handle_));
+  if (handle_) (void)cublas().destroy(static_cast<cublasHandle_t>(handle_));
 #endif
 }
 
@@ -82,13 +139,13 @@ void Gemm::gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream&
   if (m == 0 || n == 0) return;
 #ifdef OXYD_CUDA_HAVE_CUBLAS
   cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
-  check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+  check_cublas(cublas().set_stream(h, stream.handle()), "cublasSetStream");
   const float alpha = 1.0f, beta = 0.0f;
   // A 16-bit y is computed in F32 and rounded once: with a 16-bit C, cuBLAS may split k and add
   // the partial sums in C's type (seen on the H200: BF16 outputs 10% off at m=37 n=130 k=1000).
   void* yf = y.dtype == DType::F32 ? y.data : y_ws_.get(size_t(m * n) * 4);
   // Column-major: yᵀ [n, m] = w [k, n]ᵀ · xᵀ [k, m].
-  check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data,
+  check_cublas(cublas().gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data,
                             cuda_type(w.dtype), int(k), x.data, cuda_type(x.dtype), int(k), &beta,
                             yf, CUDA_R_32F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
@@ -121,10 +178,10 @@ void Gemm::gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Str
   if (m == 0 || n == 0) return;
 #ifdef OXYD_CUDA_HAVE_CUBLAS
   cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
-  check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+  check_cublas(cublas().set_stream(h, stream.handle()), "cublasSetStream");
   const float alpha = 1.0f, beta = 0.0f;
   // CUBLAS_COMPUTE_32F (not _FAST_TF32): full fp32 products, as the CPU path computes.
-  check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data, CUDA_R_32F,
+  check_cublas(cublas().gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w.data, CUDA_R_32F,
                             int(k), x.data, CUDA_R_32F, int(k), &beta, y.data, CUDA_R_32F, int(n),
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
@@ -174,9 +231,9 @@ void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Strea
 #ifdef OXYD_CUDA_HAVE_CUBLAS
     // y[:, n0:n0+nc] is the column-major [nc, m] block at y + n0 with leading dimension n.
     cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
-    check_cublas(cublasSetStream(h, stream.handle()), "cublasSetStream");
+    check_cublas(cublas().set_stream(h, stream.handle()), "cublasSetStream");
     const float alpha = 1.0f, beta = 0.0f;
-    check_cublas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(nc), int(m), int(k), &alpha, wh,
+    check_cublas(cublas().gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, int(nc), int(m), int(k), &alpha, wh,
                               CUDA_R_16BF, int(k), xh, CUDA_R_16BF, int(k), &beta,
                               y.ptr<float>() + n0, CUDA_R_32F, int(n), CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT),

@@ -1,10 +1,12 @@
 // GEMM through cuBLAS (cublasGemmEx, fp32 accumulation) and the batched matmul built on it.
 // Gemm owns one cuBLAS handle and a scratch Workspace; use one per stream. Row-major y = x · wᵀ
 // is the column-major product yᵀ = w · xᵀ, so no transposition is ever materialized.
-// Built without cuBLAS (OXYD_CUDA_HAVE_CUBLAS unset), available() is false and calls throw.
+// cuBLAS is loaded at the first use (gemm.cu), not linked. Built without cuBLAS (OXYD_CUDA_HAVE_CUBLAS
+// unset), or where the library does not load, available() is false and calls throw.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "backend/cuda/device.h"
 #include "backend/cuda/workspace.h"
@@ -14,14 +16,17 @@ namespace oxyd::backend::cuda {
 
 class Gemm {
  public:
-  /// Creates the cuBLAS handle (needs a GPU). Throws UNSUPPORTED when built without cuBLAS.
+  /// Creates the cuBLAS handle (needs a GPU). Throws UNSUPPORTED without cuBLAS (unavailable_reason).
   Gemm();
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
-  /// Whether this build links cuBLAS.
+  /// Whether cuBLAS can be used: built with its headers and the library loads.
   static bool available();
+  /// Why not ("" when available()); kNotBuilt for a build without cuBLAS's headers.
+  static std::string unavailable_reason();
+  static constexpr const char* kNotBuilt = "this build has no cuBLAS";
 
   /// x [m, k] and w [n, k] both F16 or both BF16; y [m, n] F32 or x's dtype. fp32 accumulation.
   void gemm(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
