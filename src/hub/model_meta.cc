@@ -13,6 +13,7 @@
 #include "loader/quant_checkpoint.h"
 #include "loader/model_validate.h"
 #include "model/model_config.h"
+#include "model/weights.h"
 
 namespace fs = std::filesystem;
 
@@ -116,9 +117,9 @@ void add_safetensors_header(const loader::SafetensorsHeader& h, ModelMeta& m) {
     m.weight_bytes += int64_t(t.nbytes());
     if (is_expert_tensor(t.name)) m.expert_weight_bytes += int64_t(t.nbytes());
     // Vectors are held as F32 copies (model/weights.cc vector_f32), stacked [E, n] expert biases too,
-    // and so are a Gated DeltaNet's conv1d [C, 1, K] and a shared expert's [1, H] sigmoid gate.
+    // and so are the matrices the loader binds as vectors (a DeltaNet's conv1d, a shared expert's gate).
     const bool vector = t.shape.size() == 1 || (t.shape.size() == 2 && t.name.ends_with("_bias")) ||
-                        t.name.ends_with(".conv1d.weight") || t.name.ends_with(".shared_expert_gate.weight");
+                        model::held_as_f32_copy(m.config, t.name);
     if (vector && (t.dtype == DType::F16 || t.dtype == DType::BF16))
       m.vector_f32_extra_bytes += 4 * t.numel() - int64_t(t.nbytes());
     m.num_params += tensor_params(t);

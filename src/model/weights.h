@@ -163,4 +163,9 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& config, const ArchS
 int64_t packed_weight_extra_bytes(const loader::ModelConfig& config,
                                   const std::vector<loader::GgufTensorInfo>& tensors);
 
+/// Whether Weights::load holds checkpoint tensor `name` (a safetensors name, any wrapper prefix) as
+/// an F32 copy although it is not 1-D: a Gated DeltaNet's conv1d and a shared expert's gate, which
+/// it binds as vectors, by config.family's tensor names. For `oxydllm estimate`.
+bool held_as_f32_copy(const loader::ModelConfig& config, const std::string& name);
+
 }  // namespace oxyd::model

@@ -62,4 +62,22 @@ int64_t packed_weight_extra_bytes(const loader::ModelConfig& c, const std::vecto
   return packed_weight_extra_bytes(c, *spec, tensors);
 }
 
+bool held_as_f32_copy(const loader::ModelConfig& c, const std::string& name) {
+  const ArchSpec* spec = nullptr;
+  try {
+    spec = &arch_spec(c.family);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::UNSUPPORTED) throw;
+    return false;
+  }
+  for (const TensorName* tn : {&spec->names.lin_conv, &spec->names.shexp_gate_inp}) {
+    const std::string& hf = tn->hf;  // "model.layers.{}.<part>": a layer's <part>, under any prefix
+    const size_t at = hf.find("{}.");
+    if (at == std::string::npos) continue;
+    const std::string part = hf.substr(at + 2);  // ".<part>"
+    if (name.ends_with(part) && name.find(".layers.") != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace oxyd::model
