@@ -1,6 +1,7 @@
 // Decode-step kernels on the GPU: the gemv of every projection of a Llama-3.2-1B-shaped and a
 // Qwen3-8B-shaped model (all layers' distinct weights, so the weights stream from HBM, not L2)
-// in F16, Q8_0, Q6_K and Q4_K at m = 1 and 8, reported as weight GB/s and % of the same GPU's
+// in F16, Q8_0, Q6_K, Q4_K and MXFP4 at m = 1 and 8 (the integer formats timed with their activation
+// quantization), reported as weight GB/s and % of the same GPU's
 // device-to-device copy bandwidth measured in this run; paged decode attention (BF16 KV, 4k
 // context) at batch 1/16/64 as KV GB/s; and the batched (prefill) matmul through cuBLAS as
 // TFLOP/s. Weights are a constant byte pattern: these kernels' speed does not depend on values.
@@ -53,6 +54,7 @@ int main() {
   std::printf("device: %s (sm_%d%d, %d SMs, %.0f GiB)\n", info.name.c_str(), info.cc_major,
               info.cc_minor, info.num_sms, double(info.total_bytes) / (1 << 30));
   Stream stream;
+  Workspace gemv_ws;  // the integer gemv's quantized activations
   double copy_gbs = 0;
   {
     const size_t big = size_t(1) << 30;
@@ -65,7 +67,7 @@ int main() {
 
   const Shape shapes[] = {{"llama3.2-1b", 2048, 2048, 512, 8192, 128256, 16},
                           {"qwen3-8b", 4096, 4096, 1024, 12288, 151936, 36}};
-  const DType dtypes[] = {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q4_K};
+  const DType dtypes[] = {DType::F16, DType::Q8_0, DType::Q6_K, DType::Q4_K, DType::MXFP4};
   std::printf("\n== gemv (decode): weight bytes streamed per call over all layers' weights\n");
   std::printf("%-12s %-6s %-8s %4s %12s %10s %10s %9s\n", "model", "dtype", "proj", "m", "[n, k]", "us/layer",
               "GB/s", "of copy");
@@ -94,7 +96,7 @@ int main() {
           const double ms = time_ms(stream, [&] {
             for (int64_t l = 0; l < s.layers; ++l) {
               Tensor w(dt, static_cast<uint8_t*>(bufs[pi].data()) + l * wb, {p.n, p.k}, Device::CUDA);
-              gemv(tx, w, ty, stream);
+              gemv(tx, w, ty, gemv_ws, stream);
             }
           });
           const double gbs = double(wb) * s.layers / ms / 1e6;
@@ -107,7 +109,7 @@ int main() {
         }
         const Tensor tx = x.view(DType::F32, {m, s.hidden}), ty = y.view(DType::F32, {m, s.vocab});
         const Tensor w(dt, lm.data(), {s.vocab, s.hidden}, Device::CUDA);
-        const double lm_ms = time_ms(stream, [&] { gemv(tx, w, ty, stream); });
+        const double lm_ms = time_ms(stream, [&] { gemv(tx, w, ty, gemv_ws, stream); });
         const double lm_gbs = double(lm_bytes) / lm_ms / 1e6;
         std::printf("%-12s %-6s %-8s %4lld %12s %10.1f %10.1f %8.1f%%\n", s.name,
                     std::string(dtype_traits(dt).name).c_str(), "lm_head", (long long)m,

@@ -43,6 +43,10 @@ Tensor row_block(const Tensor& t, int64_t row0, int64_t n) {
 
 }  // namespace
 
+void Backend::matmul_same_x(const Tensor& x, const MatmulOut* outs, int count) {
+  for (int i = 0; i < count; ++i) matmul(x, *outs[i].w, *outs[i].y);
+}
+
 void Backend::moe_experts(const MoeExpertsParams& p) {
   const int64_t E = p.offsets.numel() - 1;
   std::vector<int32_t> off(static_cast<size_t>(E + 1));
@@ -53,8 +57,8 @@ void Backend::moe_experts(const MoeExpertsParams& p) {
     const ExpertWeights& x = p.experts[e];
     const Tensor xe = row_block(p.xs, r0, n), ye = row_block(p.ys, r0, n);
     const Tensor g = row_block(p.gate, r0, n), u = row_block(p.up, r0, n);
-    matmul(xe, x.gate, g);
-    matmul(xe, x.up, u);
+    const MatmulOut gate_up[] = {{&x.gate, &g}, {&x.up, &u}};
+    matmul_same_x(xe, gate_up, 2);
     if (x.gate_bias.data) add(g, x.gate_bias, g);
     if (x.up_bias.data) add(u, x.up_bias, u);
     if (p.swiglu_limit > 0) glu_oai(g, u, p.swiglu_alpha, p.swiglu_limit, g);

@@ -18,6 +18,12 @@ namespace oxyd::backend {
 
 class Backend;
 
+/// One product of Backend::matmul_same_x: weight w, output y.
+struct MatmulOut {
+  const Tensor* w;
+  const Tensor* y;
+};
+
 /// A weight's prepared copy: bytes in the backend's own layout (tag `layout`, the backend's to
 /// define; CPU: backend::cpu::PackLayout) that its matmul and get_rows read instead of the rows.
 struct PreparedWeight {
@@ -89,6 +95,10 @@ class Backend {
 
   // Ops (inputs validated by ops/).
   virtual void matmul(const Tensor& x, const Tensor& w, const Tensor& y) = 0;
+  /// y_i = x·w_iᵀ for the `count` pairs (w_i, y_i), all of one x that no y_i overlaps (a layer's
+  /// q/k/v or gate/up projections): whatever the backend prepares from x it prepares once (CUDA:
+  /// the int8 activations of its gemv). The default calls matmul per pair.
+  virtual void matmul_same_x(const Tensor& x, const MatmulOut* outs, int count);
   /// ids: I32 [num_ids] on this device (range-checked by ops/ only where host-readable).
   virtual void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) = 0;
   virtual void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) = 0;

@@ -8,7 +8,10 @@
 
 namespace oxyd::ops {
 
-void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
+namespace {
+
+// The checks of matmul (ops/matmul.h); the backend of the tensors' device.
+backend::Backend& checked(const Tensor& x, const Tensor& w, const Tensor& y) {
   if (x.dtype != DType::F32 || y.dtype != DType::F32)
     throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: x and y must be F32, got x " +
                     std::string(dtype_name(x.dtype)) + ", y " + std::string(dtype_name(y.dtype)));
@@ -30,7 +33,22 @@ void matmul(const Tensor& x, const Tensor& w, const Tensor& y) {
                     std::to_string(tr.block_elems));
   if (!x.data || !w.data || !y.data)
     throw_error(ErrorCode::INVALID_ARGUMENT, "matmul: null data pointer");
-  b.matmul(x, w, y);
+  return b;
+}
+
+}  // namespace
+
+void matmul(const Tensor& x, const Tensor& w, const Tensor& y) { checked(x, w, y).matmul(x, w, y); }
+
+void matmul_same_x(const Tensor& x, std::initializer_list<backend::MatmulOut> outs) {
+  backend::Backend* b = nullptr;
+  for (const backend::MatmulOut& o : outs) {
+    b = &checked(x, *o.w, *o.y);
+    const auto lo = [](const Tensor& t) { return static_cast<const uint8_t*>(t.data); };
+    if (lo(*o.y) < lo(x) + x.nbytes() && lo(x) < lo(*o.y) + o.y->nbytes())
+      throw_error(ErrorCode::INVALID_ARGUMENT, "matmul_same_x: an output overlaps x");
+  }
+  if (b) b->matmul_same_x(x, outs.begin(), int(outs.size()));
 }
 
 }  // namespace oxyd::ops

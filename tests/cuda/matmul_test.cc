@@ -3,10 +3,13 @@
 // with core's quantize_row into each GGUF block format, then uploaded byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/matmul.h"
+#include "backend/cuda/qdot.cuh"
 #include "backend/reference/matmul.h"
 #include "core/quant.h"
 #include "cuda_test_util.h"
@@ -63,6 +66,18 @@ void expect_matmul_close(const std::vector<float>& got, const std::vector<float>
 
 std::string name_of(DType t) { return std::string(dtype_traits(t).name); }
 
+// x̂: x [rows of k] quantized to int8 blocks of 32 and back, by qdot.cuh's functions.
+std::vector<float> quantized_x(const std::vector<float>& x) {
+  std::vector<float> out(x.size());
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const qdot::XScale sc = qdot::x_scale(amax);
+    for (int i = 0; i < 32; ++i) out[b * 32 + i] = sc.d * float(qdot::x_round(x[b * 32 + i], sc.id));
+  }
+  return out;
+}
+
 TEST(CudaMatmul, DequantizeIsBitIdenticalToCore) {
   OXYD_REQUIRE_CUDA();
   Stream stream;
@@ -91,9 +106,34 @@ TEST(CudaMatmul, DequantizeIsBitIdenticalToCore) {
   }
 }
 
+TEST(CudaMatmul, QuantizedActivationsAreTheHostFunctions) {
+  OXYD_REQUIRE_CUDA();
+  Stream stream;
+  const int64_t m = 3, k = 4096;
+  std::vector<float> x = random_floats(size_t(m * k), 5, -3, 3);
+  for (int64_t i = 0; i < 32; ++i) x[size_t(k + i)] = 0.0f;  // an all-zero block
+  DeviceBuffer dx = upload(DType::F32, x), dq(quantized_x_bytes(m, k));
+  quantize_activations(dx.view(DType::F32, {m, k}), dq.data(), stream);
+  stream.synchronize();
+  std::vector<int8_t> q(quantized_x_bytes(m, k));
+  copy_to_host(q.data(), dq.data(), q.size());
+  std::vector<float> d(size_t(m * k / 32));
+  std::memcpy(d.data(), q.data() + quantized_x_offset(m, k), d.size() * 4);
+  size_t bad = 0;
+  for (size_t b = 0; b < d.size(); ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const qdot::XScale sc = qdot::x_scale(amax);
+    bad += std::memcmp(&sc.d, &d[b], 4) != 0;
+    for (int i = 0; i < 32; ++i) bad += q[b * 32 + i] != qdot::x_round(x[b * 32 + i], sc.id);
+  }
+  EXPECT_EQ(bad, 0u) << "device activation quantization differs from qdot.cuh's host result";
+}
+
 TEST(CudaMatmul, GemvMatchesReference) {
   OXYD_REQUIRE_CUDA();
   Stream stream;
+  Workspace ws;
   struct Case {
     int64_t m, n, k;
   };
@@ -108,15 +148,17 @@ TEST(CudaMatmul, GemvMatchesReference) {
                                " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
       const std::vector<uint8_t> w = make_weight(t, c.n, c.k, uint32_t(c.n * 3 + c.k));
       const std::vector<float> wf = dequantized(t, w, c.n, c.k);
-      std::vector<float> x = random_floats(size_t(c.m * c.k), uint32_t(c.m + c.k), -2, 2);
+      const std::vector<float> x0 = random_floats(size_t(c.m * c.k), uint32_t(c.m + c.k), -2, 2);
+      // The integer formats multiply x quantized to int8 (qdot.cuh): the oracle takes that x̂.
+      std::vector<float> x = qdot::dispatch(t, [](auto) {}) ? quantized_x(x0) : x0;
       std::vector<float> want(size_t(c.m * c.n));
       std::vector<uint8_t> w_host = w;
       reference::matmul(Tensor(DType::F32, x.data(), {c.m, c.k}),
                         Tensor(t, w_host.data(), {c.n, c.k}),
                         Tensor(DType::F32, want.data(), {c.m, c.n}));
-      DeviceBuffer dw = upload_bytes(w), dx = upload(DType::F32, x), dy(size_t(c.m * c.n) * 4);
+      DeviceBuffer dw = upload_bytes(w), dx = upload(DType::F32, x0), dy(size_t(c.m * c.n) * 4);
       gemv(dx.view(DType::F32, {c.m, c.k}), Tensor(t, dw.data(), {c.n, c.k}, Device::CUDA),
-           dy.view(DType::F32, {c.m, c.n}), stream);
+           dy.view(DType::F32, {c.m, c.n}), ws, stream);
       stream.synchronize();
       expect_matmul_close(download(DType::F32, dy.data(), want.size()), want, x, wf, c.m, c.n, c.k,
                           1e-5, what);
@@ -211,19 +253,20 @@ TEST(CudaMatmul, BatchedMatmulMatchesReference) {
 TEST(CudaMatmul, RejectsBadInput) {
   OXYD_REQUIRE_CUDA();
   Stream stream;
+  Workspace ws;
   DeviceBuffer b(1 << 16);
   // k not a multiple of the Q4_K super-block.
   EXPECT_THROW(gemv(b.view(DType::F32, {1, 128}), Tensor(DType::Q4_K, b.data(), {4, 128}, Device::CUDA),
-                    b.view(DType::F32, {1, 4}), stream),
+                    b.view(DType::F32, {1, 4}), ws, stream),
                Error);
   // Unsupported weight dtype.
   EXPECT_THROW(gemv(b.view(DType::F32, {1, 256}), Tensor(DType::Q2_K, b.data(), {4, 256}, Device::CUDA),
-                    b.view(DType::F32, {1, 4}), stream),
+                    b.view(DType::F32, {1, 4}), ws, stream),
                Error);
   // Host memory.
   std::vector<float> host(256);
   EXPECT_THROW(gemv(Tensor(DType::F32, host.data(), {1, 256}), b.view(DType::F16, {4, 256}),
-                    b.view(DType::F32, {1, 4}), stream),
+                    b.view(DType::F32, {1, 4}), ws, stream),
                Error);
 }
 

@@ -749,6 +749,33 @@ TEST(MatmulOps, RejectsBadInput) {
             ErrorCode::INVALID_ARGUMENT);
 }
 
+// matmul_same_x (a layer's q/k/v, gate/up) gives each output exactly what matmul gives it, and
+// checks every pair as matmul does.
+TEST(MatmulSameX, EqualsSeparateMatmulsAndChecksEveryPair) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t m = 3, k = 256;
+  std::vector<float> x(size_t(m * k)), wf(size_t(40 * k));
+  for (float& v : x) v = dist(rng);
+  for (float& v : wf) v = dist(rng);
+  std::vector<uint8_t> wq(size_t(24 * dtype_row_bytes(DType::Q4_K, k)));
+  for (int64_t r = 0; r < 24; ++r)
+    quantize_row(DType::Q4_K, wf.data() + r * k, wq.data() + r * dtype_row_bytes(DType::Q4_K, k), k);
+  const Tensor tx(DType::F32, x.data(), {m, k});
+  const Tensor w1(DType::Q4_K, wq.data(), {24, k}), w2(DType::F32, wf.data(), {16, k});
+  std::vector<float> y1(size_t(m * 24)), y2(size_t(m * 16)), r1(y1.size()), r2(y2.size());
+  const Tensor t1(DType::F32, y1.data(), {m, 24}), t2(DType::F32, y2.data(), {m, 16});
+  ops::matmul_same_x(tx, {{&w1, &t1}, {&w2, &t2}});
+  ops::matmul(tx, w1, Tensor(DType::F32, r1.data(), {m, 24}));
+  ops::matmul(tx, w2, Tensor(DType::F32, r2.data(), {m, 16}));
+  EXPECT_EQ(std::memcmp(y1.data(), r1.data(), y1.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(y2.data(), r2.data(), y2.size() * 4), 0);
+  const Tensor bad(DType::F32, y2.data(), {m, 15});  // the second pair's shape is wrong
+  EXPECT_THROW(ops::matmul_same_x(tx, {{&w1, &t1}, {&w2, &bad}}), Error);
+  const Tensor over(DType::F32, x.data(), {m, 16});  // an output on top of x
+  EXPECT_THROW(ops::matmul_same_x(tx, {{&w2, &over}}), Error);
+}
+
 TEST(MatmulIsa, ForcingNeverRaisesAboveWhatTheCpuHas) {
   EXPECT_TRUE(backend::cpu::isa_supported(backend::cpu::detected_isa()));
   IsaGuard guard;

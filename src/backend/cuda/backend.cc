@@ -45,6 +45,9 @@ class CudaBackend final : public Backend {
     if (w.dtype == DType::F32) gemm().gemm_f32(x, w, y, stream_);
     else gemm().matmul(x, w, y, stream_);
   }
+  void matmul_same_x(const Tensor& x, const MatmulOut* outs, int count) override {
+    gemm().matmul_same_x(x, outs, count, stream_);
+  }
   void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) override {
     if (ids.numel() == 0) return;
     cuda::get_rows(table, ids.ptr<const int32_t>(), ids.numel(), out, stream_);

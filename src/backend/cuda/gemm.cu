@@ -191,9 +191,29 @@ void Gemm::gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Str
 #endif
 }
 
+void Gemm::matmul_same_x(const Tensor& x, const MatmulOut* outs, int count, const Stream& stream) {
+  const int64_t m = x.rows(), k = x.cols();
+  const void* xq = nullptr;  // x quantized for the integer gemv, once
+  for (int i = 0; i < count; ++i) {
+    const Tensor &w = *outs[i].w, &y = *outs[i].y;
+    if (w.dtype == DType::F32) {
+      gemm_f32(x, w, y, stream);
+    } else if (m <= kGemvMaxRows && gemv_is_integer(w.dtype)) {
+      if (!xq) {
+        void* q = x_ws_.get(quantized_x_bytes(m, k));
+        quantize_activations(x, q, stream);
+        xq = q;
+      }
+      gemv(x, w, y, x_ws_, stream, xq);
+    } else {
+      matmul(x, w, y, stream);  // m ≤ 8: the float gemv, which leaves x_ws_ alone
+    }
+  }
+}
+
 void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
   const int64_t m = x.rows(), k = x.cols(), n = w.rows();
-  if (m <= kGemvMaxRows) return gemv(x, w, y, stream);
+  if (m <= kGemvMaxRows) return gemv(x, w, y, x_ws_, stream);
   require_device(x, "matmul", "x");
   require_device(w, "matmul", "w");
   require_device(y, "matmul", "y");

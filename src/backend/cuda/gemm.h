@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/backend.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/workspace.h"
 #include "core/tensor.h"
@@ -37,6 +38,10 @@ class Gemm {
   /// m ≤ kGemvMaxRows: gemv(). Otherwise x is converted to BF16 (or w's F16), quantized w is
   /// dequantized to BF16 in chunks of rows in the workspace, and each chunk goes through gemm().
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
+
+  /// matmul() (gemm_f32() for F32 weights) of x with each pair's weight into its output; for
+  /// m ≤ kGemvMaxRows x is quantized once for all the integer-format weights' gemvs.
+  void matmul_same_x(const Tensor& x, const MatmulOut* outs, int count, const Stream& stream);
 
   /// Bytes of dequantized weight one chunk of matmul() may hold (default 256 MiB); for tests.
   void set_chunk_bytes(size_t bytes) { chunk_bytes_ = bytes; }

@@ -1,21 +1,22 @@
 // CUDA gemv and weight dequantization (see matmul.h).
 //
-// gemv: a block of 128 threads owns R consecutive output columns (weight rows) and splits k among
-// its threads in 8-element chunks: thread t takes chunks t, t + 128, ... of every one of its R
-// rows. So a warp's load of one row covers 32 consecutive chunks (256 elements: 272 contiguous
-// bytes of Q8_0, 128 of a Q4_K super-block's quants, 512 of F16) and each lane has R independent
-// weight loads per iteration (times the unroll) in flight. The chunk's 8 activations of each of
-// the m rows are loaded once (two float4) and used for all R weight rows, so activation traffic
-// (from L1/L2) is 1/R of what one row per warp needs; the weights are read evict-first so the
-// activations stay in L1. Every weight byte is read from memory once for all m rows, the m·R
-// sums stay in registers, and the four warps' partial sums are added through shared memory.
+// Float gemv (F16, BF16, MXFP4): a block of 128 threads owns R consecutive output columns (weight
+// rows) and splits k among its threads in 8-element chunks: thread t takes chunks t, t + 128, ...
+// of every one of its R rows. So a warp's load of one row covers 32 consecutive chunks and each
+// lane has R independent weight loads per iteration (times the unroll) in flight. The chunk's 8
+// activations of each of the m rows are loaded once (two float4) and used for all R rows; the
+// weights are read evict-first so the activations stay in L1. Every weight byte is read from
+// memory once for all m rows, the m·R sums stay in registers, and the warps' partial sums are
+// added through shared memory. The integer gemv (below) has the same shape over 32-element units.
 // Dequantize: one thread per piece.
 #include "backend/cuda/matmul.h"
 
+#include <algorithm>
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/kernel_utils.cuh"
+#include "backend/cuda/qdot.cuh"
 #include "backend/cuda/quant_decode.cuh"
 
 namespace oxyd::backend::cuda {
@@ -90,6 +91,75 @@ void launch_gemv(const float* x, const uint8_t* w, float* y, int m, int n, int k
   gemv_kernel<Dec, M, R, U><<<ceil_div(n, R), kGemvThreads, 0, stream.handle()>>>(x, w, y, m, n, k, rb);
 }
 
+// Integer gemv (qdot.cuh) for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. quantize_x_kernel: one warp per
+// 32-element activation block (int8 values, one float scale). qgemv_kernel: a block of up to 128
+// threads owns R weight rows; thread t takes units t, t + blockDim, ... (32 elements each, coalesced
+// across the threads) and, per unit, loads the M activation rows' units once for all R rows, then
+// adds each row's integer dot (dp4a) into its M sums. Partial sums meet in shared memory.
+__global__ void quantize_x_kernel(const float* __restrict__ x, int8_t* __restrict__ xq,
+                                  float* __restrict__ xd, int64_t blocks) {
+  const int64_t b = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;  // the same for a warp
+  const int lane = int(threadIdx.x & 31);
+  if (b >= blocks) return;
+  const float v = x[b * qdot::kXBlock + lane];
+  const qdot::XScale sc = qdot::x_scale(warp_max(fabsf(v)));
+  xq[b * qdot::kXBlock + lane] = int8_t(qdot::x_round(v, sc.id));
+  if (lane == 0) xd[b] = sc.d;
+}
+
+template <class F, int M, int R>
+__global__ void __launch_bounds__(kGemvThreads)
+    qgemv_kernel(const int8_t* __restrict__ xq, const float* __restrict__ xd, const uint8_t* __restrict__ w,
+                 float* __restrict__ y, int m, int n, int k, int64_t row_bytes) {
+  const int col0 = int(blockIdx.x) * R;
+  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, threads = int(blockDim.x);
+  const uint8_t* wr[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) wr[i] = w + int64_t(min(col0 + i, n - 1)) * row_bytes;  // tail: reread
+  const int units = k / qdot::kUnit, xblocks = k / qdot::kXBlock;
+  float acc[R][M];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int r = 0; r < M; ++r) acc[i][r] = 0.0f;
+#pragma unroll 2
+  for (int u = tid; u < units; u += threads) {
+    qdot::XUnit xu[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      if (r < m) F::load_x(xq + int64_t(r) * k, xd + int64_t(r) * xblocks, u, xu[r]);
+      else qdot::zero(xu[r]);
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) F::template dot<M>(wr[i], u, xu, acc[i]);
+  }
+  __shared__ float part[kGemvThreads / 32][M * R];
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const float s = warp_sum(acc[i][r]);
+      if (lane == 0) part[warp][r * R + i] = s;
+    }
+  __syncthreads();
+  if (tid < M * R) {
+    const int r = tid / R, col = col0 + tid % R;
+    if (r < m && col < n) {
+      float s = 0.0f;
+      for (int v = 0; v < threads / 32; ++v) s += part[v][tid];
+      y[int64_t(r) * n + col] = s;
+    }
+  }
+}
+
+template <class F, int M, int R>
+void launch_qgemv(const int8_t* xq, const float* xd, const uint8_t* w, float* y, int m, int n, int k,
+                  int64_t rb, const Stream& stream) {
+  const int units = k / qdot::kUnit;
+  const int threads = std::min(kGemvThreads, std::max(32, (units + 31) / 32 * 32));
+  qgemv_kernel<F, M, R><<<ceil_div(n, R), threads, 0, stream.handle()>>>(xq, xd, w, y, m, n, k, rb);
+}
+
 // Output row r is w's row ids[r] (ids == nullptr: row r).
 template <class Dec, typename T>
 __global__ void dequantize_kernel(const uint8_t* __restrict__ w, T* __restrict__ out, int64_t rows,
@@ -129,7 +199,31 @@ bool gemv_supports(DType t) {
   return dispatch_weight(t, [](auto) {});
 }
 
-void gemv(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream) {
+size_t quantized_x_offset(int64_t m, int64_t k) { return size_t((m * k + 255) / 256 * 256); }
+
+void quantize_activations(const Tensor& x, void* xq, const Stream& stream) {
+  const int64_t m = x.rows(), k = x.cols();
+  if (k % qdot::kXBlock != 0)
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda quantize_activations: k " + std::to_string(k) +
+                                                 " is not a multiple of 32");
+  const int64_t blocks = m * k / qdot::kXBlock;
+  if (blocks == 0) return;
+  int8_t* q = static_cast<int8_t*>(xq);
+  quantize_x_kernel<<<ceil_div(blocks * 32, 256), 256, 0, stream.handle()>>>(
+      x.ptr<const float>(), q, reinterpret_cast<float*>(q + quantized_x_offset(m, k)), blocks);
+  OXYD_CUDA_CHECK_LAUNCH();
+}
+
+size_t quantized_x_bytes(int64_t m, int64_t k) {
+  return quantized_x_offset(m, k) + size_t(m * k / qdot::kXBlock) * sizeof(float);
+}
+
+bool gemv_is_integer(DType t) {
+  return qdot::dispatch(t, [](auto) {});
+}
+
+void gemv(const Tensor& x, const Tensor& w, const Tensor& y, Workspace& ws, const Stream& stream,
+          const void* xq_ready) {
   check_weight(w, "gemv");
   require_device(x, "gemv", "x");
   require_device(y, "gemv", "y");
@@ -143,13 +237,30 @@ void gemv(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& strea
   if (!aligned16(x.data))
     throw Error(ErrorCode::INVALID_ARGUMENT, "cuda gemv: x must be 16-byte aligned");
   if (m == 0 || n == 0) return;
+  const int mi = int(m), ni = int(n), ki = int(k);
+  const int64_t rb = w.row_bytes();
+  const uint8_t* wp = w.ptr<const uint8_t>();
+  float* yp = y.ptr<float>();
+  const bool integer = qdot::dispatch(w.dtype, [&](auto fmt) {
+    using F = decltype(fmt);
+    const void* xqv = xq_ready;
+    if (!xqv) {
+      void* q = ws.get(quantized_x_bytes(m, k));
+      quantize_activations(x, q, stream);
+      xqv = q;
+    }
+    const int8_t* xq = static_cast<const int8_t*>(xqv);
+    const float* xd = reinterpret_cast<const float*>(xq + quantized_x_offset(m, k));
+    if (m == 1) launch_qgemv<F, 1, 4>(xq, xd, wp, yp, mi, ni, ki, rb, stream);
+    else if (m == 2) launch_qgemv<F, 2, 4>(xq, xd, wp, yp, mi, ni, ki, rb, stream);
+    else if (m <= 4) launch_qgemv<F, 4, 4>(xq, xd, wp, yp, mi, ni, ki, rb, stream);
+    else launch_qgemv<F, 8, 2>(xq, xd, wp, yp, mi, ni, ki, rb, stream);
+    OXYD_CUDA_CHECK_LAUNCH();
+  });
+  if (integer) return;
   dispatch_weight(w.dtype, [&](auto dec) {
     using Dec = decltype(dec);
     const float* xp = x.ptr<const float>();
-    const uint8_t* wp = w.ptr<const uint8_t>();
-    float* yp = y.ptr<float>();
-    const int mi = int(m), ni = int(n), ki = int(k);
-    const int64_t rb = w.row_bytes();
     // More activation rows: more weight rows per block so activation loads stay a small share.
     if (m == 1) launch_gemv<Dec, 1, 4, 2>(xp, wp, yp, mi, ni, ki, rb, stream);
     else if (m == 2) launch_gemv<Dec, 2, 4, 2>(xp, wp, yp, mi, ni, ki, rb, stream);

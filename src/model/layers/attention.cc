@@ -45,17 +45,18 @@ void self_attention(const LayerWeights& w, const AttentionSpec& s, const BatchMe
   Tensor q = view(ws.q, {T, nh, hd}), k = view(ws.k, {T, nkv, hd}), v = view(ws.v, {T, nkv, hd});
   Tensor q2 = view(ws.q, {T, nh * hd}), k2 = view(ws.k, {T, nkv * hd}), v2 = view(ws.v, {T, nkv * hd});
 
-  ops::matmul(h, w.q, q2);
+  // q, k and v in one call: a backend prepares h once for all three (ops::matmul_same_x).
+  if (s.reuse_kv) ops::matmul(h, w.q, q2);
+  else if (w.v.data) ops::matmul_same_x(h, {{&w.q, &q2}, {&w.k, &k2}, {&w.v, &v2}});
+  else ops::matmul_same_x(h, {{&w.q, &q2}, {&w.k, &k2}});
   if (w.q_bias.data) ops::add(q2, w.q_bias, q2);
   const float eps = s.rms_norm_eps;
   const int64_t qn = s.qk_norm_full_width ? 1 : nh, kn = s.qk_norm_full_width ? 1 : nkv;  // norm groups per row
   if (w.q_norm.data)
     ops::rms_norm(view(ws.q, {T * qn, nh * hd / qn}), &w.q_norm, eps, view(ws.q, {T * qn, nh * hd / qn}));
   if (!s.reuse_kv) {
-    ops::matmul(h, w.k, k2);
     if (w.k_bias.data) ops::add(k2, w.k_bias, k2);
     if (w.v.data) {
-      ops::matmul(h, w.v, v2);
       if (w.v_bias.data) ops::add(v2, w.v_bias, v2);
     } else {
       ops::scale(k2, 1.0f, v2);  // no v projection (ArchSpec::v_from_k_when_absent): v = the raw k

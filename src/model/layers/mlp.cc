@@ -13,8 +13,7 @@ void gated_mlp(const LayerWeights& w, backend::Activation act, const Tensor& h, 
   ws.gate.resize(T * I);
   ws.up.resize(T * I);
   Tensor g = ws.gate.view({T, I}), u = ws.up.view({T, I});
-  ops::matmul(h, w.gate, g);
-  ops::matmul(h, w.up, u);
+  ops::matmul_same_x(h, {{&w.gate, &g}, {&w.up, &u}});
   ops::glu(act, g, u, g);
   ops::matmul(g, w.down, out);
 }
