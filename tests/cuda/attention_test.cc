@@ -114,6 +114,17 @@ TEST_P(CudaAttention, DecodeBatchGqa) {
            GetParam());
 }
 
+// The GQA kernel's head chunks: a group of 8 (gpt-oss), an odd group of 7 (one chunk of 8, one
+// head masked), 16 (two chunks), 6 at head_dim 256 (chunks of 4: one full, one half), and MQA.
+TEST_P(CudaAttention, GqaGroupsAndChunks) {
+  OXYD_REQUIRE_CUDA();
+  run_case({"group 8 window sinks", {{300, 1}, {129, 1}, {40, 3}}, 64, 8, 64, 16, 128, 0, true, 0}, GetParam());
+  run_case({"group 7", {{257, 1}, {31, 2}}, 28, 4, 128, 16, 0, 0, false, 0}, GetParam());
+  run_case({"group 16", {{600, 1}, {2, 1}}, 32, 2, 128, 32, 0, 0, false, 5}, GetParam());
+  run_case({"group 6 d256 softcap", {{190, 1}, {64, 64}}, 12, 2, 256, 16, 0, 30.0f, false, 0}, GetParam());
+  run_case({"mqa", {{1000, 1}, {77, 4}}, 8, 1, 128, 16, 0, 0, false, 0}, GetParam());
+}
+
 TEST_P(CudaAttention, MixedPrefillAndDecode) {
   OXYD_REQUIRE_CUDA();
   run_case({"mixed", {{40, 40}, {100, 1}, {70, 0}, {33, 5}}, 4, 4, 64, 16, 0, 0, false, 0}, GetParam());

@@ -1,11 +1,14 @@
-// CUDA paged attention (see attention.h). Split kernel: grid (tokens·heads, splits), 4 warps per
-// CTA; the warps take runs of 4 consecutive keys of the split in turn, lane l holds head-dim elements
-// l, l + 32, ... of q, k, v (coalesced row reads), a warp-shuffle sum gives each score. Combine
-// kernel: one CTA per (token, head) merges the splits' partials and the sink.
+// CUDA paged attention (see attention.h). Head widths 64, 128, 256: the GQA kernel below (a CTA
+// per token, kv head and key split serves all the group's query heads, one key per lane). Other
+// widths: the split kernel, grid (tokens·heads, splits), 4 warps per CTA; the warps take runs of
+// 4 consecutive keys of the split in turn, lane l holds head-dim elements l, l + 32, ... of q, k, v
+// (coalesced row reads), a warp-shuffle sum gives each score. Combine kernel: one CTA per
+// (token, head) merges the splits' partials and the sink.
 #include "backend/cuda/attention.h"
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/kernel_utils.cuh"
@@ -148,6 +151,148 @@ __global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a)
   }
 }
 
+// GQA kernel (head_dim 64, 128 or 256): one CTA per (query token, kv head, chunk of GM of the
+// group's query heads) and key split, so a K/V row is read once for all the query heads that use
+// it. Per iteration each warp takes 32 keys: lane j computes key j's scores against the GM query
+// heads (its K row in 16-byte loads, q broadcast from shared memory), the warp's online softmax
+// updates with one max / sum reduction per head per 32 keys, and the probabilities go through
+// shared memory to the PV product, where lane l owns head-dim elements [l·HD/32, (l+1)·HD/32)
+// of every head (each V row one coalesced warp-wide load). Partials as attn_split_kernel's.
+constexpr int kGqaWarps = 4;
+
+/// N consecutive elements at p (aligned to their size, or to 16 bytes beyond) as floats, in
+/// accesses of up to 16 bytes.
+template <typename KV, int N> __device__ __forceinline__ void load_kv(const KV* p, float (&out)[N]) {
+  constexpr int P = N * int(sizeof(KV)) <= 16 ? N : kVec16<KV>;  // elements per access
+  static_assert(N % P == 0 && (P * sizeof(KV)) % 4 == 0, "whole accesses of 4-16 bytes");
+#pragma unroll
+  for (int c = 0; c < N / P; ++c) {
+    const Pack<KV, P> v = reinterpret_cast<const Pack<KV, P>*>(p)[c];
+#pragma unroll
+    for (int i = 0; i < P; ++i) out[c * P + i] = to_float(v.v[i]);
+  }
+}
+
+template <typename KV, int HD, int GM>
+__global__ void __launch_bounds__(kGqaWarps * 32) attn_gqa_kernel(AttnArgs a, int group, int head_chunks) {
+  constexpr int DL = HD / 32;      // head-dim elements per lane in PV
+  constexpr int VEC = kVec16<KV>;  // K elements per 16-byte load
+  __shared__ __align__(16) float sq[GM][HD];
+  __shared__ float sp[kGqaWarps][GM][32];
+  __shared__ float sm_m[kGqaWarps][GM], sm_l[kGqaWarps][GM];
+  __shared__ float sm_acc[kGqaWarps][GM][HD];
+  const int item = int(blockIdx.x), split = int(blockIdx.y);
+  const int chunk_i = item % head_chunks, tk = item / head_chunks;
+  const int token = tk / a.num_kv_heads, kvh = tk % a.num_kv_heads;
+  const int h0 = kvh * group + chunk_i * GM, nh = min(GM, group - chunk_i * GM);
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  int lo = 0, hi = a.num_reqs;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (a.qsl[mid] <= token) lo = mid;
+    else hi = mid;
+  }
+  const int r = lo;
+  const int query_len = a.qsl[r + 1] - a.qsl[r];
+  const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
+  const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  const int end = a.causal ? pos + 1 : a.seq_lens[r];
+  const int per_split = (end - start + a.splits - 1) / a.splits;
+  const int j0 = start + split * per_split, j1 = min(end, j0 + per_split);
+  const KV* kc = static_cast<const KV*>(a.k);
+  const KV* vc = static_cast<const KV*>(a.v);
+  const int32_t* bt = a.block_table + int64_t(r) * a.max_blocks;
+  const int bs = a.block_size, nkv = a.num_kv_heads;
+
+  for (int i = int(threadIdx.x); i < GM * HD; i += kGqaWarps * 32) {
+    const int g = i / HD;
+    sq[g][i % HD] = g < nh ? a.q[(int64_t(token) * a.num_heads + h0 + g) * HD + i % HD] : 0.0f;
+  }
+  __syncthreads();
+  float m[GM], l[GM], acc[GM][DL];
+#pragma unroll
+  for (int g = 0; g < GM; ++g) {
+    m[g] = -INFINITY, l[g] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < DL; ++i) acc[g][i] = 0.0f;
+  }
+  for (int base = j0 + warp * 32; base < j1; base += kGqaWarps * 32) {
+    const int j = base + lane;
+    const bool valid = j < j1;
+    const int jj = valid ? j : base;  // base < j1: a real key, loaded and then masked
+    const KV* kp = kc + ((int64_t(bt[jj / bs]) * bs + jj % bs) * nkv + kvh) * HD;
+    float s[GM];
+#pragma unroll
+    for (int g = 0; g < GM; ++g) s[g] = 0.0f;
+#pragma unroll 4
+    for (int c = 0; c < HD / VEC; ++c) {
+      float kv[VEC];
+      load_kv<KV, VEC>(kp + c * VEC, kv);
+#pragma unroll
+      for (int g = 0; g < GM; ++g)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) s[g] = fmaf(sq[g][c * VEC + i], kv[i], s[g]);
+    }
+#pragma unroll
+    for (int g = 0; g < GM; ++g) {
+      float sc = s[g] * a.scale;
+      if (a.softcap > 0.0f) sc = a.softcap * tanhf(sc / a.softcap);
+      if (!valid) sc = -INFINITY;
+      const float m_new = fmaxf(m[g], warp_max(sc));  // finite: lane 0's key is valid
+      const float corr = expf(m[g] - m_new);
+      const float p = valid ? expf(sc - m_new) : 0.0f;
+      l[g] = fmaf(l[g], corr, warp_sum(p));
+#pragma unroll
+      for (int i = 0; i < DL; ++i) acc[g][i] *= corr;
+      m[g] = m_new;
+      sp[warp][g][lane] = p;
+    }
+    __syncwarp();
+    const int nkeys = min(32, j1 - base);
+    for (int t = 0; t < nkeys; ++t) {
+      const int jt = base + t;  // the same for every lane
+      float vv[DL];
+      load_kv<KV, DL>(vc + ((int64_t(bt[jt / bs]) * bs + jt % bs) * nkv + kvh) * HD + lane * DL, vv);
+#pragma unroll
+      for (int g = 0; g < GM; ++g) {
+        const float pt = sp[warp][g][t];
+#pragma unroll
+        for (int i = 0; i < DL; ++i) acc[g][i] = fmaf(pt, vv[i], acc[g][i]);
+      }
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int g = 0; g < GM; ++g) {
+    if (lane == 0) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
+#pragma unroll
+    for (int i = 0; i < DL; ++i) sm_acc[warp][g][lane * DL + i] = acc[g][i];
+  }
+  __syncthreads();
+  for (int g = 0; g < nh; ++g) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kGqaWarps; ++w) mx = fmaxf(mx, sm_m[w][g]);
+    float wt[kGqaWarps];
+#pragma unroll
+    for (int w = 0; w < kGqaWarps; ++w) wt[w] = sm_m[w][g] == -INFINITY ? 0.0f : expf(sm_m[w][g] - mx);
+    const int64_t part = (int64_t(token) * a.num_heads + h0 + g) * a.splits + split;
+    for (int d = int(threadIdx.x); d < HD; d += kGqaWarps * 32) {
+      float o = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kGqaWarps; ++w) o = fmaf(sm_acc[w][g][d], wt[w], o);
+      a.part_acc[part * HD + d] = o;
+    }
+    if (threadIdx.x == 0) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kGqaWarps; ++w) sum = fmaf(sm_l[w][g], wt[w], sum);
+      a.part_ml[2 * part] = mx;
+      a.part_ml[2 * part + 1] = sum;
+    }
+  }
+}
+
 __global__ void attn_combine_kernel(AttnArgs a) {
   const int th = int(blockIdx.x), h = th % a.num_heads;
   const float* ml = a.part_ml + int64_t(th) * a.splits * 2;
@@ -209,8 +354,17 @@ void paged_attention(const AttentionParams& p, Workspace& ws, const Stream& stre
   int64_t max_keys = p.max_blocks_per_req() * p.block_size();
   if (p.sliding_window > 0) max_keys = std::min<int64_t>(max_keys, p.sliding_window);
   const int64_t items = tokens * heads;
+  // The GQA kernel for the common head widths: GM query heads per CTA (the group, up to 8 and
+  // GM·d ≤ 1024 floats of shared q), head_chunks CTAs per group when it is larger.
+  const int64_t group = heads / p.num_kv_heads();
+  const bool gqa = d == 64 || d == 128 || d == 256;
+  const int64_t gm_cap = std::min<int64_t>(8, 1024 / d);
+  int64_t gm = 1;
+  while (gm < group && gm < gm_cap) gm *= 2;
+  const int64_t head_chunks = (group + gm - 1) / gm;
+  const int64_t ctas = gqa ? tokens * p.num_kv_heads() * head_chunks : items;
   int64_t splits = std::min<int64_t>((max_keys + kMinSplitKeys - 1) / kMinSplitKeys,
-                                     (int64_t(sm_count()) * kCtasPerSm + items - 1) / items);
+                                     (int64_t(sm_count()) * kCtasPerSm + ctas - 1) / ctas);
   splits = std::clamp<int64_t>(splits, 1, max_splits > 0 ? max_splits : kMaxSplits);
   const size_t acc_floats = size_t(items * splits * d), ml_floats = size_t(items * splits * 2);
   float* scratch = static_cast<float*>(ws.get((acc_floats + ml_floats) * sizeof(float)));
@@ -223,7 +377,24 @@ void paged_attention(const AttentionParams& p, Workspace& ws, const Stream& stre
   const dim3 grid{unsigned(items), unsigned(splits)};
   dispatch_float(p.k_cache.dtype, op, [&](auto tag) {
     using KV = decltype(tag);
-    if (d <= 64) attn_split_kernel<KV, 2><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
+    if (gqa) {
+      const dim3 ggrid{unsigned(ctas), unsigned(splits)};
+      const int g = int(group), hc = int(head_chunks);
+      auto launch = [&](auto hd_tag, auto gm_tag) {
+        constexpr int HD = decltype(hd_tag)::value, GM = decltype(gm_tag)::value;
+        if constexpr (GM * HD <= 1024)
+          attn_gqa_kernel<KV, HD, GM><<<ggrid, kGqaWarps * 32, 0, stream.handle()>>>(a, g, hc);
+      };
+      auto by_gm = [&](auto hd_tag) {
+        if (gm == 1) launch(hd_tag, std::integral_constant<int, 1>{});
+        else if (gm == 2) launch(hd_tag, std::integral_constant<int, 2>{});
+        else if (gm == 4) launch(hd_tag, std::integral_constant<int, 4>{});
+        else launch(hd_tag, std::integral_constant<int, 8>{});
+      };
+      if (d == 64) by_gm(std::integral_constant<int, 64>{});
+      else if (d == 128) by_gm(std::integral_constant<int, 128>{});
+      else by_gm(std::integral_constant<int, 256>{});
+    } else if (d <= 64) attn_split_kernel<KV, 2><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
     else if (d <= 128) attn_split_kernel<KV, 4><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
     else attn_split_kernel<KV, 8><<<grid, kAttnWarps * 32, 0, stream.handle()>>>(a);
     OXYD_CUDA_CHECK_LAUNCH();
