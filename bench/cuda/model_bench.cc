@@ -283,6 +283,18 @@ int main_impl(int argc, char** argv) {
               static_cast<long long>(d.decode_tokens), static_cast<long long>(o.prompt), dec_tps, 1e3 / dec_tps,
               read / 1e9, double(wbytes) / 1e9, kv_bytes / 1e9, dec_tps * read / 1e9, 100 * frac, bw / read);
 
+  // The same decode with every step run eagerly, for what step graphs (model/step_graphs.h) give.
+  const model::StepGraphs& sg = m->step_graphs();
+  std::printf("decode b1 step graphs: %s, %lld captured, %lld replays\n",
+              m->step_graphs_enabled() ? "on" : "off", static_cast<long long>(sg.captures()),
+              static_cast<long long>(sg.replays()));
+  if (m->step_graphs_enabled()) {
+    m->enable_step_graphs(false);
+    const double eager_tps = h.run(1, o.prompt, o.decode).decode_tps();
+    m->enable_step_graphs(true);
+    std::printf("decode b1 without step graphs: %.1f tok/s (graphs %.2fx)\n", eager_tps, dec_tps / eager_tps);
+  }
+
   // Prefill: the second of two single-step prompts.
   h.run(1, o.prefill, 1);
   const RunResult p = h.run(1, o.prefill, 1);

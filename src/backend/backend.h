@@ -152,6 +152,21 @@ class Backend {
   };
   virtual MemoryInfo memory_info() const { return {}; }
 
+  /// Step graphs (CUDA graphs): the ops queued between graph_capture_begin() and
+  /// graph_capture_end() are recorded, not run, as one graph that graph_replay() runs with the same
+  /// arguments (the same memory, read anew). A capture fails, and the caller runs the ops again,
+  /// when an op inside it cannot be recorded (a host copy, an allocation). The default (the CPU):
+  /// no graphs. model/step_graphs.h decides when to capture and replay.
+  /// Starts recording; false where this backend has no graphs.
+  virtual bool graph_capture_begin() { return false; }
+  /// Stops recording: the graph's id (≥ 0), or -1 when the capture failed (nothing was run).
+  virtual int64_t graph_capture_end() { return -1; }
+  virtual void graph_replay(int64_t /*id*/) {}
+  virtual void graph_release(int64_t /*id*/) {}
+  /// A count of this device's frees so far: a graph captured at another count may name freed
+  /// memory and must not be replayed.
+  virtual uint64_t graph_memory_epoch() const { return 0; }
+
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;
   /// Bytes of activation scratch one matmul of x [m, k] against a `wtype` weight needs (0: none);

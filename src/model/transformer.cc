@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "model/archs/registry.h"
@@ -190,7 +192,22 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device d
   // Last: the tables above read host rows (rope factors).
   if (device != Device::CPU) t->weights_->upload_to(device);
   for (layers::RopeTable& rt : t->rope_) layers::place_rope_table(rt, device);
+  bool host_choice = t->has_linear_ || t->rope_switch_len_ > 0;
+  for (const LayerWeights& lw : t->weights_->layers) host_choice = host_choice || lw.router.data;
+  for (const layers::RopeTable& rt : t->rope_) host_choice = host_choice || rt.short_inv.data;
+  const char* env = std::getenv("OXYD_STEP_GRAPHS");
+  t->graphs_allowed_ = device != Device::CPU && !host_choice;
+  t->graphs_on_ = t->graphs_allowed_ && !(env && std::string(env) == "0");
   return t;
+}
+
+Transformer::~Transformer() {
+  if (graphs_.held() > 0) release_step_graphs(graphs_, ops::device_backend(device_));
+}
+
+void Transformer::enable_step_graphs(bool on) {
+  if (!on && graphs_.held() > 0) release_step_graphs(graphs_, ops::device_backend(device_));
+  graphs_on_ = on && graphs_allowed_;
 }
 
 KvCache Transformer::make_kv_cache(int64_t num_blocks, int64_t block_size, KvFormat format,
@@ -332,57 +349,75 @@ Tensor Transformer::forward(const ForwardBatch& b, KvCache& cache) {
       for (int64_t i = 0; i < T; ++i) ple_rows_[size_t(l * T + i)] = static_cast<int32_t>(i * L + l);
   }
   const Device dev = device_;
-  upload_.begin(dev, 3 * T + 2 * R + 1 + R * b.max_blocks_per_req + num_logits + (has_linear_ ? R : 0) +
-                         (P > 0 ? T * L : 0));
+  // A decode step may run as a graph (step_graphs.h): its block table at the padded width, also
+  // when graphs are off, so that a replay runs exactly the kernels an eager step runs.
+  const std::optional<StepGraphKey> gkey = graphs_allowed_ ? decode_step_key(b) : std::nullopt;
+  const int64_t W = gkey ? gkey->table_width : b.max_blocks_per_req;
+  std::span<const int32_t> table = b.block_table;
+  if (W != b.max_blocks_per_req) {
+    padded_table_.assign(static_cast<size_t>(R * W), 0);  // entries past a request's blocks are never read
+    for (int64_t r = 0; r < R; ++r)
+      std::copy_n(b.block_table.begin() + r * b.max_blocks_per_req, b.max_blocks_per_req,
+                  padded_table_.begin() + r * W);
+    table = padded_table_;
+  }
+  upload_.begin(dev, 3 * T + 2 * R + 1 + R * W + num_logits + (has_linear_ ? R : 0) + (P > 0 ? T * L : 0));
   layers::BatchMeta meta{upload_.add(b.positions), upload_.add(b.query_start_loc), upload_.add(b.seq_lens),
-                         upload_.add(b.block_table, {R, b.max_blocks_per_req}), upload_.add(b.slot_mapping),
+                         upload_.add(table, {R, W}), upload_.add(b.slot_mapping),
                          b.rope_lens, b.query_start_loc};
   const Tensor token_ids = upload_.add(b.token_ids), logits_rows = upload_.add(b.logits_indices);
   const Tensor state_slots = has_linear_ ? upload_.add(b.state_slots) : Tensor{};
   ple_rows_dev_ = P > 0 ? upload_.add(ple_rows_) : Tensor{};
   upload_.flush();
-
-  ops::embedding(w.embed, token_ids, X);  // [T, H]
-  float emb_scale = static_cast<float>(c.embedding_multiplier);
-  if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
-  if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
-  if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
-    ple_.resize(T * L * P);
-    ple_tmp_.resize(T * L * P);
-    Tensor ple = f32(ple_, {T, L * P}), tok = f32(ple_tmp_, {T, L * P});
-    ops::matmul(X, w.ple_model_proj, ple);
-    ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
-    ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
-    ops::embedding(w.ple_embed, token_ids, tok);
-    ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
-    ops::add(ple, tok, ple);
-    ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
-  }
-
-  if (has_linear_) {
-    for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
-      if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
-        cache.zero_state(b.state_slots[r]);
-  }
-  run_decoder_layers(meta, cache, false, T, state_slots);
-
-  // Final norm and head only on the rows that need logits.
   const int64_t NL = num_logits, V = c.vocab_size;
-  if (const size_t need = sizeof(float) * std::max<int64_t>(NL, 1) * V; logits_.size() < need)
-    logits_ = ops::device_backend(dev).allocate(need);
-  Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(NL, 1), V}, dev);
-  out.shape[0] = NL;
-  if (NL == 0) return out;
-  // The rows are gathered by the weights' backend (the residual stream lives on its device).
-  sel_.resize(NL * H);
-  Tensor S = f32(sel_, {NL, H});
-  ops::embedding(f32(x_, {T, H}), logits_rows, S);
-  ops::rms_norm(S, &w.final_norm, eps, S);
-  ops::matmul(S, w.lm_head, out);  // [NL, V]
-  if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);
-  if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
-    ops::softcap(out, static_cast<float>(*c.final_logit_softcapping), out);
-  return out;
+  const auto logits_view = [&] {
+    Tensor out(DType::F32, logits_.data(), {std::max<int64_t>(NL, 1), V}, dev);
+    out.shape[0] = NL;
+    return out;
+  };
+  const auto body = [&]() -> Tensor {
+    ops::embedding(w.embed, token_ids, X);  // [T, H]
+    float emb_scale = static_cast<float>(c.embedding_multiplier);
+    if (spec_->embed_scale_sqrt_hidden) emb_scale *= std::sqrt(static_cast<float>(H));
+    if (emb_scale != 1.0f) ops::scale(X, emb_scale, X);
+    if (P > 0) {  // per-layer inputs: (norm(h0·W_projᵀ·H^-½) + table[id]·√P)·2^-½, [T, L·P]
+      ple_.resize(T * L * P);
+      ple_tmp_.resize(T * L * P);
+      Tensor ple = f32(ple_, {T, L * P}), tok = f32(ple_tmp_, {T, L * P});
+      ops::matmul(X, w.ple_model_proj, ple);
+      ops::scale(ple, 1.0f / std::sqrt(static_cast<float>(H)), ple);
+      ops::rms_norm(f32(ple_, {T * L, P}), &w.ple_proj_norm, eps, f32(ple_, {T * L, P}));
+      ops::embedding(w.ple_embed, token_ids, tok);
+      ops::scale(tok, std::sqrt(static_cast<float>(P)), tok);
+      ops::add(ple, tok, ple);
+      ops::scale(ple, 1.0f / std::sqrt(2.0f), ple);
+    }
+
+    if (has_linear_) {
+      for (int64_t r = 0; r < b.num_reqs(); ++r)  // a request starting at position 0 starts from zero state
+        if (b.query_start_loc[r] < b.query_start_loc[r + 1] && b.positions[b.query_start_loc[r]] == 0)
+          cache.zero_state(b.state_slots[r]);
+    }
+    run_decoder_layers(meta, cache, false, T, state_slots);
+
+    // Final norm and head only on the rows that need logits.
+    if (const size_t need = sizeof(float) * std::max<int64_t>(NL, 1) * V; logits_.size() < need)
+      logits_ = ops::device_backend(dev).allocate(need);
+    Tensor out = logits_view();
+    if (NL == 0) return out;
+    // The rows are gathered by the weights' backend (the residual stream lives on its device).
+    sel_.resize(NL * H);
+    Tensor S = f32(sel_, {NL, H});
+    ops::embedding(f32(x_, {T, H}), logits_rows, S);
+    ops::rms_norm(S, &w.final_norm, eps, S);
+    ops::matmul(S, w.lm_head, out);  // [NL, V]
+    if (c.logits_scaling != 1.0) ops::scale(out, static_cast<float>(1.0 / c.logits_scaling), out);
+    if (c.final_logit_softcapping && *c.final_logit_softcapping > 0)
+      ops::softcap(out, static_cast<float>(*c.final_logit_softcapping), out);
+    return out;
+  };
+  if (!gkey || !graphs_on_) return body();
+  return run_step_graph(graphs_, ops::device_backend(dev), *gkey, body, logits_view);
 }
 
 }  // namespace oxyd::model

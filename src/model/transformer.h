@@ -17,6 +17,7 @@
 #include "model/layers/gated_delta_net.h"
 #include "model/layers/mlp.h"
 #include "model/layers/moe.h"
+#include "model/step_graphs.h"
 #include "model/step_upload.h"
 #include "model/weights.h"
 
@@ -76,6 +77,16 @@ class Transformer {
   /// Runs one step. Returns logits [num_logits, vocab_size] F32, row i for token
   /// batch.logits_indices[i]; valid until the next forward().
   Tensor forward(const ForwardBatch& batch, KvCache& cache);
+
+  ~Transformer();
+  /// Decode steps as backend graphs (model/step_graphs.h): on by default off the CPU for a model
+  /// whose decode step has no host read or host-data choice (no MoE layer, whose default expert
+  /// loop reads the grouping back; no linear_attention layer; no length-switched RoPE), unless
+  /// OXYD_STEP_GRAPHS=0. enable_step_graphs(false) turns them off (releasing any held);
+  /// true turns them back on where the model allows them.
+  void enable_step_graphs(bool on);
+  bool step_graphs_enabled() const { return graphs_on_; }
+  const StepGraphs& step_graphs() const { return graphs_; }
 
   /// Whether the model only encodes (ArchSpec::encoder): forward() is then Error(UNSUPPORTED).
   bool is_encoder() const { return spec_->encoder; }
@@ -150,6 +161,9 @@ class Transformer {
   std::vector<int32_t> ple_rows_;            // rows of ple_ viewed [T·L, P]: layer l reads [l·T, (l+1)·T)
   Tensor ple_rows_dev_;                      // ple_rows_ on the model's device for this step
   StepUpload upload_;                        // this step's host arrays on the model's device
+  StepGraphs graphs_;                        // decode steps captured as backend graphs
+  bool graphs_allowed_ = false, graphs_on_ = false;
+  std::vector<int32_t> padded_table_;        // a graph step's block table at its padded width
   backend::Allocation logits_;  // memory of the backend of the weights' device
   // Workspace reserved for steps of up to ws_tokens_ tokens / ws_logits_ rows; forward() raises
   // it to each larger step exactly (no vector growth slack). The matmul scratch is per thread.

@@ -29,6 +29,23 @@ TEST_P(CudaModel, MatchesTheCpuPath) {
   expect_device_matches_cpu(c.family, c.file, Device::CUDA, c.tol, c.greedy_n);
 }
 
+// Decode steps replayed as CUDA graphs (model/step_graphs.h) give the eager steps' tokens, and
+// do replay: a capture that failed would leave every step eager and replays() at 0.
+TEST(CudaStepGraphs, ReplaysGiveTheEagerTokens) {
+  if (!backend::cuda::register_cuda_backend()) GTEST_SKIP() << "no CUDA device: step graphs not run";
+  for (const char* file : {"", "model-Q4_K.gguf"}) {
+    SCOPED_TRACE(file);
+    const std::string path = arch_dir("qwen3") + (file[0] ? std::string("/") + file : "");
+    const Golden g = load_golden("qwen3");
+    auto m = Transformer::load(path, Device::CUDA);
+    ASSERT_TRUE(m->step_graphs_enabled());
+    const std::vector<int32_t> with = greedy(*m, g.prompts[0], 16);
+    EXPECT_GE(m->step_graphs().replays(), 10);
+    m->enable_step_graphs(false);
+    EXPECT_EQ(with, greedy(*m, g.prompts[0], 16));
+  }
+}
+
 // Dense first (the device run's first question), then MoE, Gated DeltaNet, sinks / clamped SwiGLU,
 // per-layer inputs, and the quantized GGUF paths (Q4_K, Q8_0, Q4_0, MXFP4 tables and matmuls).
 INSTANTIATE_TEST_SUITE_P(

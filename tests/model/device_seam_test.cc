@@ -48,6 +48,65 @@ TEST_F(DeviceSeam, EveryFamilyMatchesTheCpuPath) {
   }
 }
 
+// Decode steps as step graphs (model/step_graphs.h) on HostDevice's emulation: the ops recorded
+// at a capture run again at each replay on that step's uploaded ids, positions and block table,
+// so greedy decoding, alone and two sequences at once, must give the eager steps' tokens exactly.
+TEST_F(DeviceSeam, DecodeStepGraphsReplayWhatEagerStepsRun) {
+  dev_.graphs = true;
+  for (const char* family : {"llama", "qwen3", "gemma4", "ministral3"}) {
+    SCOPED_TRACE(family);
+    const Golden g = load_golden(family);
+    auto m = Transformer::load(arch_dir(family), Device::CUDA);
+    ASSERT_TRUE(m->step_graphs_enabled());
+    const int64_t replays = dev_.graph_replays;
+    const std::vector<int32_t> with = greedy(*m, g.prompts[0], 12);
+    // 11 decode steps of one key: one eager, one captured (and replayed), nine replays.
+    EXPECT_EQ(dev_.graph_replays - replays, 10);
+    EXPECT_EQ(m->step_graphs().replays(), 9);
+
+    // Two sequences decoding together, then the same steps eagerly.
+    auto two = [&](Transformer& t, int n) {
+      KvCache cache = t.make_kv_cache(kNumBlocks, kBlock);
+      Seq a = make_seq(g.prompts[0], kMaxTokens, kBlock, kNumBlocks - 1, -3);
+      Seq b = make_seq(g.prompts.back(), kMaxTokens, kBlock, kNumBlocks - 2, -3);
+      const int64_t V = t.config().vocab_size;
+      step(t, cache, {&a}, {int64_t(a.tokens.size())}, kBlock);
+      step(t, cache, {&b}, {int64_t(b.tokens.size())}, kBlock);
+      std::vector<int32_t> out;
+      for (int i = 0; i < n; ++i) {
+        a.tokens.push_back(int32_t(7 + i));
+        b.tokens.push_back(int32_t(11 + 2 * i));
+        const std::vector<float> lg = step(t, cache, {&a, &b}, {1, 1}, kBlock);
+        out.push_back(argmax(lg.data(), V));
+        out.push_back(argmax(lg.data() + V, V));
+      }
+      return out;
+    };
+    const std::vector<int32_t> batched = two(*m, 6);
+    m->enable_step_graphs(false);
+    EXPECT_FALSE(m->step_graphs_enabled());
+    EXPECT_EQ(with, greedy(*m, g.prompts[0], 12));
+    EXPECT_EQ(batched, two(*m, 6));
+  }
+  // Steps whose ops read the device back (the default MoE expert loop) or choose on host data
+  // (Gated DeltaNet state zeroing) stay eager.
+  for (const char* family : {"qwen3_moe", "gpt_oss", "qwen3_5"})
+    EXPECT_FALSE(Transformer::load(arch_dir(family), Device::CUDA)->step_graphs_enabled()) << family;
+}
+
+// A free of device memory between steps (a cache dropped here) may leave a graph naming freed
+// memory: every graph is dropped and the next steps warm up and capture again.
+TEST_F(DeviceSeam, AFreeDropsTheStepGraphs) {
+  dev_.graphs = true;
+  const Golden g = load_golden("qwen3");
+  auto m = Transformer::load(arch_dir("qwen3"), Device::CUDA);
+  const std::vector<int32_t> first = greedy(*m, g.prompts[0], 6);
+  const int64_t captures = dev_.graph_captures;
+  EXPECT_EQ(first, greedy(*m, g.prompts[0], 6));  // greedy() frees its caches: new epoch, new capture
+  EXPECT_EQ(dev_.graph_captures, captures + 1);
+  EXPECT_EQ(dev_.graph_failures, 0);
+}
+
 TEST_F(DeviceSeam, WeightsAndCacheLiveOnTheDevice) {
   auto m = Transformer::load(arch_dir("qwen3_moe"), Device::CUDA);
   const Weights& w = m->weights();

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "backend/cuda/activation.h"
 #include "backend/cuda/attention.h"
@@ -134,6 +136,48 @@ class CudaBackend final : public Backend {
     return {int64_t(free_b), int64_t(total_b)};
   }
 
+  // Step graphs: stream capture of the ops queued on stream_ (this thread's calls only), an
+  // instantiated graph per id. Any refused call inside the capture fails it, and the caller runs
+  // the step eagerly.
+  bool graph_capture_begin() override {
+    if (cudaStreamBeginCapture(stream_.handle(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) return true;
+    (void)cudaGetLastError();
+    return false;
+  }
+  int64_t graph_capture_end() override {
+    cudaGraph_t g = nullptr;
+    const cudaError_t err = cudaStreamEndCapture(stream_.handle(), &g);
+    if (err != cudaSuccess || !g) {
+      (void)cudaGetLastError();
+      if (g) (void)cudaGraphDestroy(g);
+      return -1;
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t ierr = cudaGraphInstantiate(&exec, g, 0);
+    (void)cudaGraphDestroy(g);
+    if (ierr != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    std::lock_guard<std::mutex> lock(graphs_mu_);
+    for (size_t i = 0; i < graphs_.size(); ++i)
+      if (!graphs_[i]) {
+        graphs_[i] = exec;
+        return int64_t(i);
+      }
+    graphs_.push_back(exec);
+    return int64_t(graphs_.size()) - 1;
+  }
+  void graph_replay(int64_t id) override { OXYD_CUDA_CHECK(cudaGraphLaunch(graph(id), stream_.handle())); }
+  void graph_release(int64_t id) override {
+    std::lock_guard<std::mutex> lock(graphs_mu_);
+    if (id >= 0 && size_t(id) < graphs_.size() && graphs_[size_t(id)]) {
+      (void)cudaGraphExecDestroy(graphs_[size_t(id)]);
+      graphs_[size_t(id)] = nullptr;
+    }
+  }
+  uint64_t graph_memory_epoch() const override { return device_free_epoch(); }
+
   bool has_weight_kernel(DType t) const override { return t == DType::F32 || gemv_supports(t); }
   // Device scratch lives in this backend's workspaces, not in per-thread host scratch.
   int64_t matmul_scratch_bytes(DType, int64_t, int64_t) const override { return 0; }
@@ -153,7 +197,10 @@ class CudaBackend final : public Backend {
     *handle = nullptr;
     return p;
   }
-  void raw_release(void* data, void*, size_t) noexcept override { (void)cudaFree(data); }
+  void raw_release(void* data, void*, size_t) noexcept override {
+    (void)cudaFree(data);
+    note_device_free();
+  }
 
  private:
   // cuBLAS needs a device; created on the first matmul, not at registration.
@@ -161,7 +208,15 @@ class CudaBackend final : public Backend {
     std::call_once(gemm_once_, [this] { gemm_ = std::make_unique<Gemm>(); });
     return *gemm_;
   }
+  cudaGraphExec_t graph(int64_t id) {
+    std::lock_guard<std::mutex> lock(graphs_mu_);
+    if (id < 0 || size_t(id) >= graphs_.size() || !graphs_[size_t(id)])
+      throw Error(ErrorCode::INTERNAL, "cuda: no step graph " + std::to_string(id));
+    return graphs_[size_t(id)];
+  }
   Stream stream_;
+  std::mutex graphs_mu_;
+  std::vector<cudaGraphExec_t> graphs_;  // by id; released slots are null
   std::once_flag gemm_once_;
   std::unique_ptr<Gemm> gemm_;
   Workspace attn_ws_;

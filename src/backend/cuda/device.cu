@@ -1,6 +1,8 @@
 // Device query, RAII memory/streams and copies for the CUDA backend (see device.h).
 #include "backend/cuda/device.h"
 
+#include <atomic>
+
 #include <mutex>
 
 #include "backend/cuda/cuda_check.cuh"
@@ -133,6 +135,13 @@ float Event::elapsed_ms(const Event& start) const {
   return ms;
 }
 
+namespace {
+std::atomic<uint64_t> g_free_epoch{0};
+}  // namespace
+
+uint64_t device_free_epoch() { return g_free_epoch.load(std::memory_order_acquire); }
+void note_device_free() { g_free_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
 // ---- DeviceBuffer ----
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
@@ -150,12 +159,12 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) (void)cudaFree(ptr_);
+  if (ptr_) (void)cudaFree(ptr_), note_device_free();
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (ptr_) (void)cudaFree(ptr_);
+    if (ptr_) (void)cudaFree(ptr_), note_device_free();
     ptr_ = other.ptr_;
     bytes_ = other.bytes_;
     other.ptr_ = nullptr;

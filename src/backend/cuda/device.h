@@ -45,6 +45,12 @@ void set_device(int index);
 /// Blocks until all work on the current device has finished; surfaces asynchronous errors.
 void device_synchronize();
 
+/// Device frees so far in this process (DeviceBuffer, the CUDA backend's allocations): a CUDA
+/// graph recorded at another count may name freed memory (Backend::graph_memory_epoch).
+uint64_t device_free_epoch();
+/// Counts one free (called by whatever frees device memory).
+void note_device_free();
+
 class Event;
 
 /// A CUDA stream owned by this object (created non-blocking); move-only.
