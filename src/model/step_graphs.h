@@ -7,7 +7,8 @@
 // (padded_table_width) so that a growing context changes the key only at each doubling.
 // A key is captured on its (warmup + 1)-th step, the earlier ones running eagerly so that every
 // workspace has reached the step's size first, and replayed from then on. A failed capture is not
-// tried again; at most max_graphs are held. A free of device memory (the backend's
+// tried again (a step whose ops read the device back, as the default MoE expert loop does, fails
+// its capture and runs eagerly); at most max_graphs are held. A free of device memory (the backend's
 // graph_memory_epoch moved) drops every graph, since they may name the freed memory.
 // Pure bookkeeping: Transformer::forward makes the backend calls (tests/model/step_graphs_test.cc).
 #pragma once

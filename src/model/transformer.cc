@@ -193,7 +193,6 @@ std::unique_ptr<Transformer> Transformer::load(const std::string& path, Device d
   if (device != Device::CPU) t->weights_->upload_to(device);
   for (layers::RopeTable& rt : t->rope_) layers::place_rope_table(rt, device);
   bool host_choice = t->has_linear_ || t->rope_switch_len_ > 0;
-  for (const LayerWeights& lw : t->weights_->layers) host_choice = host_choice || lw.router.data;
   for (const layers::RopeTable& rt : t->rope_) host_choice = host_choice || rt.short_inv.data;
   const char* env = std::getenv("OXYD_STEP_GRAPHS");
   t->graphs_allowed_ = device != Device::CPU && !host_choice;

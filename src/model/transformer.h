@@ -80,10 +80,11 @@ class Transformer {
 
   ~Transformer();
   /// Decode steps as backend graphs (model/step_graphs.h): on by default off the CPU for a model
-  /// whose decode step has no host read or host-data choice (no MoE layer, whose default expert
-  /// loop reads the grouping back; no linear_attention layer; no length-switched RoPE), unless
-  /// OXYD_STEP_GRAPHS=0. enable_step_graphs(false) turns them off (releasing any held);
-  /// true turns them back on where the model allows them.
+  /// whose decode step makes no choice on host data (no linear_attention layer, whose state
+  /// zeroing does; no length-switched RoPE), unless OXYD_STEP_GRAPHS=0. A step whose ops read the
+  /// device back (Backend::moe_experts' default loop) fails its capture and runs eagerly.
+  /// enable_step_graphs(false) turns them off (releasing any held); true turns them back on
+  /// where the model allows them.
   void enable_step_graphs(bool on);
   bool step_graphs_enabled() const { return graphs_on_; }
   const StepGraphs& step_graphs() const { return graphs_; }

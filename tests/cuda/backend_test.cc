@@ -1,7 +1,8 @@
 // CudaBackend (backend/cuda/backend.h) through the Backend interface, for the ops that have no
 // kernel test of their own: get_rows (F32 and block-format tables), glu_oai, clamp,
 // attn_temperature, the MoE bookkeeping, the Gated DeltaNet ops, zero and the host copies. The
-// oracle is backend/reference on the same inputs in host memory.
+// oracle is backend/reference on the same inputs in host memory (the grouped experts: the default
+// per-expert loop).
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -127,6 +128,59 @@ TEST(CudaBackend, MoeRouteGroupCombine) {
     be.moe_combine(eod, rd, wd, yd);
     reference::moe_combine(host(eo, {T * k, H}), host(want_r, {T, k}), host(w, {T, k}), host(y, {T, H}));
     expect_close(host_of<float>(be, yd), y, tolerance_for(DType::F32, 1e-5), "moe_combine");
+  }
+}
+
+// The grouped expert gemvs (moe_experts.h) against the default per-expert loop on the same
+// backend (Backend::moe_experts), which the CPU-compared model tests cover: experts with no
+// rows, Q4_K, and MXFP4 with biases and gpt-oss's clamped SwiGLU. Both quantize each row's
+// activations the same way; only summation order and a rare rounding of the GLU output differ.
+TEST(CudaBackend, GroupedExpertsMatchThePerExpertLoop) {
+  OXYD_REQUIRE_CUDA_BACKEND();
+  const int64_t E = 6, H = 256, I = 512, N = 5;
+  const std::vector<int32_t> offsets{0, 2, 2, 3, 5, 5, 5};
+  for (DType t : {DType::Q4_K, DType::MXFP4}) {
+    SCOPED_TRACE(std::string(dtype_traits(t).name));
+    const bool oai = t == DType::MXFP4;
+    Dev d;
+    std::vector<ExpertWeights> ex(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) {
+      auto weight = [&](int64_t rows, int64_t cols, uint32_t seed) {
+        const std::vector<float> f = random_floats(size_t(rows * cols), seed, -0.2f, 0.2f);
+        const int64_t rb = dtype_row_bytes(t, cols);
+        std::vector<uint8_t> b(size_t(rows * rb));
+        for (int64_t r = 0; r < rows; ++r) quantize_row(t, f.data() + r * cols, b.data() + r * rb, cols);
+        return d.raw(t, b, {rows, cols});
+      };
+      ex[size_t(e)].gate = weight(I, H, uint32_t(100 + e));
+      ex[size_t(e)].up = weight(I, H, uint32_t(200 + e));
+      ex[size_t(e)].down = weight(H, I, uint32_t(300 + e));
+      if (oai) {
+        ex[size_t(e)].gate_bias = d.f32(random_floats(size_t(I), uint32_t(400 + e)), {I});
+        ex[size_t(e)].up_bias = d.f32(random_floats(size_t(I), uint32_t(500 + e)), {I});
+        ex[size_t(e)].down_bias = d.f32(random_floats(size_t(H), uint32_t(600 + e)), {H});
+      }
+    }
+    const std::vector<float> xs = random_floats(size_t(N * H), 7, -2, 2);
+    auto run = [&](bool grouped) {
+      MoeExpertsParams p;
+      p.xs = d.f32(xs, {N, H});
+      p.offsets = d.i32(offsets, {E + 1});
+      p.experts = ex.data();
+      p.act = Activation::SILU;
+      if (oai) p.swiglu_limit = 7.0f, p.swiglu_alpha = 1.702f;
+      p.gate = d.f32(std::vector<float>(size_t(N * I)), {N, I});
+      p.up = d.f32(std::vector<float>(size_t(N * I)), {N, I});
+      p.ys = d.f32(std::vector<float>(size_t(N * H)), {N, H});
+      if (grouped) be.moe_experts(p);
+      else be.Backend::moe_experts(p);
+      return host_of<float>(be, p.ys);
+    };
+    const std::vector<float> got = run(true), want = run(false);
+    float mx = 0;
+    for (float v : want) mx = std::max(mx, std::fabs(v));
+    ASSERT_GT(mx, 0.0f);
+    expect_close(got, want, {2e-3 * mx, 0}, "grouped experts");
   }
 }
 

@@ -5,6 +5,7 @@
 // without a CUDA device.
 #include <cctype>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -30,13 +31,15 @@ TEST_P(CudaModel, MatchesTheCpuPath) {
 }
 
 // Decode steps replayed as CUDA graphs (model/step_graphs.h) give the eager steps' tokens, and
-// do replay: a capture that failed would leave every step eager and replays() at 0.
+// do replay: a capture that failed would leave every step eager and replays() at 0. Dense F32
+// (cuBLAS) and Q4_K (integer gemv); MoE Q4_K and gpt-oss MXFP4 (grouped experts, no host read).
 TEST(CudaStepGraphs, ReplaysGiveTheEagerTokens) {
   if (!backend::cuda::register_cuda_backend()) GTEST_SKIP() << "no CUDA device: step graphs not run";
-  for (const char* file : {"", "model-Q4_K.gguf"}) {
-    SCOPED_TRACE(file);
-    const std::string path = arch_dir("qwen3") + (file[0] ? std::string("/") + file : "");
-    const Golden g = load_golden("qwen3");
+  for (const auto& [family, file] : {std::pair{"qwen3", ""}, {"qwen3", "model-Q4_K.gguf"},
+                                     {"qwen3_moe", "model-Q4_K.gguf"}, {"gpt_oss", "model-MXFP4.gguf"}}) {
+    SCOPED_TRACE(std::string(family) + " " + file);
+    const std::string path = arch_dir(family) + (file[0] ? std::string("/") + file : "");
+    const Golden g = load_golden(family);
     auto m = Transformer::load(path, Device::CUDA);
     ASSERT_TRUE(m->step_graphs_enabled());
     const std::vector<int32_t> with = greedy(*m, g.prompts[0], 16);

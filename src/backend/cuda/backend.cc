@@ -21,6 +21,7 @@
 #include "backend/cuda/layer_norm.h"
 #include "backend/cuda/matmul.h"
 #include "backend/cuda/moe.h"
+#include "backend/cuda/moe_experts.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/softmax.h"
@@ -116,6 +117,10 @@ class CudaBackend final : public Backend {
   }
   void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows) override {
     cuda::moe_group(ids, offsets, gather, rows, stream_);
+  }
+  // Decode-sized steps of integer-format experts: grouped gemvs, no host read (moe_experts.h).
+  void moe_experts(const MoeExpertsParams& p) override {
+    if (!moe_experts_grouped(p, expert_tables_, moe_ws_, stream_)) Backend::moe_experts(p);
   }
   void zero(const Tensor& y) override {
     if (y.nbytes() > 0) memset_async(y.data, 0, size_t(y.nbytes()), stream_);
@@ -219,7 +224,8 @@ class CudaBackend final : public Backend {
   std::vector<cudaGraphExec_t> graphs_;  // by id; released slots are null
   std::once_flag gemm_once_;
   std::unique_ptr<Gemm> gemm_;
-  Workspace attn_ws_;
+  Workspace attn_ws_, moe_ws_;
+  ExpertTables expert_tables_;
 };
 
 }  // namespace

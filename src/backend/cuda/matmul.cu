@@ -17,6 +17,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/kernel_utils.cuh"
 #include "backend/cuda/qdot.cuh"
+#include "backend/cuda/qgemv.cuh"
 #include "backend/cuda/quant_decode.cuh"
 
 namespace oxyd::backend::cuda {
@@ -91,11 +92,8 @@ void launch_gemv(const float* x, const uint8_t* w, float* y, int m, int n, int k
   gemv_kernel<Dec, M, R, U><<<ceil_div(n, R), kGemvThreads, 0, stream.handle()>>>(x, w, y, m, n, k, rb);
 }
 
-// Integer gemv (qdot.cuh) for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. quantize_x_kernel: one warp per
-// 32-element activation block (int8 values, one float scale). qgemv_kernel: a block of up to 128
-// threads owns R weight rows; thread t takes units t, t + blockDim, ... (32 elements each, coalesced
-// across the threads) and, per unit, loads the M activation rows' units once for all R rows, then
-// adds each row's integer dot (dp4a) into its M sums. Partial sums meet in shared memory.
+// Integer gemv (qdot.cuh, qgemv.cuh) for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, MXFP4. quantize_x_kernel:
+// one warp per 32-element activation block (int8 values, one float scale).
 __global__ void quantize_x_kernel(const float* __restrict__ x, int8_t* __restrict__ xq,
                                   float* __restrict__ xd, int64_t blocks) {
   const int64_t b = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;  // the same for a warp
@@ -108,56 +106,16 @@ __global__ void quantize_x_kernel(const float* __restrict__ x, int8_t* __restric
 }
 
 template <class F, int M, int R>
-__global__ void __launch_bounds__(kGemvThreads)
+__global__ void __launch_bounds__(kQgemvThreads)
     qgemv_kernel(const int8_t* __restrict__ xq, const float* __restrict__ xd, const uint8_t* __restrict__ w,
                  float* __restrict__ y, int m, int n, int k, int64_t row_bytes) {
-  const int col0 = int(blockIdx.x) * R;
-  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5, threads = int(blockDim.x);
-  const uint8_t* wr[R];
-#pragma unroll
-  for (int i = 0; i < R; ++i) wr[i] = w + int64_t(min(col0 + i, n - 1)) * row_bytes;  // tail: reread
-  const int units = k / qdot::kUnit, xblocks = k / qdot::kXBlock;
-  float acc[R][M];
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int r = 0; r < M; ++r) acc[i][r] = 0.0f;
-#pragma unroll 2
-  for (int u = tid; u < units; u += threads) {
-    qdot::XUnit xu[M];
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      if (r < m) F::load_x(xq + int64_t(r) * k, xd + int64_t(r) * xblocks, u, xu[r]);
-      else qdot::zero(xu[r]);
-    }
-#pragma unroll
-    for (int i = 0; i < R; ++i) F::template dot<M>(wr[i], u, xu, acc[i]);
-  }
-  __shared__ float part[kGemvThreads / 32][M * R];
-#pragma unroll
-  for (int r = 0; r < M; ++r)
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const float s = warp_sum(acc[i][r]);
-      if (lane == 0) part[warp][r * R + i] = s;
-    }
-  __syncthreads();
-  if (tid < M * R) {
-    const int r = tid / R, col = col0 + tid % R;
-    if (r < m && col < n) {
-      float s = 0.0f;
-      for (int v = 0; v < threads / 32; ++v) s += part[v][tid];
-      y[int64_t(r) * n + col] = s;
-    }
-  }
+  qgemv_block<F, M, R>(xq, xd, w, y, m, n, k, row_bytes, int(blockIdx.x) * R);
 }
 
 template <class F, int M, int R>
 void launch_qgemv(const int8_t* xq, const float* xd, const uint8_t* w, float* y, int m, int n, int k,
                   int64_t rb, const Stream& stream) {
-  const int units = k / qdot::kUnit;
-  const int threads = std::min(kGemvThreads, std::max(32, (units + 31) / 32 * 32));
-  qgemv_kernel<F, M, R><<<ceil_div(n, R), threads, 0, stream.handle()>>>(xq, xd, w, y, m, n, k, rb);
+  qgemv_kernel<F, M, R><<<ceil_div(n, R), qgemv_threads(k), 0, stream.handle()>>>(xq, xd, w, y, m, n, k, rb);
 }
 
 // Output row r is w's row ids[r] (ids == nullptr: row r).

@@ -185,7 +185,8 @@ OXYD_QD void zero(XUnit& x) {
 }
 
 // ---- formats ------------------------------------------------------------------------------
-// Each: kBlockElems / kBlockBytes (core/dtype.h), kUnitsPerBlock, load_x(xq, xd, u, XUnit&) for a
+// Each: kBlockElems / kBlockBytes (core/dtype.h), kUnitsPerBlock, kAlign (the alignment its
+// loads need of every row start), load_x(xq, xd, u, XUnit&) for a
 // row's quantized activations xq [k] and scales xd [k/32], and dot<M>(row, u, x[M], acc[M]) that
 // adds unit u of weight row `row` times each of M activation rows' units into acc.
 
@@ -196,7 +197,7 @@ OXYD_QD void load_x_block(const int8_t* xq, const float* xd, int u, XUnit& x) {
 }
 
 struct Q8_0 {
-  static constexpr int kBlockElems = 32, kBlockBytes = 34, kUnitsPerBlock = 1;
+  static constexpr int kBlockElems = 32, kBlockBytes = 34, kUnitsPerBlock = 1, kAlign = 2;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) { load_x_block(xq, xd, u, x); }
   template <int M> OXYD_QD static void dot(const uint8_t* row, int u, const XUnit (&x)[M], float (&acc)[M]) {
     const uint8_t* b = row + int64_t(u) * kBlockBytes;
@@ -215,7 +216,7 @@ OXYD_QD_UNROLL
 
 // Q4_0: element j < 16 is the low nibble of byte j, element j + 16 its high nibble; value − 8.
 struct Q4_0 {
-  static constexpr int kBlockElems = 32, kBlockBytes = 18, kUnitsPerBlock = 1;
+  static constexpr int kBlockElems = 32, kBlockBytes = 18, kUnitsPerBlock = 1, kAlign = 2;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) { load_x_block(xq, xd, u, x); }
   template <int M> OXYD_QD static void dot(const uint8_t* row, int u, const XUnit (&x)[M], float (&acc)[M]) {
     const uint8_t* b = row + int64_t(u) * kBlockBytes;
@@ -289,7 +290,7 @@ OXYD_QD_UNROLL
 // Q4_K super-block (144 bytes): header (d, dmin, scales) 16, qs[128]: bytes 32j..32j+31 hold
 // sub-block 2j in their low nibbles and 2j+1 in their high ones.
 struct Q4_K {
-  static constexpr int kBlockElems = 256, kBlockBytes = 144, kUnitsPerBlock = 8;
+  static constexpr int kBlockElems = 256, kBlockBytes = 144, kUnitsPerBlock = 8, kAlign = 16;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) { load_x_kpair(xq, xd, u, x); }
   template <int M> OXYD_QD static void dot(const uint8_t* row, int u, const XUnit (&x)[M], float (&acc)[M]) {
     const int j = (u & 7) >> 1, t = u & 1;
@@ -307,7 +308,7 @@ OXYD_QD_UNROLL
 // Q5_K super-block (176 bytes): header 16, qh[32] (bit sb of qh[l]: the fifth bit of element l of
 // sub-block sb), qs[128] as Q4_K's.
 struct Q5_K {
-  static constexpr int kBlockElems = 256, kBlockBytes = 176, kUnitsPerBlock = 8;
+  static constexpr int kBlockElems = 256, kBlockBytes = 176, kUnitsPerBlock = 8, kAlign = 16;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) { load_x_kpair(xq, xd, u, x); }
   template <int M> OXYD_QD static void dot(const uint8_t* row, int u, const XUnit (&x)[M], float (&acc)[M]) {
     const int j = (u & 7) >> 1, t = u & 1;
@@ -331,7 +332,7 @@ OXYD_QD_UNROLL
 // (g = 2, 3) nibble of ql[64hh + 32(g&1) + l] with bits 2g, 2g+1 of qh[32hh + l] above it,
 // minus 32, times scales[8hh + 2g + l/16]. Unit u: super-block u/8, hh = (u%8)/4, l0 = 8(u%4).
 struct Q6_K {
-  static constexpr int kBlockElems = 256, kBlockBytes = 210, kUnitsPerBlock = 8;
+  static constexpr int kBlockElems = 256, kBlockBytes = 210, kUnitsPerBlock = 8, kAlign = 2;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) {
     const int hh = (u & 7) >> 2, l0 = 8 * (u & 3);
     const int64_t b0 = int64_t(u >> 3) * 8 + 4 * hh;  // activation block of g = 0
@@ -394,7 +395,7 @@ OXYD_QD uint32_t e2m1x2(uint32_t c) {
 // the low nibble of byte j and j + 16 in its high nibble; scale 2^(e−128) for the doubled values
 // (core/quant.h e8m0_to_f32_half: e < 2 as subnormals).
 struct MXFP4 {
-  static constexpr int kBlockElems = 32, kBlockBytes = 17, kUnitsPerBlock = 1;
+  static constexpr int kBlockElems = 32, kBlockBytes = 17, kUnitsPerBlock = 1, kAlign = 1;
   OXYD_QD static void load_x(const int8_t* xq, const float* xd, int u, XUnit& x) { load_x_block(xq, xd, u, x); }
   template <int M> OXYD_QD static void dot(const uint8_t* row, int u, const XUnit (&x)[M], float (&acc)[M]) {
     const uint8_t* b = row + int64_t(u) * kBlockBytes;
