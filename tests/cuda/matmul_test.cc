@@ -224,6 +224,7 @@ TEST(CudaMatmul, BatchedMatmulMatchesReference) {
   struct Case {
     int64_t m, n, k;
   };
+  // 9 and 33 rows: the chunked integer gemv for the integer formats; 64: dequantize + cuBLAS.
   const Case cases[] = {{9, 100, 512}, {33, 257, 1024}, {64, 64, 256}};
   for (DType t : kWeightTypes) {
     for (const Case& c : cases) {
@@ -231,11 +232,14 @@ TEST(CudaMatmul, BatchedMatmulMatchesReference) {
                                " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
       const std::vector<uint8_t> w = make_weight(t, c.n, c.k, uint32_t(c.n + c.k * 7));
       std::vector<float> x = random_floats(size_t(c.m * c.k), uint32_t(c.m * 13 + c.k), -2, 2);
-      // The oracle sees what the tensor cores see: x and the decoded weight in the 16-bit type.
-      const DType half = t == DType::F16 ? DType::F16 : DType::BF16;
       std::vector<float> xr = x, wf = dequantized(t, w, c.n, c.k);
-      round_to(half, xr);
-      round_to(half, wf);
+      if (gemv_is_integer(t) && c.m <= kChunkedGemvRows) {
+        xr = quantized_x(x);  // the integer gemv, 8 rows at a time: x quantized to int8
+      } else {  // what the tensor cores see: x and the decoded weight in the 16-bit type
+        const DType half = t == DType::F16 ? DType::F16 : DType::BF16;
+        round_to(half, xr);
+        round_to(half, wf);
+      }
       std::vector<float> want(size_t(c.m * c.n));
       reference::matmul(Tensor(DType::F32, xr.data(), {c.m, c.k}),
                         Tensor(DType::F32, wf.data(), {c.n, c.k}),

@@ -15,6 +15,10 @@
 
 namespace oxyd::backend::cuda {
 
+/// Rows up to which an integer-format weight goes through gemv() in chunks of 8 rather than
+/// being dequantized for cuBLAS: 6 chunks read its bytes 6 times, the BF16 route ~7.
+inline constexpr int64_t kChunkedGemvRows = 48;
+
 class Gemm {
  public:
   /// Creates the cuBLAS handle (needs a GPU). Throws UNSUPPORTED without cuBLAS (unavailable_reason).
@@ -35,8 +39,9 @@ class Gemm {
   /// x, w, y all F32 (F32 checkpoints and the tiny test models): full-fp32 cuBLAS GEMM.
   void gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
   /// x F32 [m, k], w [n, k] (F16, BF16 or a block format gemv() takes), y F32 [m, n].
-  /// m ≤ kGemvMaxRows: gemv(). Otherwise x is converted to BF16 (or w's F16), quantized w is
-  /// dequantized to BF16 in chunks of rows in the workspace, and each chunk goes through gemm().
+  /// m ≤ kGemvMaxRows: gemv(). m ≤ kChunkedGemvRows with an integer-gemv format: gemv() on
+  /// each 8 rows. Otherwise x is converted to BF16 (or w's F16), quantized w is dequantized to
+  /// BF16 in chunks of rows in the workspace, and each chunk goes through gemm().
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
 
   /// matmul() (gemm_f32() for F32 weights) of x with each pair's weight into its output; for
