@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <thread>
 
 #include "backend/cuda/backend.h"
 #include "backend/reference/activation.h"
@@ -182,6 +183,39 @@ TEST(CudaBackend, GroupedExpertsMatchThePerExpertLoop) {
     ASSERT_GT(mx, 0.0f);
     expect_close(got, want, {2e-3 * mx, 0}, "grouped experts");
   }
+}
+
+// Two engine threads (two models served at once) each run on their own stream and workspaces:
+// interleaved quantized gemvs, whose activations sit in a workspace, give each thread its own
+// single-thread result.
+TEST(CudaBackend, ThreadsDoNotShareScratch) {
+  OXYD_REQUIRE_CUDA_BACKEND();
+  const int64_t n = 512, k = 2048;
+  const std::vector<float> wf = random_floats(size_t(n * k), 21);
+  const int64_t rb = dtype_row_bytes(DType::Q4_K, k);
+  std::vector<uint8_t> wb(size_t(n * rb));
+  for (int64_t r = 0; r < n; ++r) quantize_row(DType::Q4_K, wf.data() + r * k, wb.data() + r * rb, k);
+  Dev d;
+  const Tensor w = d.raw(DType::Q4_K, wb, {n, k});
+  std::vector<std::vector<float>> want(2);
+  std::vector<Tensor> xs, ys;
+  for (int t = 0; t < 2; ++t) {
+    xs.push_back(d.f32(random_floats(size_t(k), uint32_t(30 + t), -2, 2), {1, k}));
+    ys.push_back(d.f32(std::vector<float>(size_t(n)), {1, n}));
+    be.matmul(xs[size_t(t)], w, ys[size_t(t)]);
+    want[size_t(t)] = host_of<float>(be, ys[size_t(t)]);
+  }
+  std::vector<int> bad(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        be.matmul(xs[size_t(t)], w, ys[size_t(t)]);
+        if (host_of<float>(be, ys[size_t(t)]) != want[size_t(t)]) ++bad[size_t(t)];
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(bad, (std::vector<int>{0, 0}));
 }
 
 TEST(CudaBackend, GatedDeltaNetOps) {

@@ -1,6 +1,7 @@
 // CudaBackend (see backend.h): each virtual checks what only this backend can (device memory,
-// kernel limits) and queues the kernel of the same name on stream_. Every operand is device
-// memory (model/step_upload.h uploads a step's host arrays, get_rows' ids included).
+// kernel limits) and queues the kernel of the same name on the calling thread's stream
+// (ThreadState below). Every operand is device memory (model/step_upload.h uploads a step's host
+// arrays, get_rows' ids included).
 #include "backend/cuda/backend.h"
 
 #include <cuda_runtime.h>
@@ -45,95 +46,95 @@ class CudaBackend final : public Backend {
   std::string_view name() const override { return "cuda"; }
 
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y) override {
-    if (w.dtype == DType::F32) gemm().gemm_f32(x, w, y, stream_);
-    else gemm().matmul(x, w, y, stream_);
+    if (w.dtype == DType::F32) gemm().gemm_f32(x, w, y, stream());
+    else gemm().matmul(x, w, y, stream());
   }
   void matmul_same_x(const Tensor& x, const MatmulOut* outs, int count) override {
-    gemm().matmul_same_x(x, outs, count, stream_);
+    gemm().matmul_same_x(x, outs, count, stream());
   }
   void get_rows(const Tensor& table, const Tensor& ids, const Tensor& out) override {
     if (ids.numel() == 0) return;
-    cuda::get_rows(table, ids.ptr<const int32_t>(), ids.numel(), out, stream_);
+    cuda::get_rows(table, ids.ptr<const int32_t>(), ids.numel(), out, stream());
   }
   void rms_norm(const Tensor& x, const Tensor* weight, float eps, const Tensor& y) override {
-    cuda::rms_norm(x, weight, eps, y, stream_);
+    cuda::rms_norm(x, weight, eps, y, stream());
   }
   void layer_norm(const Tensor& x, const Tensor* weight, const Tensor* bias, float eps, const Tensor& y) override {
-    cuda::layer_norm(x, weight, bias, eps, y, stream_);
+    cuda::layer_norm(x, weight, bias, eps, y, stream());
   }
   void rope(const Tensor& x, const Tensor& positions, const Tensor& inv_freq, const Tensor* freq_factors,
             RopeStyle style, float attention_factor, const Tensor& y) override {
-    cuda::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y, stream_);
+    cuda::rope(x, positions, inv_freq, freq_factors, style, attention_factor, y, stream());
   }
   void attn_temperature(const Tensor& x, const Tensor& positions, float beta, int64_t floor_scale,
                         const Tensor& y) override {
-    cuda::attn_temperature(x, positions, beta, floor_scale, y, stream_);
+    cuda::attn_temperature(x, positions, beta, floor_scale, y, stream());
   }
   void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& conv_state, const Tensor& query_start_loc,
                      const Tensor& state_slots, const Tensor& y) override {
-    cuda::causal_conv1d(x, weight, conv_state, query_start_loc, state_slots, y, stream_);
+    cuda::causal_conv1d(x, weight, conv_state, query_start_loc, state_slots, y, stream());
   }
   void gdn_gating(const Tensor& a, const Tensor& b, const Tensor& A_log, const Tensor& dt_bias, const Tensor& g,
                   const Tensor& beta) override {
-    cuda::gdn_gating(a, b, A_log, dt_bias, g, beta, stream_);
+    cuda::gdn_gating(a, b, A_log, dt_bias, g, beta, stream());
   }
   void gated_delta_rule(const Tensor& qkv, int64_t num_k_heads, const Tensor& g, const Tensor& beta,
                         const Tensor& state, const Tensor& query_start_loc, const Tensor& state_slots,
                         const Tensor& out) override {
-    cuda::gated_delta_rule(qkv, num_k_heads, g, beta, state, query_start_loc, state_slots, out, stream_);
+    cuda::gated_delta_rule(qkv, num_k_heads, g, beta, state, query_start_loc, state_slots, out, stream());
   }
-  void softmax(const Tensor& x, float scale, const Tensor& y) override { cuda::softmax(x, scale, y, stream_); }
+  void softmax(const Tensor& x, float scale, const Tensor& y) override { cuda::softmax(x, scale, y, stream()); }
   void activation(Activation act, const Tensor& x, const Tensor& y) override {
-    cuda::activation(act, x, y, stream_);
+    cuda::activation(act, x, y, stream());
   }
   void glu(Activation act, const Tensor& gate, const Tensor& up, const Tensor& y) override {
-    cuda::glu(act, gate, up, y, stream_);
+    cuda::glu(act, gate, up, y, stream());
   }
   void glu_fused(Activation act, const Tensor& gate_up, const Tensor& y) override {
-    cuda::glu_fused(act, gate_up, y, stream_);
+    cuda::glu_fused(act, gate_up, y, stream());
   }
   void glu_oai(const Tensor& gate, const Tensor& up, float alpha, float limit, const Tensor& y) override {
-    cuda::glu_oai(gate, up, alpha, limit, y, stream_);
+    cuda::glu_oai(gate, up, alpha, limit, y, stream());
   }
-  void add(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::add(a, b, y, stream_); }
-  void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::mul(a, b, y, stream_); }
-  void scale(const Tensor& x, float s, const Tensor& y) override { cuda::scale(x, s, y, stream_); }
-  void softcap(const Tensor& x, float cap, const Tensor& y) override { cuda::softcap(x, cap, y, stream_); }
-  void clamp(const Tensor& x, float limit, const Tensor& y) override { cuda::clamp(x, limit, y, stream_); }
+  void add(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::add(a, b, y, stream()); }
+  void mul(const Tensor& a, const Tensor& b, const Tensor& y) override { cuda::mul(a, b, y, stream()); }
+  void scale(const Tensor& x, float s, const Tensor& y) override { cuda::scale(x, s, y, stream()); }
+  void softcap(const Tensor& x, float cap, const Tensor& y) override { cuda::softcap(x, cap, y, stream()); }
+  void clamp(const Tensor& x, float limit, const Tensor& y) override { cuda::clamp(x, limit, y, stream()); }
   void paged_attention(const AttentionParams& p) override {
     if (!is_plain_kv(p.kv_format)) unsupported_kv("paged_attention", p.kv_format);
-    cuda::paged_attention(p, attn_ws_, stream_);
+    cuda::paged_attention(p, ts().attn_ws, stream());
   }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
     if (!is_plain_kv(kv_format)) unsupported_kv("reshape_and_cache", kv_format);
-    cuda::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, stream_);
+    cuda::reshape_and_cache(key, value, k_cache, v_cache, slot_mapping, stream());
   }
   void moe_route(const Tensor& logits, const RouterParams& p, const Tensor& ids, const Tensor& weights) override {
-    cuda::moe_route(logits, p, ids, weights, stream_);
+    cuda::moe_route(logits, p, ids, weights, stream());
   }
   void moe_combine(const Tensor& expert_out, const Tensor& rows, const Tensor& weights, const Tensor& y) override {
-    cuda::moe_combine(expert_out, rows, weights, y, stream_);
+    cuda::moe_combine(expert_out, rows, weights, y, stream());
   }
   void moe_group(const Tensor& ids, const Tensor& offsets, const Tensor& gather, const Tensor& rows) override {
-    cuda::moe_group(ids, offsets, gather, rows, stream_);
+    cuda::moe_group(ids, offsets, gather, rows, stream());
   }
   // Decode-sized steps of integer-format experts: grouped gemvs, no host read (moe_experts.h).
   void moe_experts(const MoeExpertsParams& p) override {
-    if (!moe_experts_grouped(p, expert_tables_, moe_ws_, stream_)) Backend::moe_experts(p);
+    if (!moe_experts_grouped(p, ts().expert_tables, ts().moe_ws, stream())) Backend::moe_experts(p);
   }
   void zero(const Tensor& y) override {
-    if (y.nbytes() > 0) memset_async(y.data, 0, size_t(y.nbytes()), stream_);
+    if (y.nbytes() > 0) memset_async(y.data, 0, size_t(y.nbytes()), stream());
   }
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() == 0) return;
-    copy_to_host_async(dst, src.data, size_t(src.nbytes()), stream_);
-    stream_.synchronize();
+    copy_to_host_async(dst, src.data, size_t(src.nbytes()), stream());
+    stream().synchronize();
   }
   void copy_from_host(const void* src, const Tensor& dst) override {
     if (dst.nbytes() == 0) return;
-    copy_to_device_async(dst.data, src, size_t(dst.nbytes()), stream_);
-    stream_.synchronize();  // src may be freed or rewritten by the caller from now on
+    copy_to_device_async(dst.data, src, size_t(dst.nbytes()), stream());
+    stream().synchronize();  // src may be freed or rewritten by the caller from now on
   }
   MemoryInfo memory_info() const override {
     size_t free_b = 0, total_b = 0;
@@ -141,17 +142,17 @@ class CudaBackend final : public Backend {
     return {int64_t(free_b), int64_t(total_b)};
   }
 
-  // Step graphs: stream capture of the ops queued on stream_ (this thread's calls only), an
-  // instantiated graph per id. Any refused call inside the capture fails it, and the caller runs
+  // Step graphs: stream capture of the ops this thread queues on its stream, an instantiated
+  // graph per id (replayed on the replaying thread's stream). Any refused call inside the capture fails it, and the caller runs
   // the step eagerly.
   bool graph_capture_begin() override {
-    if (cudaStreamBeginCapture(stream_.handle(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) return true;
+    if (cudaStreamBeginCapture(stream().handle(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) return true;
     (void)cudaGetLastError();
     return false;
   }
   int64_t graph_capture_end() override {
     cudaGraph_t g = nullptr;
-    const cudaError_t err = cudaStreamEndCapture(stream_.handle(), &g);
+    const cudaError_t err = cudaStreamEndCapture(stream().handle(), &g);
     if (err != cudaSuccess || !g) {
       (void)cudaGetLastError();
       if (g) (void)cudaGraphDestroy(g);
@@ -173,7 +174,7 @@ class CudaBackend final : public Backend {
     graphs_.push_back(exec);
     return int64_t(graphs_.size()) - 1;
   }
-  void graph_replay(int64_t id) override { OXYD_CUDA_CHECK(cudaGraphLaunch(graph(id), stream_.handle())); }
+  void graph_replay(int64_t id) override { OXYD_CUDA_CHECK(cudaGraphLaunch(graph(id), stream().handle())); }
   void graph_release(int64_t id) override {
     std::lock_guard<std::mutex> lock(graphs_mu_);
     if (id >= 0 && size_t(id) < graphs_.size() && graphs_[size_t(id)]) {
@@ -208,10 +209,27 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  // cuBLAS needs a device; created on the first matmul, not at registration.
-  Gemm& gemm() {
-    std::call_once(gemm_once_, [this] { gemm_ = std::make_unique<Gemm>(); });
-    return *gemm_;
+  // A model's steps all run on its engine thread (engine/async_engine.h, embedding_queue.h), so
+  // each thread has its own stream, cuBLAS handle and workspaces: models served at once never
+  // share scratch or interleave on one stream, and a graph capture records only the capturing
+  // thread's work. Work crosses threads only through the synchronous host copies (weights at
+  // load) and cudaFree, which waits for every stream. One CudaBackend per process.
+  struct ThreadState {
+    Stream stream;
+    std::unique_ptr<Gemm> gemm;  // cuBLAS needs a device: created on the first matmul
+    Workspace attn_ws, moe_ws;
+    ExpertTables expert_tables;
+  };
+  static ThreadState& ts() {
+    thread_local std::unique_ptr<ThreadState> state;
+    if (!state) state = std::make_unique<ThreadState>();
+    return *state;
+  }
+  static const Stream& stream() { return ts().stream; }
+  static Gemm& gemm() {
+    ThreadState& t = ts();
+    if (!t.gemm) t.gemm = std::make_unique<Gemm>();
+    return *t.gemm;
   }
   cudaGraphExec_t graph(int64_t id) {
     std::lock_guard<std::mutex> lock(graphs_mu_);
@@ -219,13 +237,8 @@ class CudaBackend final : public Backend {
       throw Error(ErrorCode::INTERNAL, "cuda: no step graph " + std::to_string(id));
     return graphs_[size_t(id)];
   }
-  Stream stream_;
   std::mutex graphs_mu_;
-  std::vector<cudaGraphExec_t> graphs_;  // by id; released slots are null
-  std::once_flag gemm_once_;
-  std::unique_ptr<Gemm> gemm_;
-  Workspace attn_ws_, moe_ws_;
-  ExpertTables expert_tables_;
+  std::vector<cudaGraphExec_t> graphs_;  // by id, for every thread; released slots are null
 };
 
 }  // namespace
