@@ -1,10 +1,11 @@
 // Decode-step kernels on the GPU: the gemv of every projection of a Llama-3.2-1B-shaped and a
 // Qwen3-8B-shaped model (all layers' distinct weights, so the weights stream from HBM, not L2)
-// in F16, Q8_0, Q6_K, Q4_K and MXFP4 at m = 1 and 8 (the integer formats timed with their activation
-// quantization), reported as weight GB/s and % of the same GPU's
-// device-to-device copy bandwidth measured in this run; paged decode attention (BF16 KV, 4k
-// context) at batch 1/16/64 as KV GB/s; and the batched (prefill) matmul through cuBLAS as
-// TFLOP/s. Weights are a constant byte pattern: these kernels' speed does not depend on values.
+// in F16, Q8_0, Q6_K, Q4_K and MXFP4 at m = 1 and 8 (the integer formats timed with their
+// activation quantization), reported as weight GB/s and % of the same GPU's device-to-device copy
+// bandwidth measured in this run; paged decode attention (BF16 KV, 4k context) at batch 1/16/64
+// as KV GB/s; a Q4_K weight at 1/16/64/256 rows (continuous-batching decode steps: chunked gemv,
+// qgemm); and the batched (prefill) matmul through cuBLAS as TFLOP/s. Weights are a constant
+// byte pattern: these kernels' speed does not depend on values.
 // Run: build/bin/cuda_matmul_bench (main build) or build-gpu/cuda_matmul_bench (tools/gpu_check.sh).
 #include <cstdio>
 #include <functional>
@@ -165,6 +166,30 @@ int main() {
                   100 * gbs / copy_gbs);
       std::printf("SUMMARY attention %s batch %lld ctx 4096: %.1f us/layer, %.1f%% of copy BW\n",
                   a.name, (long long)batch, ms * 1e3, 100 * gbs / copy_gbs);
+    }
+  }
+
+  if (Gemm::available()) {
+    // Continuous-batching decode steps: the Qwen3-8B up projection in Q4_K at 16 / 64 / 256 rows
+    // (gemv 8 rows at a time, then qgemm), as weight GB/s. 8 copies (226 MB) so that the weight
+    // streams from HBM, not the L2.
+    std::printf("\n== batched decode matmul, Q4_K [12288, 4096] x 8 copies (Gemm::matmul: gemv / qgemm)\n");
+    Gemm g;
+    const int64_t n = 12288, k = 4096, copies = 8;
+    const int64_t wbytes = dtype_row_bytes(DType::Q4_K, k) * n;
+    DeviceBuffer w(size_t(wbytes * copies)), x(size_t(256 * k * 4)), y(size_t(256 * n * 4));
+    memset_async(w.data(), 0x11, w.size(), stream);
+    memset_async(x.data(), 0, x.size(), stream);
+    for (int64_t m : {1, 16, 64, 256}) {
+      const double ms = time_ms(stream, [&] {
+        for (int64_t c = 0; c < copies; ++c) {
+          const Tensor tw(DType::Q4_K, static_cast<uint8_t*>(w.data()) + c * wbytes, {n, k}, Device::CUDA);
+          g.matmul(x.view(DType::F32, {m, k}), tw, y.view(DType::F32, {m, n}), stream);
+        }
+      }) / double(copies);
+      const double gbs = double(wbytes) / ms / 1e6;
+      std::printf("SUMMARY batched decode matmul Q4_K m=%lld: %.3f ms, weight %.1f GB/s (%.1f%% of copy BW), "
+                  "%.1f TFLOP/s\n", (long long)m, ms, gbs, 100 * gbs / copy_gbs, 2.0 * m * n * k / ms / 1e9);
     }
   }
 

@@ -224,10 +224,12 @@ TEST(CudaMatmul, BatchedMatmulMatchesReference) {
   struct Case {
     int64_t m, n, k;
   };
-  // 9 and 33 rows: the chunked integer gemv for the integer formats; 64: dequantize + cuBLAS.
-  const Case cases[] = {{9, 100, 512}, {33, 257, 1024}, {64, 64, 256}};
+  // 9 rows: the integer gemv 8 rows at a time; 33, 64, 100 and 20: qgemm (K split over CTAs,
+  // two row tiles, a K step past k's end); 300: dequantize + cuBLAS. F16/BF16: cuBLAS throughout.
+  const Case cases[] = {{9, 100, 512}, {33, 257, 1024}, {64, 64, 256}, {100, 70, 768}, {20, 50, 96}, {300, 40, 512}};
   for (DType t : kWeightTypes) {
     for (const Case& c : cases) {
+      if (c.k % dtype_block_elems(t) != 0) continue;
       const std::string what = "matmul " + name_of(t) + " m=" + std::to_string(c.m) +
                                " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
       const std::vector<uint8_t> w = make_weight(t, c.n, c.k, uint32_t(c.n + c.k * 7));

@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/kernel_utils.cuh"
 #include "backend/cuda/matmul.h"
+#include "backend/cuda/qgemm.h"
 
 #ifdef OXYD_CUDA_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -228,6 +229,13 @@ void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Strea
            Tensor(DType::F32, y.ptr<float>() + r0 * n, {rows, n}, Device::CUDA), x_ws_, stream);
     }
     return;
+  }
+  if (m <= kQgemmMaxRows && qgemm_supports(w.dtype) && w.ndim == 2 && w.cols() == k && y.rows() == m &&
+      y.cols() == w.rows()) {
+    require_device(x, "matmul", "x");
+    require_device(w, "matmul", "w");
+    require_device(y, "matmul", "y");
+    return qgemm(x, w, y, w_ws_, stream);  // the weight decoded tile by tile on the tensor cores
   }
   require_device(x, "matmul", "x");
   require_device(w, "matmul", "w");

@@ -15,9 +15,10 @@
 
 namespace oxyd::backend::cuda {
 
-/// Rows up to which an integer-format weight goes through gemv() in chunks of 8 rather than
-/// being dequantized for cuBLAS: 6 chunks read its bytes 6 times, the BF16 route ~7.
-inline constexpr int64_t kChunkedGemvRows = 48;
+/// Rows up to which an integer-format weight goes through gemv() in chunks of 8 (its bytes read
+/// once per chunk) rather than qgemm() (read once, but decoded to BF16 at ~8 instructions per
+/// element, which bounds it below the bandwidth).
+inline constexpr int64_t kChunkedGemvRows = 16;
 
 class Gemm {
  public:
@@ -40,8 +41,9 @@ class Gemm {
   void gemm_f32(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
   /// x F32 [m, k], w [n, k] (F16, BF16 or a block format gemv() takes), y F32 [m, n].
   /// m ≤ kGemvMaxRows: gemv(). m ≤ kChunkedGemvRows with an integer-gemv format: gemv() on
-  /// each 8 rows. Otherwise x is converted to BF16 (or w's F16), quantized w is dequantized to
-  /// BF16 in chunks of rows in the workspace, and each chunk goes through gemm().
+  /// each 8 rows. m ≤ kQgemmMaxRows with a block format: qgemm() (qgemm.h). Otherwise x is
+  /// converted to BF16 (or w's F16), quantized w is dequantized to BF16 in chunks of rows in the
+  /// workspace, and each chunk goes through gemm().
   void matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Stream& stream);
 
   /// matmul() (gemm_f32() for F32 weights) of x with each pair's weight into its output; for

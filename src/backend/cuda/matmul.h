@@ -9,8 +9,8 @@
 // block of threads owns a few output columns and splits k among its threads with coalesced
 // loads, each chunk's activations reused for all the block's rows. dequantize() decodes whole
 // weights on the device, bit-identical to core's dequantize_row for F32 output.
-// The batched path (m > kGemvMaxRows) is Gemm::matmul in gemm.h (gemv on 8 rows at a time up to
-// kChunkedGemvRows for the integer formats, else dequantize to BF16 + cuBLAS).
+// The batched path (m > kGemvMaxRows) is Gemm::matmul in gemm.h (gemv on 8 rows at a time, the
+// tile-decoding tensor-core qgemm, or dequantize to BF16 + cuBLAS, by the row count).
 #pragma once
 
 #include "backend/cuda/device.h"
