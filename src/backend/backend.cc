@@ -2,6 +2,7 @@
 #include "backend/backend.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -45,6 +46,21 @@ Tensor row_block(const Tensor& t, int64_t row0, int64_t n) {
 
 void Backend::matmul_same_x(const Tensor& x, const MatmulOut* outs, int count) {
   for (int i = 0; i < count; ++i) matmul(x, *outs[i].w, *outs[i].y);
+}
+
+void Backend::argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids) {
+  const int64_t rows = x.rows(), n = x.cols();
+  std::vector<float> host(static_cast<size_t>(rows * n));
+  copy_to_host(x, host.data());
+  std::vector<int32_t> out(static_cast<size_t>(rows), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = host.data() + r * n;
+    float best = -INFINITY;
+    bool found = false;
+    for (int64_t j = 0; j < cols; ++j)
+      if (row[j] > best || (!found && row[j] == best)) best = row[j], out[size_t(r)] = int32_t(j), found = true;
+  }
+  copy_from_host(out.data(), ids);
 }
 
 void Backend::moe_experts(const MoeExpertsParams& p) {

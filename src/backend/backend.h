@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <shared_mutex>
 #include <string_view>
 #include <unordered_map>
@@ -139,6 +140,10 @@ class Backend {
   virtual void moe_experts(const MoeExpertsParams& p);
   /// y = 0 (a contiguous F32 tensor).
   virtual void zero(const Tensor& y) = 0;
+  /// ids I32 [rows] = the lowest id of the largest value among the first `cols` of each row of
+  /// x F32 [rows, n] (NaN never the largest; 0 for a row without a number): greedy sampling where
+  /// the logits are, so that only the ids cross to the host. The default reads x back and scans it.
+  virtual void argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids);
   /// Copies src's bytes (contiguous) into host memory dst of src.nbytes() (the engine reads logits).
   virtual void copy_to_host(const Tensor& src, void* dst) = 0;
   /// Copies dst.nbytes() bytes of host memory src into dst (contiguous, this device's memory): a
@@ -166,6 +171,12 @@ class Backend {
   /// A count of this device's frees so far: a graph captured at another count may name freed
   /// memory and must not be replayed.
   virtual uint64_t graph_memory_epoch() const { return 0; }
+
+  /// Held for a whole step (its forward pass and the copies of its results) by whoever runs one on
+  /// this device (runner::ModelRunner, Transformer::embed), where steps of models served at once
+  /// must not interleave: CUDA queues everything on one stream, with one set of workspaces, and
+  /// its host copies from other threads wait for the step too. nullptr (the CPU): steps overlap.
+  virtual std::recursive_mutex* step_mutex() { return nullptr; }
 
   /// Whether matmul / get_rows have a kernel for weights of dtype t.
   virtual bool has_weight_kernel(DType t) const = 0;
@@ -217,6 +228,17 @@ class Backend {
   void unregister_prepared(const void* key) noexcept;
   mutable std::shared_mutex prepared_mu_;
   std::unordered_map<const void*, Entry> prepared_;  // keyed by the weight's data
+};
+
+/// Holds b.step_mutex() (where it has one) while it lives.
+class StepLock {
+ public:
+  explicit StepLock(Backend& b) {
+    if (std::recursive_mutex* m = b.step_mutex()) lock_ = std::unique_lock<std::recursive_mutex>(*m);
+  }
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
 };
 
 /// Makes `b` the backend of b.device() (replacing any earlier one; the registry does not own it).

@@ -127,7 +127,18 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
         g->fill_bitmask(words);
       }
     });
-  const std::span<const float> logits = model_.run(batch.fwd, logits_);  // a throw: nothing of this part was recorded
+  // Every row greedy with nothing but its argmax to take (and no prompt logprobs): the executor
+  // may take the argmax where the logits are, and only the ids come back.
+  int32_t argmax_cols = batch.prompt_logits_request_ids.empty() && constrained.empty() ? -1 : 0;
+  for (int64_t id : argmax_cols < 0 ? batch.sampled_request_ids : std::vector<int64_t>{}) {
+    auto it = live_.find(id);
+    const int32_t c = it != live_.end() ? it->second.sampler->argmax_only_cols() : 0;
+    argmax_cols = c > 0 && (argmax_cols < 0 || argmax_cols == c) ? c : 0;
+    if (argmax_cols == 0) break;
+  }
+  const bool argmaxed = argmax_cols > 0 && model_.run_argmax(batch.fwd, argmax_cols, argmax_ids_);
+  // A throw in either: nothing of this part was recorded.
+  const std::span<const float> logits = argmaxed ? std::span<const float>{} : model_.run(batch.fwd, logits_);
   if (masks.valid()) masks.get();
   num_tokens_computed_ += batch.num_tokens();
   num_generated_tokens_ += int64_t(batch.sampled_request_ids.size());
@@ -136,7 +147,8 @@ void EngineCore::forward(std::span<const sched::ScheduledRequest> part, StepResu
     const int64_t id = batch.sampled_request_ids[i];
     try {
       auto& live = live_.at(id);
-      sample::SampleResult r = live.sampler->sample(logits.subspan(i * size_t(vocab), size_t(vocab)));
+      sample::SampleResult r = argmaxed ? live.sampler->accept_argmax(argmax_ids_[i])
+                                        : live.sampler->sample(logits.subspan(i * size_t(vocab), size_t(vocab)));
       // A grammar that is over (terminated: nothing may follow) ends the request here, also where
       // the request has no stop id to sample.
       if (const grammar::Matcher* g = live.sampler->grammar(); g && g->is_terminated()) live.req->stop_after_token = true;

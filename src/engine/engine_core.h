@@ -126,6 +126,7 @@ class EngineCore {
   std::vector<int32_t> free_state_slots_;
   int32_t first_snapshot_slot_ = 0;  // kv snapshot id s lives in model state slot first_snapshot_slot_ + s
   std::vector<float> logits_;
+  std::vector<int32_t> argmax_ids_;  // a step's argmax ids (ModelExecutor::run_argmax)
   int64_t num_generated_tokens_ = 0;
   int64_t num_tokens_computed_ = 0;
   size_t num_scheduled_ = 0;  // this step's batch size (for the failure log line)

@@ -165,6 +165,7 @@ std::vector<float> Transformer::embed(const EncodeBatch& b) {
     throw Error(ErrorCode::UNSUPPORTED, config_.source + ": this model has no pooling (no sentence-transformers "
                                                          "Pooling module or GGUF pooling_type): it does not embed");
   const int64_t S = b.num_seqs(), H = config_.hidden_size;
+  const backend::StepLock step(ops::device_backend(device_));  // the pass and the copy of its rows
   Tensor X = encode(b);
   const Weights& w = *weights_;
   if (can_rank()) {

@@ -2,6 +2,7 @@
 #include "ops/elementwise.h"
 
 #include <cmath>
+#include <string>
 
 #include "ops/check.h"
 #include "ops/dispatch.h"
@@ -68,6 +69,17 @@ void copy_from_host(const void* src, const Tensor& dst) {
 void zero(const Tensor& y) {
   check::tensor("zero", "y", y, DType::F32);
   backend_for("zero", {&y}).zero(y);
+}
+
+void argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids) {
+  check::tensor("argmax_rows", "x", x, DType::F32);
+  check::tensor("argmax_rows", "ids", ids, DType::I32);
+  if (x.ndim != 2 || ids.numel() != x.rows() || cols < 1 || cols > x.cols())
+    check::fail("argmax_rows", "x " + x.shape_str() + ", ids " + ids.shape_str() + ", cols " + std::to_string(cols) +
+                                   ": need x [rows, n], ids [rows] and 1 <= cols <= n");
+  if (x.device != ids.device) check::fail("argmax_rows", "x and ids must be on the same device");
+  if (x.rows() == 0) return;
+  backend_for("argmax_rows", {&x, &ids}).argmax_rows(x, cols, ids);
 }
 
 void clamp(const Tensor& x, float limit, const Tensor& y) {

@@ -23,5 +23,9 @@ void copy_from_host(const void* src, const Tensor& dst);
 void clamp(const Tensor& x, float limit, const Tensor& y);
 /// y = 0 (F32, any shape, contiguous): on the tensor's device.
 void zero(const Tensor& y);
+/// ids I32 [rows] = per row of x F32 [rows, n], the lowest id of the largest of its first `cols`
+/// values (1 ≤ cols ≤ n; NaN never the largest, 0 for a row without a number): the device's
+/// greedy sampling (backend.h argmax_rows).
+void argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids);
 
 }  // namespace oxyd::ops

@@ -33,6 +33,16 @@ class ModelExecutor {
   /// Runs one batch and returns its logits, [batch.logits_indices.size(), vocab_size] row-major,
   /// valid until the next call. By default they are written into `scratch` through execute(); an
   /// executor whose model keeps them in a buffer of its own returns that (no copy).
+  /// For a step whose every logits row needs only its argmax over ids [0, cols) (greedy requests
+  /// with nothing else to compute): runs the batch and writes each row's argmax (lowest id on
+  /// ties) into `ids`, the logits never leaving the model's device; false, having run nothing,
+  /// where this executor does not (the caller then calls run()).
+  virtual bool run_argmax(const model::ForwardBatch& batch, int32_t cols, std::vector<int32_t>& ids) {
+    (void)batch;
+    (void)cols;
+    (void)ids;
+    return false;
+  }
   virtual std::span<const float> run(const model::ForwardBatch& batch, std::vector<float>& scratch) {
     scratch.resize(batch.logits_indices.size() * size_t(vocab_size()));  // sized, not cleared
     execute(batch, scratch);

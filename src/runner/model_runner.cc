@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "ops/dispatch.h"
 #include "ops/elementwise.h"
 
 namespace oxyd::runner {
@@ -25,6 +26,7 @@ ModelRunner::ModelRunner(model::Transformer& m, int64_t num_blocks, int32_t bloc
 int32_t ModelRunner::vocab_size() const { return static_cast<int32_t>(model_.config().vocab_size); }
 
 std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::vector<float>& scratch) {
+  const backend::StepLock step(ops::device_backend(model_.device()));  // the forward and the copy
   const Tensor out = model_.forward(batch, cache_);  // [num_logits, vocab] F32
   const size_t vocab = static_cast<size_t>(vocab_size());
   const size_t n = batch.logits_indices.size() * vocab;
@@ -36,6 +38,24 @@ std::span<const float> ModelRunner::run(const model::ForwardBatch& batch, std::v
   scratch.resize(n);  // another device's logits come back through its backend
   ops::copy_to_host(out, scratch.data());
   return {scratch.data(), n};
+}
+
+bool ModelRunner::run_argmax(const model::ForwardBatch& batch, int32_t cols, std::vector<int32_t>& ids) {
+  if (model_.device() == Device::CPU) return false;
+  const backend::StepLock step(ops::device_backend(model_.device()));
+  const Tensor out = model_.forward(batch, cache_);
+  const int64_t rows = static_cast<int64_t>(batch.logits_indices.size());
+  if (out.dtype != DType::F32 || out.ndim != 2 || out.dim(0) != rows || cols < 1 || cols > out.dim(1))
+    throw_error(ErrorCode::INTERNAL, "model returned logits " + out.shape_str() + " for an argmax of " +
+                                         std::to_string(rows) + " rows over " + std::to_string(cols) + " ids");
+  ids.resize(static_cast<size_t>(rows));
+  if (rows == 0) return true;
+  const size_t bytes = sizeof(int32_t) * static_cast<size_t>(rows);
+  if (argmax_ids_.size() < bytes) argmax_ids_ = ops::device_backend(out.device).allocate(std::max<size_t>(bytes, 1024));
+  const Tensor dev_ids(DType::I32, argmax_ids_.data(), {rows}, out.device);
+  ops::argmax_rows(out, cols, dev_ids);
+  ops::copy_to_host(dev_ids, ids.data());
+  return true;
 }
 
 void ModelRunner::execute(const model::ForwardBatch& batch, std::vector<float>& logits) {

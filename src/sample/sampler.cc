@@ -231,6 +231,22 @@ void raw_logprobs(std::span<const float> logits, int32_t token, int32_t k, Sampl
   for (const auto& c : top) out.top_logprobs.emplace_back(c.id, float(double(c.logit) - lse));
 }
 
+int32_t RequestSampler::argmax_only_cols() const {
+  const bool constrained = matcher_ && !matcher_->is_terminated();
+  return params_.greedy() && !has_penalties() && !constrained && params_.logprobs < 0 && !padding_asked_
+             ? num_sampled_ids_
+             : 0;
+}
+
+SampleResult RequestSampler::accept_argmax(int32_t token) {
+  OXYD_CHECK(token >= 0 && token < num_sampled_ids_ && argmax_only_cols() > 0,
+             "accept_argmax: the request needs more than the argmax, or the id is out of range");
+  SampleResult r;
+  r.token = token;
+  append_output(token);
+  return r;
+}
+
 SampleResult RequestSampler::sample(std::span<const float> raw) {
   OXYD_CHECK(int32_t(raw.size()) == vocab_size_, "sample: logits row size != vocab_size");
   const bool constrained = matcher_ && !matcher_->is_terminated();

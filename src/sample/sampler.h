@@ -103,6 +103,13 @@ class RequestSampler {
   /// Draws one id from softmax(c.logit) with this request's stream (advances it by one).
   int32_t draw(std::span<const Candidate> c);
   void append_output(int32_t token);
+  /// The leading ids whose argmax is all that sample() needs of the next row (greedy with no
+  /// penalty, bias, min_tokens, live grammar or logprobs): vocab_size, or num_valid_tokens where
+  /// smaller; 0 when it needs more of the row. An executor may then take the argmax where the
+  /// logits are (runner/model_executor.h run_argmax).
+  int32_t argmax_only_cols() const;
+  /// Records `token`, the argmax over argmax_only_cols() ids, as sample() would have.
+  SampleResult accept_argmax(int32_t token);
   const SamplingParams& params() const { return params_; }
   /// Constrains every later sample() to `m`'s grammar (nullptr: none). Once the grammar has ended
   /// (a stop id accepted, e.g. one ignore_eos lets through) sampling is unconstrained again.

@@ -25,7 +25,7 @@ namespace oxyd::model::test {
 
 class HostDevice final : public backend::Backend {
  public:
-  int64_t uploads = 0, downloads = 0;
+  int64_t uploads = 0, downloads = 0, download_bytes = 0;
   MemoryInfo memory{};  // what memory_info() reports (the engine's device plan reads it)
 
   Device device() const override { return Device::CUDA; }
@@ -88,9 +88,13 @@ class HostDevice final : public backend::Backend {
     run([=] { cpu().moe_group(ids, o, g, r); });
   }
   void zero(const Tensor& y) override { run([=] { cpu().zero(y); }); }
+  void argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids) override {
+    run([=] { cpu().argmax_rows(x, cols, ids); });  // on "device" memory: nothing crosses
+  }
   void copy_to_host(const Tensor& x, void* dst) override {
     no_copy_while_capturing("copy_to_host");
     ++downloads;
+    download_bytes += x.nbytes();
     if (x.nbytes() > 0) std::memcpy(dst, x.data, size_t(x.nbytes()));
   }
   void copy_from_host(const void* src, const Tensor& y) override {

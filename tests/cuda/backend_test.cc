@@ -185,10 +185,10 @@ TEST(CudaBackend, GroupedExpertsMatchThePerExpertLoop) {
   }
 }
 
-// Two engine threads (two models served at once) each run on their own stream and workspaces:
-// interleaved quantized gemvs, whose activations sit in a workspace, give each thread its own
-// single-thread result.
-TEST(CudaBackend, ThreadsDoNotShareScratch) {
+// Two engine threads (two models served at once) each hold the step lock for a step, as the model
+// runner does: their quantized gemvs, whose activations sit in the backend's one workspace, and
+// copies never interleave, and each thread gets its single-thread result.
+TEST(CudaBackend, StepsOfTwoThreadsDoNotInterleave) {
   OXYD_REQUIRE_CUDA_BACKEND();
   const int64_t n = 512, k = 2048;
   const std::vector<float> wf = random_floats(size_t(n * k), 21);
@@ -210,6 +210,8 @@ TEST(CudaBackend, ThreadsDoNotShareScratch) {
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
+        const StepLock step(be);
+        ASSERT_NE(be.step_mutex(), nullptr);
         be.matmul(xs[size_t(t)], w, ys[size_t(t)]);
         if (host_of<float>(be, ys[size_t(t)]) != want[size_t(t)]) ++bad[size_t(t)];
       }

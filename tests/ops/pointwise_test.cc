@@ -3,6 +3,9 @@
 // the saturating ranges; the reference itself against constants from Python's math module.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "backend/reference/activation.h"
 #include "backend/reference/elementwise.h"
 #include "backend/reference/softmax.h"
@@ -23,6 +26,29 @@ TEST(Clamp, MatchesTheDefinitionInPlace) {
   ops::clamp(x.t, 1.25f, x.t);
   for (int64_t i = 0; i < x.n(); ++i) EXPECT_EQ(x.f()[i], want[i]) << i;
   EXPECT_THROW(ops::clamp(x.t, 0.0f, x.t), Error);
+}
+
+// ops::argmax_rows (greedy sampling where the logits are) against sample/'s rule, spelled out:
+// the lowest id of the largest value among the first `cols`, NaN never the largest, 0 for a row
+// of NaN; -inf rows give their first id.
+TEST(ArgmaxRows, LowestIdOfTheLargestAmongTheFirstCols) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  const std::vector<std::vector<float>> rows = {
+      {1, 3, 3, 2, 9},        // cols 4: the 9 is past them → id 1 (the first of the tied 3s)
+      {nan, -1, nan, -1, 0},  // NaN skipped, tie → 1
+      {nan, nan, nan, nan, 5},
+      {-inf, -inf, -inf, -inf, 1},
+      {-5, -4, -3, 7, 7}};
+  HostTensor x(DType::F32, {5, 5}), ids(DType::I32, {5});
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < 5; ++c) x.f()[r * 5 + c] = rows[r][c];
+  ops::argmax_rows(x.t, 4, ids.t);
+  const int32_t* got = static_cast<const int32_t*>(ids.t.data);
+  EXPECT_EQ(std::vector<int32_t>(got, got + 5), (std::vector<int32_t>{1, 1, 0, 0, 3}));
+  ops::argmax_rows(x.t, 5, ids.t);
+  EXPECT_EQ(std::vector<int32_t>(got, got + 5), (std::vector<int32_t>{4, 4, 4, 4, 3}));
+  EXPECT_THROW(ops::argmax_rows(x.t, 6, ids.t), Error);
+  EXPECT_THROW(ops::argmax_rows(x.t, 0, ids.t), Error);
 }
 
 using backend::Activation;

@@ -67,6 +67,29 @@ TEST_F(EngineDevice, StepGraphsUnderTheSchedulerKeepTheGoldens) {
   }
 }
 
+// Greedy requests with nothing else to compute take their argmax on the device
+// (ModelExecutor::run_argmax): only the ids come back, 4 bytes a token, not the logits rows;
+// requests that sample (or ask for logprobs) still get their rows.
+TEST_F(EngineDevice, GreedyStepsBringBackOnlyTheIds) {
+  dev_.memory = {kGiB, kGiB};
+  const Golden g = load_golden("llama");
+  ModelOptions o = tiny_options();
+  o.device = DeviceChoice::CUDA;
+  auto m = LLMEngine::create("llama", arch_dir("llama"), o);
+  std::vector<GenerationParams> ps;
+  for (size_t p = 0; p < g.prompts.size(); ++p) ps.push_back(greedy_params(g.prompts[p], 32));
+  int64_t before = dev_.download_bytes;
+  const auto rs = run_batch(*m, ps);
+  for (size_t p = 0; p < g.prompts.size(); ++p) EXPECT_EQ(rs[p].tokens, g.greedy[p]) << "prompt " << p;
+  EXPECT_EQ(dev_.download_bytes - before, int64_t(4 * 32 * ps.size()));
+  // With logprobs the rows come back (and the tokens stay the goldens).
+  for (GenerationParams& p : ps) p.sampling.logprobs = 1;
+  before = dev_.download_bytes;
+  const auto lp = run_batch(*m, ps);
+  for (size_t p = 0; p < g.prompts.size(); ++p) EXPECT_EQ(lp[p].tokens, g.greedy[p]) << "prompt " << p;
+  EXPECT_GT(dev_.download_bytes - before, int64_t(4 * 32 * ps.size()) * 100);  // whole rows (vocab > 100)
+}
+
 TEST_F(EngineDevice, TooSmallFallsBackOnAutoAndFailsOnCuda) {
   dev_.memory = {1 << 20, 1 << 20};  // 1 MiB: not even the weights
   ModelOptions o = tiny_options();

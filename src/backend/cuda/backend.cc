@@ -1,7 +1,6 @@
 // CudaBackend (see backend.h): each virtual checks what only this backend can (device memory,
-// kernel limits) and queues the kernel of the same name on the calling thread's stream
-// (ThreadState below). Every operand is device memory (model/step_upload.h uploads a step's host
-// arrays, get_rows' ids included).
+// kernel limits) and queues the kernel of the same name on its stream. Every operand is device
+// memory (model/step_upload.h uploads a step's host arrays, get_rows' ids included).
 #include "backend/cuda/backend.h"
 
 #include <cuda_runtime.h>
@@ -25,6 +24,7 @@
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
+#include "backend/cuda/sampling.h"
 #include "backend/cuda/softmax.h"
 #include "backend/cuda/workspace.h"
 #include "core/error.h"
@@ -103,7 +103,7 @@ class CudaBackend final : public Backend {
   void clamp(const Tensor& x, float limit, const Tensor& y) override { cuda::clamp(x, limit, y, stream()); }
   void paged_attention(const AttentionParams& p) override {
     if (!is_plain_kv(p.kv_format)) unsupported_kv("paged_attention", p.kv_format);
-    cuda::paged_attention(p, ts().attn_ws, stream());
+    cuda::paged_attention(p, attn_ws_, stream());
   }
   void reshape_and_cache(const Tensor& key, const Tensor& value, const Tensor& k_cache, const Tensor& v_cache,
                          const Tensor& slot_mapping, KvFormat kv_format) override {
@@ -121,18 +121,23 @@ class CudaBackend final : public Backend {
   }
   // Decode-sized steps of integer-format experts: grouped gemvs, no host read (moe_experts.h).
   void moe_experts(const MoeExpertsParams& p) override {
-    if (!moe_experts_grouped(p, ts().expert_tables, ts().moe_ws, stream())) Backend::moe_experts(p);
+    if (!moe_experts_grouped(p, expert_tables_, moe_ws_, stream())) Backend::moe_experts(p);
+  }
+  void argmax_rows(const Tensor& x, int64_t cols, const Tensor& ids) override {
+    cuda::argmax(x, ids, stream(), cols);
   }
   void zero(const Tensor& y) override {
     if (y.nbytes() > 0) memset_async(y.data, 0, size_t(y.nbytes()), stream());
   }
   void copy_to_host(const Tensor& src, void* dst) override {
     if (src.nbytes() == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(step_mu_);  // not inside another thread's step
     copy_to_host_async(dst, src.data, size_t(src.nbytes()), stream());
     stream().synchronize();
   }
   void copy_from_host(const void* src, const Tensor& dst) override {
     if (dst.nbytes() == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(step_mu_);
     copy_to_device_async(dst.data, src, size_t(dst.nbytes()), stream());
     stream().synchronize();  // src may be freed or rewritten by the caller from now on
   }
@@ -142,8 +147,8 @@ class CudaBackend final : public Backend {
     return {int64_t(free_b), int64_t(total_b)};
   }
 
-  // Step graphs: stream capture of the ops this thread queues on its stream, an instantiated
-  // graph per id (replayed on the replaying thread's stream). Any refused call inside the capture fails it, and the caller runs
+  // Step graphs: stream capture of the ops this thread queues (the step lock keeps other threads'
+  // work out), an instantiated graph per id. Any refused call inside the capture fails it, and the caller runs
   // the step eagerly.
   bool graph_capture_begin() override {
     if (cudaStreamBeginCapture(stream().handle(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) return true;
@@ -183,6 +188,7 @@ class CudaBackend final : public Backend {
     }
   }
   uint64_t graph_memory_epoch() const override { return device_free_epoch(); }
+  std::recursive_mutex* step_mutex() override { return &step_mu_; }
 
   bool has_weight_kernel(DType t) const override { return t == DType::F32 || gemv_supports(t); }
   // Device scratch lives in this backend's workspaces, not in per-thread host scratch.
@@ -209,28 +215,22 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  // A model's steps all run on its engine thread (engine/async_engine.h, embedding_queue.h), so
-  // each thread has its own stream, cuBLAS handle and workspaces: models served at once never
-  // share scratch or interleave on one stream, and a graph capture records only the capturing
-  // thread's work. Work crosses threads only through the synchronous host copies (weights at
-  // load) and cudaFree, which waits for every stream. One CudaBackend per process.
-  struct ThreadState {
-    Stream stream;
-    std::unique_ptr<Gemm> gemm;  // cuBLAS needs a device: created on the first matmul
-    Workspace attn_ws, moe_ws;
-    ExpertTables expert_tables;
-  };
-  static ThreadState& ts() {
-    thread_local std::unique_ptr<ThreadState> state;
-    if (!state) state = std::make_unique<ThreadState>();
-    return *state;
+  // One stream, cuBLAS handle and workspace set for the process. Steps of models served at once
+  // come from different engine threads: each runs whole under step_mu_ (step_mutex(), taken by
+  // runner::ModelRunner and Transformer::embed), and host copies from any other thread (a model
+  // loading) wait for it, so no step interleaves with another's kernels, shares its scratch, or
+  // finds them in its graph capture.
+  const Stream& stream() const { return stream_; }
+  Gemm& gemm() {
+    std::call_once(gemm_once_, [this] { gemm_ = std::make_unique<Gemm>(); });  // cuBLAS needs a device
+    return *gemm_;
   }
-  static const Stream& stream() { return ts().stream; }
-  static Gemm& gemm() {
-    ThreadState& t = ts();
-    if (!t.gemm) t.gemm = std::make_unique<Gemm>();
-    return *t.gemm;
-  }
+  Stream stream_;
+  std::once_flag gemm_once_;
+  std::unique_ptr<Gemm> gemm_;
+  Workspace attn_ws_, moe_ws_;
+  ExpertTables expert_tables_;
+  std::recursive_mutex step_mu_;
   cudaGraphExec_t graph(int64_t id) {
     std::lock_guard<std::mutex> lock(graphs_mu_);
     if (id < 0 || size_t(id) >= graphs_.size() || !graphs_[size_t(id)])

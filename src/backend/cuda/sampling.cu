@@ -138,7 +138,7 @@ __device__ int block_argmax(const float* x, int n, float* shv, int* shi) {
   int best_i = n;  // sentinel above every id
   for (int i = int(threadIdx.x); i < n; i += blockDim.x) {
     const float v = x[i];
-    if (v > best || best_i == n) best = v, best_i = i;
+    if (v > best || (v == best && best_i == n)) best = v, best_i = i;  // NaN never taken
   }
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
@@ -168,10 +168,10 @@ __device__ int block_argmax(const float* x, int n, float* shv, int* shi) {
 }
 
 __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* __restrict__ logits, int n,
-                                                          int32_t* __restrict__ ids) {
+                                                          int64_t stride, int32_t* __restrict__ ids) {
   __shared__ float shv[32];
   __shared__ int shi[32];
-  const int id = block_argmax(logits + int64_t(blockIdx.x) * n, n, shv, shi);
+  const int id = block_argmax(logits + int64_t(blockIdx.x) * stride, n, shv, shi);
   if (threadIdx.x == 0) ids[blockIdx.x] = id;
 }
 
@@ -331,15 +331,16 @@ void sample(const Tensor& logits, const Tensor& temperature, const Tensor& top_k
   OXYD_CUDA_CHECK_LAUNCH();
 }
 
-void argmax(const Tensor& logits, const Tensor& ids, const Stream& stream) {
+void argmax(const Tensor& logits, const Tensor& ids, const Stream& stream, int64_t cols) {
   require_device(logits, "argmax", "logits");
   require_dtype(logits, DType::F32, "argmax", "logits");
-  const int64_t rows = logits.rows(), n = logits.cols();
+  const int64_t rows = logits.rows(), stride = logits.cols(), n = cols > 0 ? cols : stride;
   check_rows(ids, rows, DType::I32, "argmax", "ids");
-  if (n <= 0 || n > INT32_MAX)
-    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda argmax: vocabulary size " + std::to_string(n));
+  if (n <= 0 || n > INT32_MAX || n > stride)
+    throw Error(ErrorCode::INVALID_ARGUMENT, "cuda argmax: " + std::to_string(n) + " ids of a row of " +
+                                                 std::to_string(stride));
   if (rows == 0) return;
-  argmax_kernel<<<unsigned(rows), kThreads, 0, stream.handle()>>>(logits.ptr<const float>(), int(n),
+  argmax_kernel<<<unsigned(rows), kThreads, 0, stream.handle()>>>(logits.ptr<const float>(), int(n), stride,
                                                                   ids.ptr<int32_t>());
   OXYD_CUDA_CHECK_LAUNCH();
 }

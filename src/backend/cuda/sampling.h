@@ -22,8 +22,9 @@ void sample(const Tensor& logits, const Tensor& temperature, const Tensor& top_k
             const Tensor& top_p, const Tensor& min_p, const Tensor& uniform, const Tensor& ids,
             const Stream& stream);
 
-/// ids [rows] I32 = argmax of each logits row [rows, vocab] F32 (lowest id on ties).
-void argmax(const Tensor& logits, const Tensor& ids, const Stream& stream);
+/// ids [rows] I32 = argmax of the first `cols` (0: all) of each logits row [rows, vocab] F32
+/// (lowest id on ties; NaN never the largest; 0 for a row without a number).
+void argmax(const Tensor& logits, const Tensor& ids, const Stream& stream, int64_t cols = 0);
 
 /// y = x − max − log Σ exp(x − max) per row; x, y [rows, vocab] F32; y may alias x.
 void log_softmax(const Tensor& x, const Tensor& y, const Stream& stream);
