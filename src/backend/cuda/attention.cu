@@ -249,7 +249,8 @@ __global__ void __launch_bounds__(kGqaWarps * 32) attn_gqa_kernel(AttnArgs a, in
     }
     __syncwarp();
     const int nkeys = min(32, j1 - base);
-    for (int t = 0; t < nkeys; ++t) {
+#pragma unroll 8
+    for (int t = 0; t < nkeys; ++t) {  // unrolled: several V rows in flight
       const int jt = base + t;  // the same for every lane
       float vv[DL];
       load_kv<KV, DL>(vc + ((int64_t(bt[jt / bs]) * bs + jt % bs) * nkv + kvh) * HD + lane * DL, vv);

@@ -2,7 +2,6 @@
 #include "backend/cuda/gemm.h"
 
 #include <algorithm>
-
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
@@ -222,7 +221,6 @@ void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Strea
     // BF16 for cuBLAS writes and rereads 2 bytes per element (~7 reads of a Q4_K weight's bytes).
     require_device(x, "matmul", "x");
     require_device(y, "matmul", "y");
-    const int64_t k = x.cols(), n = w.rows();
     for (int64_t r0 = 0; r0 < m; r0 += kGemvMaxRows) {
       const int64_t rows = std::min(kGemvMaxRows, m - r0);
       gemv(Tensor(DType::F32, x.ptr<float>() + r0 * k, {rows, k}, Device::CUDA), w,
@@ -235,6 +233,8 @@ void Gemm::matmul(const Tensor& x, const Tensor& w, const Tensor& y, const Strea
     require_device(x, "matmul", "x");
     require_device(w, "matmul", "w");
     require_device(y, "matmul", "y");
+    require_dtype(x, DType::F32, "matmul", "x");
+    require_dtype(y, DType::F32, "matmul", "y");
     return qgemm(x, w, y, w_ws_, stream);  // the weight decoded tile by tile on the tensor cores
   }
   require_device(x, "matmul", "x");
