@@ -43,6 +43,24 @@ struct AttnArgs {
   int causal;  // 0: every query sees all seq_lens[r] keys (AttentionParams::causal)
 };
 
+struct KeyRange {
+  int r, j0, j1;  // the token's request; its keys [j0, j1) in this split
+};
+
+// Flat query token `token` belongs to request r (qsl[r] ≤ token < qsl[r + 1]; empty requests own
+// no token); its visible keys [max(0, pos − window + 1), pos] (all seq_lens[r] keys when not
+// causal) are cut into a.splits equal runs, of which this is run `split` (possibly empty).
+__device__ __forceinline__ KeyRange key_range(const AttnArgs& a, int token, int split) {
+  const int r = owner_of(a.qsl, a.num_reqs, token);
+  const int query_len = a.qsl[r + 1] - a.qsl[r];
+  const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
+  const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  const int end = a.causal ? pos + 1 : a.seq_lens[r];  // exclusive
+  const int chunk = (end - start + a.splits - 1) / a.splits;
+  const int j0 = start + split * chunk;
+  return {r, j0, min(end, j0 + chunk)};
+}
+
 template <typename KV, int DPL>
 __global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a) {
   __shared__ float sm_m[kAttnWarps], sm_l[kAttnWarps];
@@ -50,21 +68,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32) attn_split_kernel(AttnArgs a)
   const int th = int(blockIdx.x), split = int(blockIdx.y);
   const int token = th / a.num_heads, h = th % a.num_heads;
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
-  // Request r: qsl[r] ≤ token < qsl[r + 1] (empty requests own no token).
-  int lo = 0, hi = a.num_reqs;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (a.qsl[mid] <= token) lo = mid;
-    else hi = mid;
-  }
-  const int r = lo;
-  const int query_len = a.qsl[r + 1] - a.qsl[r];
-  const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
-  const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
-  const int end = a.causal ? pos + 1 : a.seq_lens[r];  // exclusive
-  const int len = end - start;
-  const int chunk = (len + a.splits - 1) / a.splits;
-  const int j0 = start + split * chunk, j1 = min(end, j0 + chunk);
+  const KeyRange kr = key_range(a, token, split);
+  const int r = kr.r, j0 = kr.j0, j1 = kr.j1;
   const int g = h / (a.num_heads / a.num_kv_heads);
   const KV* kc = static_cast<const KV*>(a.k);
   const KV* vc = static_cast<const KV*>(a.v);
@@ -186,19 +191,8 @@ __global__ void __launch_bounds__(kGqaWarps * 32) attn_gqa_kernel(AttnArgs a, in
   const int token = tk / a.num_kv_heads, kvh = tk % a.num_kv_heads;
   const int h0 = kvh * group + chunk_i * GM, nh = min(GM, group - chunk_i * GM);
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
-  int lo = 0, hi = a.num_reqs;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (a.qsl[mid] <= token) lo = mid;
-    else hi = mid;
-  }
-  const int r = lo;
-  const int query_len = a.qsl[r + 1] - a.qsl[r];
-  const int pos = a.seq_lens[r] - query_len + (token - a.qsl[r]);
-  const int start = a.window > 0 ? max(0, pos - a.window + 1) : 0;
-  const int end = a.causal ? pos + 1 : a.seq_lens[r];
-  const int per_split = (end - start + a.splits - 1) / a.splits;
-  const int j0 = start + split * per_split, j1 = min(end, j0 + per_split);
+  const KeyRange kr = key_range(a, token, split);
+  const int r = kr.r, j0 = kr.j0, j1 = kr.j1;
   const KV* kc = static_cast<const KV*>(a.k);
   const KV* vc = static_cast<const KV*>(a.v);
   const int32_t* bt = a.block_table + int64_t(r) * a.max_blocks;
@@ -323,13 +317,6 @@ __global__ void cache_write_kernel(const float* __restrict__ key, const float* _
     k_cache[int64_t(slot) * row + i] = from_float<KV>(key[t * row + i]);
     v_cache[int64_t(slot) * row + i] = from_float<KV>(value[t * row + i]);
   }
-}
-
-int sm_count() {
-  int dev = 0, n = 0;
-  OXYD_CUDA_CHECK(cudaGetDevice(&dev));
-  OXYD_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  return n;
 }
 
 }  // namespace

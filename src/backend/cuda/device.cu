@@ -139,6 +139,19 @@ namespace {
 std::atomic<uint64_t> g_free_epoch{0};
 }  // namespace
 
+int sm_count() {
+  static std::atomic<int> cached[64] = {};
+  int dev = 0;
+  OXYD_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) throw Error(ErrorCode::INTERNAL, "cuda: device index " + std::to_string(dev));
+  int n = cached[dev].load(std::memory_order_relaxed);
+  if (n == 0) {
+    OXYD_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    cached[dev].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
 uint64_t device_free_epoch() { return g_free_epoch.load(std::memory_order_acquire); }
 void note_device_free() { g_free_epoch.fetch_add(1, std::memory_order_acq_rel); }
 

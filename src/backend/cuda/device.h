@@ -40,6 +40,9 @@ struct DeviceInfo {
 
 /// Properties of device `index`; throws Error(INVALID_ARGUMENT) for an index out of range.
 DeviceInfo device_info(int index = 0);
+/// Streaming multiprocessors of the calling thread's current device, read once per device (kernel
+/// launches size their grids by it on every call).
+int sm_count();
 /// Makes `index` the current device of the calling thread.
 void set_device(int index);
 /// Blocks until all work on the current device has finished; surfaces asynchronous errors.

@@ -50,6 +50,19 @@ template <int N> __device__ __forceinline__ void load_floats(const float* p, flo
   }
 }
 
+/// The largest i in [0, count) with starts[i] ≤ v, for non-decreasing starts with starts[0] ≤ v:
+/// the request owning flat token v (starts = query_start_loc), the expert owning grouped row v
+/// (starts = MoE offsets); empty entries (equal starts) are passed over.
+__device__ __forceinline__ int owner_of(const int32_t* starts, int count, int v) {
+  int lo = 0, hi = count;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (starts[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);

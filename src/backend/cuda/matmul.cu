@@ -23,7 +23,7 @@
 namespace oxyd::backend::cuda {
 namespace {
 
-constexpr int kGemvThreads = 128;
+constexpr int kGemvThreads = kQgemvThreads;  // store_block_sums sizes its scratch for it
 
 /// R weight rows per block, U chunk iterations unrolled (loads in flight), for M activation rows.
 template <class Dec, int M, int R, int U>
@@ -31,16 +31,16 @@ __global__ void __launch_bounds__(kGemvThreads)
     gemv_kernel(const float* __restrict__ x, const uint8_t* __restrict__ w, float* __restrict__ y,
                 int m, int n, int k, int64_t row_bytes) {
   const int col0 = int(blockIdx.x) * R;
-  const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const int tid = int(threadIdx.x);
   const uint8_t* wr[R];
 #pragma unroll
   for (int i = 0; i < R; ++i) wr[i] = w + int64_t(min(col0 + i, n - 1)) * row_bytes;  // tail: reread
   const int chunks = k / 8;
-  float acc[M][R];
+  float acc[R][M];
 #pragma unroll
-  for (int r = 0; r < M; ++r)
+  for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int i = 0; i < R; ++i) acc[r][i] = 0.0f;
+    for (int r = 0; r < M; ++r) acc[i][r] = 0.0f;
 #pragma unroll U
   for (int c = tid; c < chunks; c += kGemvThreads) {
     float xv[M][8];
@@ -63,27 +63,10 @@ __global__ void __launch_bounds__(kGemvThreads)
 #pragma unroll
       for (int r = 0; r < M; ++r)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[r][i] = fmaf(wv[j], xv[r][j], acc[r][i]);
+        for (int j = 0; j < 8; ++j) acc[i][r] = fmaf(wv[j], xv[r][j], acc[i][r]);
     }
   }
-  __shared__ float part[kGemvThreads / 32][M * R];
-#pragma unroll
-  for (int r = 0; r < M; ++r)
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const float s = warp_sum(acc[r][i]);
-      if (lane == 0) part[warp][r * R + i] = s;
-    }
-  __syncthreads();
-  if (tid < M * R) {
-    const int r = tid / R, col = col0 + tid % R;
-    if (r < m && col < n) {
-      float s = 0.0f;
-#pragma unroll
-      for (int v = 0; v < kGemvThreads / 32; ++v) s += part[v][tid];
-      y[int64_t(r) * n + col] = s;
-    }
-  }
+  store_block_sums<M, R>(acc, y, m, n, col0);
 }
 
 template <class Dec, int M, int R, int U>

@@ -16,18 +16,6 @@ namespace {
 
 constexpr int kRowsPerBlock = 4;  // weight rows (output columns) per thread block
 
-/// The expert owning grouped row r: the largest e with offsets[e] ≤ r (offsets non-decreasing,
-/// offsets[E] > r), so empty experts are skipped.
-__device__ __forceinline__ int expert_of_row(const int32_t* offsets, int E, int r) {
-  int lo = 0, hi = E;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (offsets[mid] <= r) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
 struct GroupedArgs {
   const int8_t* xq;  // [N, k] quantized rows and, from xd, their scales
   const float* xd;
@@ -42,7 +30,7 @@ struct GroupedArgs {
 template <class F>
 __global__ void __launch_bounds__(kQgemvThreads) grouped_qgemv_kernel(GroupedArgs a) {
   const int r = int(blockIdx.y), z = int(blockIdx.z);
-  const int e = expert_of_row(a.offsets, a.E, r);
+  const int e = owner_of(a.offsets, a.E, r);
   const uint8_t* w = static_cast<const uint8_t*>(a.w[z][e]);
   qgemv_block<F, 1, kRowsPerBlock>(a.xq + int64_t(r) * a.k, a.xd + int64_t(r) * (a.k / qdot::kXBlock), w,
                                    a.y[z] + int64_t(r) * a.n, 1, a.n, a.k, a.row_bytes,
@@ -53,7 +41,7 @@ __global__ void __launch_bounds__(kQgemvThreads) grouped_qgemv_kernel(GroupedArg
 __global__ void expert_bias_kernel(float* __restrict__ y, int n, const void* const* bias,
                                    const int32_t* __restrict__ offsets, int E) {
   const int r = int(blockIdx.x);
-  const float* b = static_cast<const float*>(bias[expert_of_row(offsets, E, r)]);
+  const float* b = static_cast<const float*>(bias[owner_of(offsets, E, r)]);
   if (!b) return;
   for (int c = int(threadIdx.x); c < n; c += int(blockDim.x)) y[int64_t(r) * n + c] += b[c];
 }

@@ -106,13 +106,6 @@ __global__ void sum_splits_kernel(const float* __restrict__ part, float* __restr
   y[i] = s;
 }
 
-int sm_count() {
-  int dev = 0, sms = 0;
-  OXYD_CUDA_CHECK(cudaGetDevice(&dev));
-  OXYD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-
 }  // namespace
 
 bool qgemm_supports(DType t) { return t != DType::F16 && t != DType::BF16 && dispatch_weight(t, [](auto) {}); }
